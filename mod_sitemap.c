@@ -1,0 +1,309 @@
+/* mod_sitemap.c: the module: configuration life cycle and hook
+ * registration.  The work itself is in src/ (the core) and in the other
+ * mod_sitemap_*.c glue files. */
+#include "mod_sitemap.h"
+
+#include "http_log.h"
+#include "http_main.h"
+#include "http_core.h"
+#include "http_protocol.h"
+#include "ap_mpm.h"
+#include "unixd.h"
+
+#include <apr_strings.h>
+#include <apr_hash.h>
+#include <errno.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+
+extern const command_rec sitemap_directives[];
+int sitemap_log_transaction(request_rec *r);
+
+static const char *const default_content_types[] = {
+    "text/html", "application/xhtml+xml"
+};
+
+#define DEFAULT_FLUSH_INTERVAL apr_time_from_sec(1)
+#define DEFAULT_EXPIRE         apr_time_from_sec(365 * 86400)
+#define DEFAULT_MAX_URLS       APR_INT64_C(10000000)
+
+/* Writer tuning: big enough batches for a crawl, bounded memory. */
+#define BATCH_SIZE      1000
+#define QUEUE_MAX       20000
+#define BUSY_TIMEOUT_MS 5000
+
+static void *create_server_conf(apr_pool_t *p, server_rec *s)
+{
+    sitemap_server_conf *conf = apr_pcalloc(p, sizeof(*conf));
+    (void)s;
+
+    conf->enabled = -1;
+    conf->db_path = NULL;
+    conf->base_url = NULL;
+    conf->content_types = NULL;
+    conf->excludes = apr_array_make(p, 2, sizeof(sm_regex *));
+    conf->allow_query = NULL;
+    conf->flush_interval = -1;
+    conf->expire = -1;
+    conf->max_urls = -1;
+    return conf;
+}
+
+#define MERGE_UNSET(field, unset) \
+    (add->field != (unset) ? add->field : base->field)
+
+static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
+{
+    sitemap_server_conf *base = basev, *add = addv;
+    sitemap_server_conf *conf = apr_pcalloc(p, sizeof(*conf));
+
+    conf->enabled = MERGE_UNSET(enabled, -1);
+    conf->db_path = MERGE_UNSET(db_path, NULL);
+    conf->base_url = MERGE_UNSET(base_url, NULL);
+    conf->content_types = MERGE_UNSET(content_types, NULL);
+    conf->excludes = apr_array_append(p, base->excludes, add->excludes);
+    conf->allow_query = MERGE_UNSET(allow_query, NULL);
+    conf->flush_interval = MERGE_UNSET(flush_interval, -1);
+    conf->expire = MERGE_UNSET(expire, -1);
+    conf->max_urls = MERGE_UNSET(max_urls, -1);
+    return conf;
+}
+
+/* ---- logging from the core ---------------------------------------------- */
+
+static void log_to_httpd(void *baton, sm_log_level level, apr_status_t rv,
+                         const char *msg)
+{
+    static const int levels[] = {
+        [SM_LOG_ERR] = APLOG_ERR, [SM_LOG_WARN] = APLOG_WARNING,
+        [SM_LOG_INFO] = APLOG_INFO, [SM_LOG_DEBUG] = APLOG_DEBUG
+    };
+    ap_log_error(APLOG_MARK, levels[level], rv, (server_rec *)baton, "%s",
+                 msg);
+}
+
+static sm_logger core_logger;
+
+/* ---- start-up ------------------------------------------------------------ */
+
+/* The vhost's own base URL: its scheme, ServerName and port; never a
+ * request's Host header. */
+static const char *vhost_base(apr_pool_t *p, server_rec *s, const char **err)
+{
+    apr_port_t port = s->port;
+    const char *scheme, *host = s->server_hostname;
+
+    if (!port && s->addrs)
+        port = s->addrs->host_port;
+    scheme = s->server_scheme ? s->server_scheme
+                              : (port == 443 ? "https" : "http");
+    if (!host) {
+        *err = "the virtual host has no ServerName";
+        return NULL;
+    }
+    if (ap_strchr_c(host, ':') && host[0] != '[')
+        host = apr_pstrcat(p, "[", host, "]", NULL);
+    return sm_url_parse_base(p, port ? apr_psprintf(p, "%s://%s:%u", scheme,
+                                                    host, (unsigned)port)
+                                     : apr_psprintf(p, "%s://%s", scheme,
+                                                    host), err);
+}
+
+/* Can the child processes (User/Group) write into dir? */
+static int child_can_write(const struct stat *sb)
+{
+    if (geteuid() != 0)
+        return 1;           /* children run as we do; open() will tell */
+    if (sb->st_uid == ap_unixd_config.user_id)
+        return (sb->st_mode & S_IWUSR) && (sb->st_mode & S_IXUSR);
+    if (sb->st_gid == ap_unixd_config.group_id)
+        return (sb->st_mode & S_IWGRP) && (sb->st_mode & S_IXGRP);
+    return (sb->st_mode & S_IWOTH) && (sb->st_mode & S_IXOTH);
+}
+
+static apr_status_t hand_to_children(const char *path)
+{
+    if (geteuid() != 0)
+        return APR_SUCCESS;
+    if (chown(path, ap_unixd_config.user_id, ap_unixd_config.group_id) != 0
+        && errno != ENOENT)
+        return errno;
+    return APR_SUCCESS;
+}
+
+/* Create the store's directory and file, so the children can write them. */
+static int prepare_database(apr_pool_t *p, server_rec *s, const char *path)
+{
+    char *dir = apr_pstrdup(p, path), *slash = strrchr(dir, '/');
+    struct stat sb;
+    sm_store *st;
+    char err[512];
+    apr_status_t rv;
+
+    if (slash && slash != dir) {
+        *slash = '\0';
+        if (stat(dir, &sb) != 0) {
+            rv = apr_dir_make_recursive(dir, APR_FPROT_OS_DEFAULT & 0750, p);
+            if (rv == APR_SUCCESS)
+                rv = hand_to_children(dir);
+            if (rv != APR_SUCCESS || stat(dir, &sb) != 0) {
+                ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s,
+                             "SitemapDatabase: '%s': cannot create the "
+                             "directory '%s'", path, dir);
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+        }
+        if (!S_ISDIR(sb.st_mode) || !child_can_write(&sb)) {
+            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
+                         "SitemapDatabase: '%s' is not allowed: the directory "
+                         "'%s' must be writable by the server's User/Group "
+                         "(SQLite creates its journal files there)", path,
+                         dir);
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+    rv = sm_store_open_sqlite(&st, p, path, SM_STORE_CREATE, BUSY_TIMEOUT_MS,
+                              &core_logger, err, sizeof(err));
+    if (rv != APR_SUCCESS) {
+        /* Not fatal: a store fault must never stop the site.  The children
+         * keep trying and log it. */
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase: '%s': "
+                     "%s; pages are served, recording waits for the store",
+                     path, err);
+        return OK;
+    }
+    sm_store_close(st);
+    if ((rv = hand_to_children(path)) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s, "SitemapDatabase: '%s': "
+                     "cannot give the file to the server's User/Group", path);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    hand_to_children(apr_pstrcat(p, path, "-wal", NULL));
+    hand_to_children(apr_pstrcat(p, path, "-shm", NULL));
+    return OK;
+}
+
+static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+                               apr_pool_t *ptemp, server_rec *main_s)
+{
+    apr_hash_t *prepared = apr_hash_make(ptemp);
+    server_rec *s;
+    (void)plog;
+
+    core_logger.fn = log_to_httpd;
+    core_logger.baton = main_s;
+    core_logger.max = SM_LOG_DEBUG;
+
+    /* httpd reads its configuration twice at start-up: the first pass is a
+     * dry run, so nothing is created then. */
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
+        return OK;
+
+    for (s = main_s; s; s = s->next) {
+        sitemap_server_conf *conf = SITEMAP_CONF(s);
+        const char *err = NULL;
+        int i;
+
+        if (conf->enabled != 1)
+            continue;
+        if (!conf->db_path)
+            conf->db_path = SITEMAP_DEFAULT_DB;
+        if (!conf->content_types) {
+            conf->content_types = apr_array_make(pconf, 2, sizeof(char *));
+            for (i = 0; i < 2; i++)
+                APR_ARRAY_PUSH(conf->content_types, const char *) =
+                    default_content_types[i];
+        }
+        if (conf->flush_interval < 0)
+            conf->flush_interval = DEFAULT_FLUSH_INTERVAL;
+        if (conf->expire < 0)
+            conf->expire = DEFAULT_EXPIRE;
+        if (conf->max_urls < 0)
+            conf->max_urls = DEFAULT_MAX_URLS;
+
+        conf->site.base = conf->base_url ? conf->base_url
+                                         : vhost_base(pconf, s, &err);
+        if (!conf->site.base) {
+            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "Sitemap On: cannot "
+                         "derive the site's base URL from %s:%u (%s); set "
+                         "SitemapBaseURL", s->server_hostname,
+                         (unsigned)s->port, err);
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+        conf->site.page_size = SM_PAGE_MAX_URLS;
+        conf->site.max_urls = conf->max_urls;
+        conf->site.expire = conf->expire;
+        conf->rules.content_types = conf->content_types;
+        conf->rules.excludes = conf->excludes;
+        conf->rules.allow_query = conf->allow_query;
+
+        if (!apr_hash_get(prepared, conf->db_path, APR_HASH_KEY_STRING)) {
+            int rc = prepare_database(ptemp, s, conf->db_path);
+            if (rc != OK)
+                return rc;
+            apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING, "");
+        }
+    }
+    return OK;
+}
+
+/* One recorder (queue and writer thread) per store file per process. */
+static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
+{
+    apr_hash_t *recorders = apr_hash_make(pchild);
+    apr_hash_index_t *hi;
+    server_rec *s;
+
+    for (s = main_s; s; s = s->next) {
+        sitemap_server_conf *conf = SITEMAP_CONF(s);
+        sm_recorder *rec;
+
+        if (conf->enabled != 1 || !conf->site.base)
+            continue;
+        rec = apr_hash_get(recorders, conf->db_path, APR_HASH_KEY_STRING);
+        if (!rec) {
+            sm_recorder_conf rc = {
+                conf->db_path, conf->flush_interval, BATCH_SIZE, QUEUE_MAX,
+                BUSY_TIMEOUT_MS, &core_logger
+            };
+            apr_status_t rv = sm_recorder_create(&rec, pchild, &rc);
+            if (rv != APR_SUCCESS) {
+                ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase "
+                             "'%s': cannot set up recording in this process",
+                             conf->db_path);
+                continue;
+            }
+            apr_hash_set(recorders, conf->db_path, APR_HASH_KEY_STRING, rec);
+        }
+        sm_recorder_add_site(rec, &conf->site);
+        conf->recorder = rec;
+    }
+    for (hi = apr_hash_first(pchild, recorders); hi; hi = apr_hash_next(hi)) {
+        apr_status_t rv = sm_recorder_start(apr_hash_this_val(hi));
+        if (rv != APR_SUCCESS)
+            ap_log_error(APLOG_MARK, APLOG_ERR, rv, main_s, "cannot start the "
+                         "sitemap writer thread; URLs are written when the "
+                         "queue fills and at exit");
+    }
+}
+
+static void register_hooks(apr_pool_t *p)
+{
+    (void)p;
+    ap_hook_post_config(sitemap_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_child_init(sitemap_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_log_transaction(sitemap_log_transaction, NULL, NULL,
+                            APR_HOOK_MIDDLE);
+}
+
+AP_DECLARE_MODULE(sitemap) = {
+    STANDARD20_MODULE_STUFF,
+    NULL,                   /* per-directory config: none */
+    NULL,
+    create_server_conf,
+    merge_server_conf,
+    sitemap_directives,
+    register_hooks,
+    0                       /* flags */
+};

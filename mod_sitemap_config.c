@@ -1,0 +1,282 @@
+/* mod_sitemap_config.c: the directives.  Every value is checked here, when
+ * the configuration is read: a bad one stops start-up with a message that
+ * names the directive, the value and what is allowed. */
+#include "mod_sitemap.h"
+
+#include "http_log.h"
+#include "util_time.h"
+
+#include <apr_lib.h>
+#include <apr_strings.h>
+#include <sys/stat.h>
+
+APLOG_USE_MODULE(sitemap);
+
+#define MAX_FLUSH_INTERVAL apr_time_from_sec(3600)
+#define MAX_EXPIRE         apr_time_from_sec(100LL * 366 * 86400)
+#define MAX_URLS_LIMIT     APR_INT64_C(1000000000000)
+
+static const char *in_server_only(cmd_parms *cmd)
+{
+    return ap_check_cmd_context(cmd, NOT_IN_DIR_CONTEXT);
+}
+
+/* A duration: a whole number with an optional unit (ms, s, mi, h, and d
+ * when days make sense), as httpd's timeout directives read them. */
+static const char *parse_duration(cmd_parms *cmd, const char *arg,
+                                  int allow_days, apr_interval_time_t min,
+                                  apr_interval_time_t max,
+                                  const char *allowed,
+                                  apr_interval_time_t *out)
+{
+    apr_interval_time_t t = -1;
+    apr_size_t len = strlen(arg);
+
+    if (allow_days && len > 1 && arg[len - 1] == 'd') {
+        char *end;
+        apr_int64_t days;
+        apr_set_os_error(0);
+        days = apr_strtoi64(arg, &end, 10);
+        if (end == arg + len - 1 && apr_get_os_error() == 0 && days >= 0
+            && days <= 100 * 366 && apr_isdigit(*arg))
+            t = apr_time_from_sec(days * 86400);
+    }
+    else if (len && apr_isdigit(*arg)
+             && ap_timeout_parameter_parse(arg, &t, "s") != APR_SUCCESS) {
+        t = -1;
+    }
+    if (t < 0 || t < min || t > max)
+        return apr_psprintf(cmd->pool, "%s: '%s' is not allowed: %s",
+                            cmd->cmd->name, arg, allowed);
+    *out = t;
+    return NULL;
+}
+
+static const char *set_enabled(cmd_parms *cmd, void *dconf, int on)
+{
+    const char *err = in_server_only(cmd);
+    (void)dconf;
+    if (err)
+        return err;
+    SITEMAP_CONF(cmd->server)->enabled = on;
+    return NULL;
+}
+
+/* Does the nearest existing ancestor of path look usable for the store?
+ * Creating it and handing it to User/Group happens in post_config. */
+static const char *check_db_location(cmd_parms *cmd, const char *path)
+{
+    struct stat sb;
+    char *dir = apr_pstrdup(cmd->temp_pool, path);
+    char *slash;
+
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' exists and is "
+                            "not a regular file; give the path of an SQLite "
+                            "file (it is created if missing)", path);
+    while ((slash = strrchr(dir, '/')) != NULL) {
+        *slash = '\0';
+        if (!*dir)
+            return NULL;            /* reached "/" */
+        if (stat(dir, &sb) == 0) {
+            if (!S_ISDIR(sb.st_mode))
+                return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' cannot "
+                                    "be created: '%s' is not a directory",
+                                    path, dir);
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+static const char *set_database(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    const char *path;
+    (void)dconf;
+
+    if (err)
+        return err;
+    if (!*arg)
+        return "SitemapDatabase: '' is not allowed: give the path of an "
+               "SQLite file";
+    path = ap_server_root_relative(cmd->pool, arg);
+    if (!path)
+        return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' is not a valid "
+                            "path", arg);
+    if ((err = check_db_location(cmd, path)) != NULL)
+        return err;
+    SITEMAP_CONF(cmd->server)->db_path = path;
+    return NULL;
+}
+
+static const char *set_base_url(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    const char *base;
+    (void)dconf;
+
+    if (err)
+        return err;
+    if (!(base = sm_url_parse_base(cmd->pool, arg, &err)))
+        return apr_psprintf(cmd->pool, "SitemapBaseURL: '%s' is not allowed: "
+                            "%s", arg, err);
+    SITEMAP_CONF(cmd->server)->base_url = base;
+    return NULL;
+}
+
+/* A media type: type "/" subtype, token characters only, no parameters. */
+static int is_media_type(const char *s)
+{
+    const char *slash = strchr(s, '/');
+    static const char *const tspecials = "()<>@,;:\\\"/[]?={} \t";
+    const char *c;
+
+    if (!slash || slash == s || !slash[1] || strchr(slash + 1, '/'))
+        return 0;
+    for (c = s; *c; c++)
+        if (c != slash && (!apr_isprint(*c) || strchr(tspecials, *c)))
+            return 0;
+    return 1;
+}
+
+static const char *add_content_type(cmd_parms *cmd, void *dconf,
+                                    const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
+    (void)dconf;
+
+    if (err)
+        return err;
+    if (!is_media_type(arg))
+        return apr_psprintf(cmd->pool, "SitemapContentTypes: '%s' is not "
+                            "allowed: give media types such as text/html, "
+                            "without parameters", arg);
+    /* A vhost's list replaces the main server's (see the merge). */
+    if (!conf->content_types)
+        conf->content_types = apr_array_make(cmd->pool, 4, sizeof(char *));
+    APR_ARRAY_PUSH(conf->content_types, const char *) =
+        apr_pstrdup(cmd->pool, arg);
+    ap_str_tolower(APR_ARRAY_IDX(conf->content_types,
+                                 conf->content_types->nelts - 1, char *));
+    return NULL;
+}
+
+static const char *add_exclude(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
+    sm_regex *re;
+    (void)dconf;
+
+    if (err)
+        return err;
+    if (!(re = sm_regex_compile(cmd->pool, arg, &err)))
+        return apr_psprintf(cmd->pool, "SitemapExclude: '%s' is not a valid "
+                            "regular expression: %s", arg, err);
+    APR_ARRAY_PUSH(conf->excludes, sm_regex *) = re;
+    return NULL;
+}
+
+/* A query parameter name: what may stand before '=' in a query. */
+static int is_param_name(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!apr_isgraph(*s) || *s == '&' || *s == '=' || *s == '#')
+            return 0;
+    return 1;
+}
+
+static const char *add_allow_query(cmd_parms *cmd, void *dconf,
+                                   const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
+    (void)dconf;
+
+    if (err)
+        return err;
+    if (!is_param_name(arg))
+        return apr_psprintf(cmd->pool, "SitemapAllowQuery: '%s' is not "
+                            "allowed: give query parameter names (no '&', "
+                            "'=', '#' or spaces)", arg);
+    if (!conf->allow_query)
+        conf->allow_query = apr_array_make(cmd->pool, 4, sizeof(char *));
+    APR_ARRAY_PUSH(conf->allow_query, const char *) = arg;
+    return NULL;
+}
+
+static const char *set_flush_interval(cmd_parms *cmd, void *dconf,
+                                      const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    (void)dconf;
+    if (err)
+        return err;
+    return parse_duration(cmd, arg, 0, apr_time_from_msec(10),
+                          MAX_FLUSH_INTERVAL, "a duration from 10ms to 1h, "
+                          "such as 500ms, 1s, 2mi or 1h (a bare number is "
+                          "seconds)",
+                          &SITEMAP_CONF(cmd->server)->flush_interval);
+}
+
+static const char *set_expire(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    (void)dconf;
+    if (err)
+        return err;
+    return parse_duration(cmd, arg, 1, 0, MAX_EXPIRE, "0 (never) or a "
+                          "duration up to 100 years, such as 30d, 720h or "
+                          "3600s (a bare number is seconds)",
+                          &SITEMAP_CONF(cmd->server)->expire);
+}
+
+static const char *set_max_urls(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    apr_int64_t n;
+    char *end;
+    (void)dconf;
+
+    if (err)
+        return err;
+    apr_set_os_error(0);
+    n = apr_strtoi64(arg, &end, 10);
+    if (!apr_isdigit(*arg) || *end || apr_get_os_error() || n < 1
+        || n > MAX_URLS_LIMIT)
+        return apr_psprintf(cmd->pool, "SitemapMaxURLs: '%s' is not allowed: "
+                            "a whole number from 1 to %" APR_INT64_T_FMT,
+                            arg, MAX_URLS_LIMIT);
+    SITEMAP_CONF(cmd->server)->max_urls = n;
+    return NULL;
+}
+
+const command_rec sitemap_directives[] = {
+    AP_INIT_FLAG("Sitemap", set_enabled, NULL, RSRC_CONF,
+                 "On to record this virtual host's pages and serve its "
+                 "sitemap (default Off)"),
+    AP_INIT_TAKE1("SitemapDatabase", set_database, NULL, RSRC_CONF,
+                  "the SQLite file of the store (relative to ServerRoot)"),
+    AP_INIT_TAKE1("SitemapBaseURL", set_base_url, NULL, RSRC_CONF,
+                  "scheme://host[:port] of every URL (default: the vhost's)"),
+    AP_INIT_ITERATE("SitemapContentTypes", add_content_type, NULL, RSRC_CONF,
+                    "media types of pages that are recorded (default "
+                    "text/html application/xhtml+xml)"),
+    AP_INIT_TAKE1("SitemapExclude", add_exclude, NULL, RSRC_CONF,
+                  "a regular expression of paths never recorded "
+                  "(repeatable)"),
+    AP_INIT_ITERATE("SitemapAllowQuery", add_allow_query, NULL, RSRC_CONF,
+                    "query parameter names that may appear in recorded URLs"),
+    AP_INIT_TAKE1("SitemapFlushInterval", set_flush_interval, NULL, RSRC_CONF,
+                  "the longest a recorded URL waits in memory (default 1s)"),
+    AP_INIT_TAKE1("SitemapExpire", set_expire, NULL, RSRC_CONF,
+                  "URLs not served for this long leave the store (default "
+                  "365d; 0 = never)"),
+    AP_INIT_TAKE1("SitemapMaxURLs", set_max_urls, NULL, RSRC_CONF,
+                  "the most URLs stored for one site (default 10000000)"),
+    { NULL }
+};

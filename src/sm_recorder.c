@@ -1,0 +1,559 @@
+/* sm_recorder.c: see sm_recorder.h. */
+#include "sm_recorder.h"
+
+#include <apr_hash.h>
+#include <apr_strings.h>
+#include <apr_thread_cond.h>
+#include <apr_thread_mutex.h>
+#include <apr_thread_proc.h>
+#include <string.h>
+
+/* The memory of recently written URLs: 4096 sets of 4 slots (256 KiB). */
+#define SEEN_SETS 4096
+#define SEEN_WAYS 4
+
+/* A URL is written again after this long even when nothing changed, so its
+ * last_seen stays fresh for SitemapExpire (at most once an hour per process). */
+#define REFRESH_SEC 3600
+/* A forgotten URL may be recorded again by another process: forget again
+ * after a minute. */
+#define FORGET_REFRESH_SEC 60
+/* How often problems are logged, and expiry runs. */
+#define LOG_EVERY apr_time_from_sec(60)
+#define EXPIRE_EVERY apr_time_from_sec(3600)
+
+typedef struct {
+    apr_uint64_t key;
+    apr_uint32_t fingerprint;
+    apr_uint32_t written;       /* seconds, truncated: only differences count */
+} seen_slot;
+
+typedef struct {
+    sm_change change;
+    apr_uint64_t key;
+} pending_item;
+
+/* A batch owns a pool with its own allocator: filled by request threads
+ * under the lock, written by the writer thread after the swap. */
+typedef struct {
+    apr_pool_t *pool;
+    apr_hash_t *index;          /* key -> 1 + position in items */
+    apr_array_header_t *items;  /* pending_item */
+    apr_time_t first;           /* when the oldest item arrived */
+} batch;
+
+struct sm_recorder {
+    sm_recorder_conf conf;
+    apr_pool_t *pool;
+    apr_thread_mutex_t *lock;
+    apr_thread_cond_t *wake;    /* the writer: work to do, or stop */
+    apr_thread_cond_t *room;    /* requests: the queue has room again */
+    apr_thread_t *thread;
+    int running, stopping, faulted;
+    batch *pending, *spare;
+    apr_array_header_t *sites;  /* const sm_site_conf * */
+    seen_slot seen[SEEN_SETS][SEEN_WAYS];
+    unsigned seen_victim;
+    sm_recorder_stats stats;
+    apr_interval_time_t refresh;
+
+    /* Owned by whoever writes (the writer thread, or a flush caller that
+     * holds write_lock). */
+    apr_thread_mutex_t *write_lock;
+    apr_pool_t *store_pool;
+    sm_store *store;
+    apr_time_t last_expire;
+    apr_time_t last_fault_log, last_full_log;
+    apr_uint64_t faults_unlogged, refused_unlogged, dropped_unlogged;
+    char reason[600];           /* why the last write failed */
+};
+
+/* ---- hashing -------------------------------------------------------------- */
+
+/* 64-bit FNV-1a: a URL's identity in the memory and the queue. */
+static apr_uint64_t fnv1a(apr_uint64_t h, const char *s, apr_size_t n)
+{
+    while (n--) {
+        h ^= (unsigned char)*s++;
+        h *= APR_UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+static apr_uint64_t change_key(const sm_change *c)
+{
+    apr_uint64_t h = APR_UINT64_C(0xcbf29ce484222325);
+    h = fnv1a(h, c->site->base, strlen(c->site->base) + 1);
+    return fnv1a(h, c->url, strlen(c->url));
+}
+
+/* What about a URL, once written, makes writing it again pointless. */
+static apr_uint32_t change_fingerprint(const sm_change *c)
+{
+    apr_uint64_t h = APR_UINT64_C(0xcbf29ce484222325);
+    apr_int64_t lm = c->last_modified;
+
+    h = fnv1a(h, (const char *)&c->op, sizeof(c->op));
+    h = fnv1a(h, (const char *)&lm, sizeof(lm));
+    if (c->etag)
+        h = fnv1a(h, c->etag, strlen(c->etag));
+    return (apr_uint32_t)(h ^ (h >> 32));
+}
+
+/* ---- the memory of written URLs (caller holds the lock) ------------------ */
+
+static seen_slot *seen_find(sm_recorder *rec, apr_uint64_t key)
+{
+    seen_slot *set = rec->seen[key % SEEN_SETS];
+    int i;
+
+    for (i = 0; i < SEEN_WAYS; i++)
+        if (set[i].key == key)
+            return &set[i];
+    return NULL;
+}
+
+static void seen_put(sm_recorder *rec, apr_uint64_t key, apr_uint32_t fp,
+                     apr_uint32_t now)
+{
+    seen_slot *slot = seen_find(rec, key);
+
+    if (!slot) {
+        seen_slot *set = rec->seen[key % SEEN_SETS];
+        int i;
+        for (i = 0; i < SEEN_WAYS && set[i].key; i++)
+            ;
+        slot = &set[i < SEEN_WAYS ? (unsigned)i : rec->seen_victim++ % SEEN_WAYS];
+    }
+    slot->key = key;
+    slot->fingerprint = fp;
+    slot->written = now;
+}
+
+static void seen_drop(sm_recorder *rec, apr_uint64_t key)
+{
+    seen_slot *slot = seen_find(rec, key);
+    if (slot)
+        memset(slot, 0, sizeof(*slot));
+}
+
+/* ---- batches -------------------------------------------------------------- */
+
+static apr_status_t batch_create(batch **out, apr_pool_t *parent)
+{
+    apr_allocator_t *alloc;
+    apr_status_t rv;
+    batch *b = apr_pcalloc(parent, sizeof(*b));
+
+    if ((rv = apr_allocator_create(&alloc)) != APR_SUCCESS)
+        return rv;
+    /* Give memory back beyond 1 MiB, so one burst doesn't pin it. */
+    apr_allocator_max_free_set(alloc, 1024 * 1024);
+    if ((rv = apr_pool_create_ex(&b->pool, parent, NULL, alloc))
+        != APR_SUCCESS) {
+        apr_allocator_destroy(alloc);
+        return rv;
+    }
+    apr_allocator_owner_set(alloc, b->pool);
+    b->index = apr_hash_make(b->pool);
+    b->items = apr_array_make(b->pool, 64, sizeof(pending_item));
+    *out = b;
+    return APR_SUCCESS;
+}
+
+static void batch_reset(batch *b)
+{
+    apr_pool_clear(b->pool);
+    b->index = apr_hash_make(b->pool);
+    b->items = apr_array_make(b->pool, 64, sizeof(pending_item));
+    b->first = 0;
+}
+
+/* Put a copy of c into b (replacing an earlier change of the same URL). */
+static void batch_put(batch *b, const sm_change *c, apr_uint64_t key,
+                      apr_time_t now)
+{
+    apr_uint64_t *k;
+    pending_item *item;
+    apr_size_t pos = (apr_size_t)apr_hash_get(b->index, &key, sizeof(key));
+
+    if (pos) {
+        item = &APR_ARRAY_IDX(b->items, pos - 1, pending_item);
+    }
+    else {
+        item = apr_array_push(b->items);
+        k = apr_palloc(b->pool, sizeof(*k));
+        *k = key;
+        apr_hash_set(b->index, k, sizeof(*k), (void *)(apr_size_t)b->items->nelts);
+        if (!b->first)
+            b->first = now;
+    }
+    item->key = key;
+    item->change = *c;
+    item->change.url = apr_pstrdup(b->pool, c->url);
+    item->change.etag = c->etag ? apr_pstrdup(b->pool, c->etag) : NULL;
+}
+
+/* ---- writing (caller holds write_lock, not lock) ------------------------- */
+
+static int should_log(apr_time_t *last, apr_time_t now)
+{
+    if (*last && now - *last < LOG_EVERY)
+        return 0;
+    *last = now;
+    return 1;
+}
+
+static apr_status_t ensure_store(sm_recorder *rec)
+{
+    apr_status_t rv;
+
+    if (rec->store && !sm_store_is_current(rec->store)) {
+        sm_log(rec->conf.log, SM_LOG_WARN, 0,
+               "store %s was removed or replaced; opening it again",
+               rec->conf.db_path);
+        sm_store_close(rec->store);
+        rec->store = NULL;
+        apr_pool_clear(rec->store_pool);
+    }
+    if (rec->store)
+        return APR_SUCCESS;
+    rv = sm_store_open_sqlite(&rec->store, rec->store_pool, rec->conf.db_path,
+                              SM_STORE_CREATE, rec->conf.busy_timeout_ms,
+                              rec->conf.log, rec->reason,
+                              sizeof(rec->reason));
+    if (rv != APR_SUCCESS) {
+        apr_pool_clear(rec->store_pool);
+        rec->store = NULL;
+    }
+    return rv;
+}
+
+static void run_expiry(sm_recorder *rec, apr_time_t now)
+{
+    int i;
+
+    if (rec->last_expire && now - rec->last_expire < EXPIRE_EVERY)
+        return;
+    rec->last_expire = now;
+    for (i = 0; i < rec->sites->nelts; i++) {
+        const sm_site_conf *site = APR_ARRAY_IDX(rec->sites, i,
+                                                 const sm_site_conf *);
+        int removed = 0;
+        if (site->expire <= 0)
+            continue;
+        if (sm_store_expire(rec->store, site, now, &removed) != APR_SUCCESS) {
+            sm_log(rec->conf.log, SM_LOG_WARN, 0, "store %s: %s",
+                   rec->conf.db_path, sm_store_error(rec->store));
+            return;
+        }
+        if (removed)
+            sm_log(rec->conf.log, SM_LOG_INFO, 0,
+                   "%s: %d URLs not served for %" APR_TIME_T_FMT
+                   " s left the store", site->base, removed,
+                   apr_time_sec(site->expire));
+    }
+}
+
+/* Write b; returns whether it went in. */
+static int write_batch(sm_recorder *rec, batch *b, const char **why,
+                       sm_apply_stats *stats)
+{
+    sm_change *changes;
+    int i, n = b->items->nelts;
+    apr_status_t rv;
+
+    memset(stats, 0, sizeof(*stats));
+    if ((rv = ensure_store(rec)) != APR_SUCCESS) {
+        *why = rec->reason;
+        return 0;
+    }
+    if (n) {
+        changes = apr_palloc(b->pool, sizeof(*changes) * n);
+        for (i = 0; i < n; i++)
+            changes[i] = APR_ARRAY_IDX(b->items, i, pending_item).change;
+        if (sm_store_apply(rec->store, changes, n, stats) != APR_SUCCESS) {
+            apr_cpystrn(rec->reason, sm_store_error(rec->store),
+                        sizeof(rec->reason));
+            *why = rec->reason;
+            /* Start from a fresh connection next time. */
+            sm_store_close(rec->store);
+            rec->store = NULL;
+            apr_pool_clear(rec->store_pool);
+            return 0;
+        }
+    }
+    run_expiry(rec, apr_time_now());
+    return 1;
+}
+
+/* After writing b: count, log, and put back what failed.  Holds lock. */
+static void settle_batch(sm_recorder *rec, batch *b, int ok, const char *why,
+                         const sm_apply_stats *stats, apr_time_t now)
+{
+    int i, n = b->items->nelts, kept = 0, dropped = 0;
+
+    if (ok) {
+        rec->stats.written += n - stats->refused_full;
+        rec->stats.refused_full += stats->refused_full;
+        if (n)
+            rec->stats.batches++;
+        if (rec->faulted) {
+            rec->faulted = 0;
+            sm_log(rec->conf.log, SM_LOG_WARN, 0,
+                   "store %s works again; recording resumed",
+                   rec->conf.db_path);
+        }
+        if (stats->refused_full) {
+            /* Refused URLs must be offered again once there is room. */
+            rec->refused_unlogged += stats->refused_full;
+            for (i = 0; i < n; i++)
+                seen_drop(rec, APR_ARRAY_IDX(b->items, i, pending_item).key);
+            if (should_log(&rec->last_full_log, now)) {
+                sm_log(rec->conf.log, SM_LOG_WARN, 0,
+                       "SitemapMaxURLs reached: %" APR_UINT64_T_FMT
+                       " new URLs not recorded in the last minute",
+                       rec->refused_unlogged);
+                rec->refused_unlogged = 0;
+            }
+        }
+        return;
+    }
+
+    rec->faulted = 1;
+    for (i = 0; i < n; i++) {
+        pending_item *item = &APR_ARRAY_IDX(b->items, i, pending_item);
+        if (apr_hash_get(rec->pending->index, &item->key, sizeof(item->key)))
+            continue;                   /* a newer change is queued */
+        if (rec->pending->items->nelts < rec->conf.queue_max) {
+            batch_put(rec->pending, &item->change, item->key, now);
+            kept++;
+        }
+        else {
+            seen_drop(rec, item->key);
+            dropped++;
+        }
+    }
+    rec->stats.dropped += dropped;
+    rec->dropped_unlogged += dropped;
+    rec->faults_unlogged++;
+    if (should_log(&rec->last_fault_log, now)) {
+        sm_log(rec->conf.log, SM_LOG_ERR, 0,
+               "store %s: %s; %d changes kept for retry, %" APR_UINT64_T_FMT
+               " dropped and %" APR_UINT64_T_FMT " failed writes in the last"
+               " minute (pages are served as usual)", rec->conf.db_path, why,
+               kept, rec->dropped_unlogged, rec->faults_unlogged);
+        rec->dropped_unlogged = 0;
+        rec->faults_unlogged = 0;
+    }
+}
+
+/* Take the pending batch and write it.  Called with lock held; returns with
+ * it held. */
+static int flush_locked(sm_recorder *rec)
+{
+    batch *b = rec->pending;
+    sm_apply_stats stats;
+    const char *why = "";
+    int ok;
+
+    rec->pending = rec->spare;
+    rec->spare = NULL;
+    apr_thread_cond_broadcast(rec->room);
+    apr_thread_mutex_unlock(rec->lock);
+
+    ok = write_batch(rec, b, &why, &stats);
+
+    apr_thread_mutex_lock(rec->lock);
+    settle_batch(rec, b, ok, why, &stats, apr_time_now());
+    batch_reset(b);
+    rec->spare = b;
+    apr_thread_cond_broadcast(rec->room);
+    return ok;
+}
+
+static void *APR_THREAD_FUNC writer_main(apr_thread_t *thd, void *data)
+{
+    sm_recorder *rec = data;
+
+    apr_thread_mutex_lock(rec->write_lock);
+    apr_thread_mutex_lock(rec->lock);
+    while (!rec->stopping) {
+        apr_time_t now = apr_time_now();
+        batch *b = rec->pending;
+
+        if (b->items->nelts == 0 || !rec->spare) {
+            apr_thread_cond_timedwait(rec->wake, rec->lock, LOG_EVERY);
+            continue;
+        }
+        if (b->items->nelts < rec->conf.batch_size
+            && now < b->first + rec->conf.flush_interval) {
+            apr_thread_cond_timedwait(rec->wake, rec->lock,
+                                      b->first + rec->conf.flush_interval - now);
+            continue;
+        }
+        flush_locked(rec);
+    }
+    apr_thread_mutex_unlock(rec->lock);
+    apr_thread_mutex_unlock(rec->write_lock);
+    apr_thread_exit(thd, APR_SUCCESS);
+    return NULL;
+}
+
+/* ---- the public side ------------------------------------------------------ */
+
+void sm_recorder_add(sm_recorder *rec, const sm_change *c)
+{
+    apr_uint64_t key = change_key(c);
+    apr_uint32_t fp = change_fingerprint(c);
+    apr_uint32_t now_s = (apr_uint32_t)apr_time_sec(c->seen);
+    apr_uint32_t refresh = c->op == SM_CHANGE_FORGET
+                         ? FORGET_REFRESH_SEC : (apr_uint32_t)apr_time_sec(rec->refresh);
+    seen_slot *slot;
+
+    apr_thread_mutex_lock(rec->lock);
+    rec->stats.offered++;
+    slot = seen_find(rec, key);
+    if (slot && slot->fingerprint == fp
+        && (apr_uint32_t)(now_s - slot->written) < refresh) {
+        rec->stats.skipped++;
+        apr_thread_mutex_unlock(rec->lock);
+        return;
+    }
+    while (rec->pending->items->nelts >= rec->conf.queue_max
+           && !rec->faulted && !rec->stopping) {
+        rec->stats.waits++;
+        if (!rec->running) {
+            /* No writer thread: write here. */
+            apr_thread_mutex_unlock(rec->lock);
+            sm_recorder_flush(rec);
+            apr_thread_mutex_lock(rec->lock);
+            continue;
+        }
+        apr_thread_cond_signal(rec->wake);
+        apr_thread_cond_timedwait(rec->room, rec->lock, apr_time_from_sec(1));
+    }
+    if (rec->pending->items->nelts >= rec->conf.queue_max) {
+        apr_time_t now = apr_time_now();
+        rec->stats.dropped++;
+        rec->dropped_unlogged++;
+        if (should_log(&rec->last_fault_log, now)) {
+            sm_log(rec->conf.log, SM_LOG_ERR, 0,
+                   "store %s is failing and %d changes are queued: dropped %"
+                   APR_UINT64_T_FMT " changes in the last minute",
+                   rec->conf.db_path, rec->conf.queue_max,
+                   rec->dropped_unlogged);
+            rec->dropped_unlogged = 0;
+        }
+        apr_thread_mutex_unlock(rec->lock);
+        return;
+    }
+    batch_put(rec->pending, c, key, c->seen);
+    seen_put(rec, key, fp, now_s);
+    rec->stats.queued++;
+    if (rec->pending->items->nelts >= rec->conf.batch_size && rec->running)
+        apr_thread_cond_signal(rec->wake);
+    apr_thread_mutex_unlock(rec->lock);
+}
+
+apr_status_t sm_recorder_flush(sm_recorder *rec)
+{
+    int ok = 1;
+
+    apr_thread_mutex_lock(rec->write_lock);
+    apr_thread_mutex_lock(rec->lock);
+    if (rec->pending->items->nelts && rec->spare)
+        ok = flush_locked(rec);
+    apr_thread_mutex_unlock(rec->lock);
+    apr_thread_mutex_unlock(rec->write_lock);
+    return ok ? APR_SUCCESS : APR_EGENERAL;
+}
+
+void sm_recorder_stop(sm_recorder *rec)
+{
+    apr_status_t rv;
+
+    apr_thread_mutex_lock(rec->lock);
+    rec->stopping = 1;
+    apr_thread_cond_broadcast(rec->wake);
+    apr_thread_cond_broadcast(rec->room);
+    apr_thread_mutex_unlock(rec->lock);
+    if (rec->running) {
+        apr_thread_join(&rv, rec->thread);
+        rec->running = 0;
+    }
+    /* One attempt at what is left; a faulty store gets it logged. */
+    sm_recorder_flush(rec);
+    apr_thread_mutex_lock(rec->write_lock);
+    sm_store_close(rec->store);
+    rec->store = NULL;
+    apr_thread_mutex_unlock(rec->write_lock);
+}
+
+static apr_status_t recorder_cleanup(void *data)
+{
+    sm_recorder_stop(data);
+    return APR_SUCCESS;
+}
+
+apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
+                                const sm_recorder_conf *conf)
+{
+    sm_recorder *rec = apr_pcalloc(p, sizeof(*rec));
+    apr_status_t rv;
+
+    rec->conf = *conf;
+    rec->conf.db_path = apr_pstrdup(p, conf->db_path);
+    if (rec->conf.batch_size < 1)
+        rec->conf.batch_size = 1;
+    if (rec->conf.queue_max < rec->conf.batch_size)
+        rec->conf.queue_max = rec->conf.batch_size;
+    rec->pool = p;
+    rec->refresh = apr_time_from_sec(REFRESH_SEC);
+    rec->sites = apr_array_make(p, 4, sizeof(const sm_site_conf *));
+    if ((rv = apr_thread_mutex_create(&rec->lock, APR_THREAD_MUTEX_DEFAULT, p))
+        || (rv = apr_thread_mutex_create(&rec->write_lock,
+                                         APR_THREAD_MUTEX_DEFAULT, p))
+        || (rv = apr_thread_cond_create(&rec->wake, p))
+        || (rv = apr_thread_cond_create(&rec->room, p))
+        || (rv = batch_create(&rec->pending, p))
+        || (rv = batch_create(&rec->spare, p))
+        || (rv = apr_pool_create(&rec->store_pool, p)))
+        return rv;
+    /* Before the sub-pools go: the last batch is written at pool death. */
+    apr_pool_pre_cleanup_register(p, rec, recorder_cleanup);
+    *out = rec;
+    return APR_SUCCESS;
+}
+
+void sm_recorder_add_site(sm_recorder *rec, const sm_site_conf *site)
+{
+    APR_ARRAY_PUSH(rec->sites, const sm_site_conf *) = site;
+    /* A URL is refreshed often enough that it never expires while served. */
+    if (site->expire > 0 && site->expire / 4 < rec->refresh)
+        rec->refresh = site->expire / 4 > apr_time_from_sec(1)
+                     ? site->expire / 4 : apr_time_from_sec(1);
+}
+
+apr_status_t sm_recorder_start(sm_recorder *rec)
+{
+    apr_threadattr_t *attr;
+    apr_status_t rv;
+
+    if (rec->running)
+        return APR_SUCCESS;
+    if ((rv = apr_threadattr_create(&attr, rec->pool)) != APR_SUCCESS)
+        return rv;
+    apr_threadattr_stacksize_set(attr, 256 * 1024);
+    rv = apr_thread_create(&rec->thread, attr, writer_main, rec, rec->pool);
+    if (rv == APR_SUCCESS)
+        rec->running = 1;
+    return rv;
+}
+
+void sm_recorder_get_stats(sm_recorder *rec, sm_recorder_stats *out)
+{
+    apr_thread_mutex_lock(rec->lock);
+    *out = rec->stats;
+    apr_thread_mutex_unlock(rec->lock);
+}

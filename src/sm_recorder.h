@@ -1,0 +1,71 @@
+/* sm_recorder.h: the per-process write path between requests and the store.
+ *
+ * Requests never wait on SQLite in the steady state:
+ *   - a fixed-size memory of recently written URLs (a 4-way set-associative
+ *     table of 64-bit hashes, no allocation) drops repeats at once;
+ *   - new or changed URLs go into a pending batch (deduplicated: the last
+ *     change of a URL wins) that a background thread writes in one
+ *     transaction at least every flush_interval, or sooner when the batch
+ *     reaches batch_size;
+ *   - a full queue makes the request wait for the writer (backpressure);
+ *     only while the store is known to be faulty are changes dropped, and
+ *     then they are counted and logged, never silently lost.
+ * A failed batch is put back (up to the queue's size) and retried; the
+ * store is reopened after a fault, or when its file was replaced or
+ * deleted.  sm_recorder_stop writes everything still pending. */
+#ifndef SM_RECORDER_H
+#define SM_RECORDER_H
+
+#include <apr_pools.h>
+#include <apr_time.h>
+
+#include "sm_log.h"
+#include "sm_store.h"
+
+typedef struct sm_recorder sm_recorder;
+
+typedef struct {
+    const char *db_path;
+    apr_interval_time_t flush_interval;  /* longest wait in memory */
+    int batch_size;                      /* write early at this many */
+    int queue_max;                       /* backpressure beyond this */
+    int busy_timeout_ms;                 /* SQLite lock wait per batch */
+    const sm_logger *log;
+} sm_recorder_conf;
+
+/* Counters, for tests, logs and benchmarks. */
+typedef struct {
+    apr_uint64_t offered;       /* changes handed to sm_recorder_add */
+    apr_uint64_t skipped;       /* dropped as repeats by the memory */
+    apr_uint64_t queued;        /* went into a batch */
+    apr_uint64_t written;       /* committed to the store */
+    apr_uint64_t dropped;       /* lost to a store fault (logged) */
+    apr_uint64_t waits;         /* times a request waited for room */
+    apr_uint64_t batches;       /* transactions committed */
+    apr_uint64_t refused_full;  /* new URLs refused by max_urls */
+} sm_recorder_stats;
+
+/* conf is copied.  The recorder lives in (and is stopped with) pool p. */
+apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
+                                const sm_recorder_conf *conf);
+
+/* Sites written through this recorder, for expiry (kept by reference). */
+void sm_recorder_add_site(sm_recorder *rec, const sm_site_conf *site);
+
+/* Start the background writer thread.  Without it (tests, sitemapctl),
+ * sm_recorder_flush writes. */
+apr_status_t sm_recorder_start(sm_recorder *rec);
+
+/* Hand over one change; its strings are copied.  Thread-safe. */
+void sm_recorder_add(sm_recorder *rec, const sm_change *change);
+
+/* Write everything pending now, in the calling thread. */
+apr_status_t sm_recorder_flush(sm_recorder *rec);
+
+/* Stop the writer thread and write what is pending.  Idempotent; also run
+ * by the pool cleanup. */
+void sm_recorder_stop(sm_recorder *rec);
+
+void sm_recorder_get_stats(sm_recorder *rec, sm_recorder_stats *out);
+
+#endif

@@ -1,0 +1,47 @@
+/* sm_store.c: the backend-independent half of the store interface. */
+#include "sm_store.h"
+
+apr_status_t sm_store_apply(sm_store *st, const sm_change *changes, int n,
+                            sm_apply_stats *stats)
+{
+    return st->ops->apply(st, changes, n, stats);
+}
+
+apr_status_t sm_store_expire(sm_store *st, const sm_site_conf *site,
+                             apr_time_t now, int *removed)
+{
+    return st->ops->expire(st, site, now, removed);
+}
+
+int sm_store_is_current(sm_store *st)
+{
+    return st->ops->is_current(st);
+}
+
+void sm_store_close(sm_store *st)
+{
+    if (st)
+        st->ops->close(st);
+}
+
+const char *sm_store_error(const sm_store *st)
+{
+    return st->errmsg;
+}
+
+apr_size_t sm_xml_escaped_len(const char *s)
+{
+    apr_size_t n = 0;
+
+    for (; *s; s++) {
+        switch (*s) {
+        case '&':  n += 5; break;   /* &amp;  */
+        case '<':
+        case '>':  n += 4; break;   /* &lt; &gt; */
+        case '\'':
+        case '"':  n += 6; break;   /* &apos; &quot; */
+        default:   n += 1;
+        }
+    }
+    return n;
+}

@@ -1,0 +1,102 @@
+/* sm_store.h: the store of recorded URLs, behind one small interface.
+ *
+ * The SQLite backend (sm_store_sqlite.c) is the only one today; a shared
+ * PostgreSQL backend is planned, so callers only see this vtable.
+ *
+ * Model: a site is named by its base URL ("https://www.example.com").  Each
+ * URL of a site sits on a page (1, 2, ...) for as long as it is stored; new
+ * URLs fill the site's last page until it holds page_size URLs or its XML
+ * would pass SM_PAGE_MAX_BYTES, then open the next page.  Every page keeps a
+ * small summary (URL count, XML size, newest lastmod, a version that grows
+ * on every change), so the sitemap handler never has to count or scan the
+ * whole site. */
+#ifndef SM_STORE_H
+#define SM_STORE_H
+
+#include <apr_pools.h>
+#include <apr_time.h>
+
+#include "sm_log.h"
+
+#define SM_PAGE_MAX_URLS   50000
+#define SM_PAGE_MAX_BYTES  52428800
+/* Bytes a <url> entry needs besides its escaped <loc> text: the tags, a
+ * lastmod, and room for the longest changefreq and priority elements. */
+#define SM_ENTRY_OVERHEAD  160
+/* Bytes of the XML declaration, <urlset ...> and </urlset>. */
+#define SM_PAGE_OVERHEAD   256
+
+/* The schema version this code writes (PRAGMA user_version). */
+#define SM_SCHEMA_VERSION  1
+
+/* How a site is configured where that shapes what is stored. */
+typedef struct {
+    const char *base;           /* canonical base URL: the site's name */
+    int page_size;              /* 1..SM_PAGE_MAX_URLS */
+    apr_int64_t max_urls;       /* new URLs beyond this are refused */
+    apr_interval_time_t expire; /* 0: never */
+} sm_site_conf;
+
+typedef enum { SM_CHANGE_RECORD = 1, SM_CHANGE_FORGET } sm_change_op;
+
+/* One thing learned from traffic (or from a log, or an admin). */
+typedef struct {
+    sm_change_op op;
+    const sm_site_conf *site;
+    const char *url;        /* canonical path[?query] */
+    apr_time_t last_modified; /* the response's Last-Modified, 0 if none */
+    const char *etag;       /* the response's ETag, NULL if none */
+    apr_time_t seen;        /* when it was served */
+} sm_change;
+
+/* What one sm_store_apply did. */
+typedef struct {
+    int added, updated, touched, removed;
+    int refused_full;       /* new URLs refused by max_urls */
+} sm_apply_stats;
+
+typedef struct sm_store sm_store;
+
+typedef struct {
+    const char *name;
+    apr_status_t (*apply)(sm_store *st, const sm_change *changes, int n,
+                          sm_apply_stats *stats);
+    apr_status_t (*expire)(sm_store *st, const sm_site_conf *site,
+                           apr_time_t now, int *removed);
+    /* Is the file we have open still the one at the configured path? */
+    int (*is_current)(sm_store *st);
+    void (*close)(sm_store *st);
+} sm_store_ops;
+
+struct sm_store {
+    const sm_store_ops *ops;
+    const char *path;
+    const sm_logger *log;
+    char errmsg[512];       /* the last failure, for logs */
+};
+
+/* Open (creating it, its schema, and migrating an older schema when
+ * allowed) the SQLite store at path.  On failure *out is NULL and errmsg
+ * (at least 256 bytes, may be NULL) says why. */
+#define SM_STORE_CREATE    0x01   /* create the file if missing */
+#define SM_STORE_READONLY  0x02
+apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
+                                  const char *path, int flags,
+                                  int busy_timeout_ms, const sm_logger *log,
+                                  char *errmsg, apr_size_t errlen);
+
+/* Apply a batch in one transaction: all or nothing. */
+apr_status_t sm_store_apply(sm_store *st, const sm_change *changes, int n,
+                            sm_apply_stats *stats);
+/* Remove the site's URLs not served since now - site->expire. */
+apr_status_t sm_store_expire(sm_store *st, const sm_site_conf *site,
+                             apr_time_t now, int *removed);
+int sm_store_is_current(sm_store *st);
+void sm_store_close(sm_store *st);
+const char *sm_store_error(const sm_store *st);
+
+/* The XML length of a URL's <loc> text once entity-escaped (&, ', ", <, >),
+ * used to keep pages under SM_PAGE_MAX_BYTES. */
+apr_size_t sm_xml_escaped_len(const char *s);
+
+#endif

@@ -1,0 +1,220 @@
+/* Unit tests of the recorder: repeats skipped, batches deduplicated, the
+ * writer thread flushing on time, backpressure, faults and recovery, and
+ * nothing lost at stop. */
+#include "unit.h"
+
+#include "sm_recorder.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static sm_site_conf site = { "http://r.example", 50000, 0, 0 };
+
+static int log_errors;
+static char last_log[1024];
+
+static void count_log(void *baton, sm_log_level level, apr_status_t rv,
+                      const char *msg)
+{
+    (void)baton; (void)rv;
+    if (level <= SM_LOG_ERR)
+        log_errors++;
+    apr_cpystrn(last_log, msg, sizeof(last_log));
+}
+
+static sm_logger logger = { count_log, NULL, SM_LOG_DEBUG };
+
+static sm_recorder *make(unit_ctx *u, const char *path,
+                         apr_interval_time_t interval, int batch, int qmax)
+{
+    sm_recorder *rec;
+    sm_recorder_conf conf = { path, interval, batch, qmax, 200, &logger };
+    assert_int_equal(sm_recorder_create(&rec, u->pool, &conf), APR_SUCCESS);
+    sm_recorder_add_site(rec, &site);
+    log_errors = 0;
+    return rec;
+}
+
+static void add(sm_recorder *rec, sm_change_op op, const char *url,
+                const char *etag)
+{
+    sm_change c = { op, &site, url, 0, etag, apr_time_now() };
+    sm_recorder_add(rec, &c);
+}
+
+static sqlite3_int64 count_urls(const char *path)
+{
+    if (access(path, F_OK) != 0)
+        return 0;
+    return sql_int(path, "SELECT count(*) FROM urls");
+}
+
+static void test_repeats_are_skipped(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_recorder *rec = make(u, path, apr_time_from_sec(3600), 100, 1000);
+    sm_recorder_stats st;
+    int i;
+
+    for (i = 0; i < 10; i++)
+        add(rec, SM_CHANGE_RECORD, "/same", "\"1\"");
+    sm_recorder_get_stats(rec, &st);
+    assert_int_equal(st.offered, 10);
+    assert_int_equal(st.queued, 1);
+    assert_int_equal(st.skipped, 9);
+    assert_int_equal(sm_recorder_flush(rec), APR_SUCCESS);
+    assert_int_equal(count_urls(path), 1);
+    /* A changed ETag is news again. */
+    add(rec, SM_CHANGE_RECORD, "/same", "\"2\"");
+    sm_recorder_get_stats(rec, &st);
+    assert_int_equal(st.queued, 2);
+    sm_recorder_stop(rec);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM urls WHERE "
+                                   "etag='\"2\"'"), 1);
+}
+
+static void test_last_change_wins(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_recorder *rec = make(u, path, apr_time_from_sec(3600), 100, 1000);
+
+    add(rec, SM_CHANGE_RECORD, "/gone", NULL);
+    add(rec, SM_CHANGE_FORGET, "/gone", NULL);
+    add(rec, SM_CHANGE_RECORD, "/kept", NULL);
+    sm_recorder_stop(rec);
+    assert_int_equal(count_urls(path), 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM urls WHERE "
+                                   "url='/kept'"), 1);
+}
+
+static void test_writer_thread_flushes_in_time(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_recorder *rec = make(u, path, apr_time_from_msec(50), 1000, 10000);
+    int i;
+
+    assert_int_equal(sm_recorder_start(rec), APR_SUCCESS);
+    add(rec, SM_CHANGE_RECORD, "/timely", NULL);
+    /* No more traffic: the interval alone must bring it to the store. */
+    for (i = 0; i < 200 && count_urls(path) < 1; i++)
+        apr_sleep(apr_time_from_msec(25));
+    assert_int_equal(count_urls(path), 1);
+    sm_recorder_stop(rec);
+}
+
+static void test_stop_writes_everything(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_recorder *rec = make(u, path, apr_time_from_sec(3600), 100000, 100000);
+    char url[32];
+    int i;
+
+    assert_int_equal(sm_recorder_start(rec), APR_SUCCESS);
+    for (i = 0; i < 5000; i++) {
+        snprintf(url, sizeof(url), "/u%d", i);
+        add(rec, SM_CHANGE_RECORD, url, NULL);
+    }
+    assert_int_equal(count_urls(path), 0);   /* an hour's interval */
+    sm_recorder_stop(rec);
+    assert_int_equal(count_urls(path), 5000);
+}
+
+static void test_backpressure_loses_nothing(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_recorder *rec = make(u, path, apr_time_from_sec(3600), 5, 10);
+    sm_recorder_stats st;
+    char url[32];
+    int i;
+
+    /* With the thread, and without it (writes in the caller). */
+    for (i = 0; i < 100; i++) {
+        snprintf(url, sizeof(url), "/n%d", i);
+        add(rec, SM_CHANGE_RECORD, url, NULL);
+    }
+    assert_int_equal(sm_recorder_start(rec), APR_SUCCESS);
+    for (i = 100; i < 300; i++) {
+        snprintf(url, sizeof(url), "/n%d", i);
+        add(rec, SM_CHANGE_RECORD, url, NULL);
+    }
+    sm_recorder_stop(rec);
+    sm_recorder_get_stats(rec, &st);
+    assert_int_equal(count_urls(path), 300);
+    assert_int_equal(st.dropped, 0);
+    assert_true(st.waits > 0);
+    assert_int_equal(log_errors, 0);
+}
+
+static void test_fault_then_recovery(void **state)
+{
+    unit_ctx *u = *state;
+    char *dir = apr_pstrcat(u->pool, u->dir, "/later", NULL);
+    char *path = apr_pstrcat(u->pool, dir, "/r.db", NULL);
+    sm_recorder *rec = make(u, path, apr_time_from_sec(3600), 100, 1000);
+    sm_recorder_stats st;
+
+    add(rec, SM_CHANGE_RECORD, "/while-broken", NULL);
+    assert_int_not_equal(sm_recorder_flush(rec), APR_SUCCESS);
+    assert_int_equal(log_errors, 1);
+    assert_non_null(strstr(last_log, path));
+    /* Logged once a minute, not per failure. */
+    assert_int_not_equal(sm_recorder_flush(rec), APR_SUCCESS);
+    assert_int_equal(log_errors, 1);
+
+    mkdir(dir, 0755);
+    add(rec, SM_CHANGE_RECORD, "/after", NULL);
+    assert_int_equal(sm_recorder_flush(rec), APR_SUCCESS);
+    assert_non_null(strstr(last_log, "works again"));
+    /* The change kept through the fault is there too. */
+    assert_int_equal(count_urls(path), 2);
+    sm_recorder_get_stats(rec, &st);
+    assert_int_equal(st.dropped, 0);
+
+    /* The file deleted under us: reopened (recreated) on the next batch. */
+    unlink(path);
+    add(rec, SM_CHANGE_RECORD, "/recreated", NULL);
+    assert_int_equal(sm_recorder_flush(rec), APR_SUCCESS);
+    assert_int_equal(count_urls(path), 1);
+    sm_recorder_stop(rec);
+}
+
+static void test_full_queue_while_faulty_drops_loudly(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/missing/r.db", NULL);
+    sm_recorder *rec = make(u, path, apr_time_from_sec(3600), 2, 4);
+    sm_recorder_stats st;
+    char url[32];
+    int i;
+
+    for (i = 0; i < 20; i++) {
+        snprintf(url, sizeof(url), "/d%d", i);
+        add(rec, SM_CHANGE_RECORD, url, NULL);
+    }
+    sm_recorder_get_stats(rec, &st);
+    assert_true(st.dropped > 0);
+    assert_true(log_errors >= 1);
+    assert_int_equal(st.queued + st.dropped, 20);
+    sm_recorder_stop(rec);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_repeats_are_skipped, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_last_change_wins, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_writer_thread_flushes_in_time, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_stop_writes_everything, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_backpressure_loses_nothing, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_fault_then_recovery, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_full_queue_while_faulty_drops_loudly, unit_setup, unit_teardown),
+    };
+    apr_initialize();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,67 @@
+/* unit.h: what the core's unit tests share: cmocka, an APR pool per test,
+ * and a fresh temporary directory for SQLite files. */
+#ifndef SM_UNIT_H
+#define SM_UNIT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <apr_general.h>
+#include <apr_pools.h>
+#include <apr_strings.h>
+#include <apr_file_io.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* A pool and an empty directory for one test; removed afterwards. */
+typedef struct {
+    apr_pool_t *pool;
+    char *dir;
+} unit_ctx;
+
+static int unit_setup(void **state)
+{
+    unit_ctx *u = calloc(1, sizeof(*u));
+    char tmpl[] = "/tmp/sm-unit-XXXXXX";
+
+    apr_pool_create(&u->pool, NULL);
+    assert_non_null(mkdtemp(tmpl));
+    u->dir = apr_pstrdup(u->pool, tmpl);
+    *state = u;
+    return 0;
+}
+
+static int unit_teardown(void **state)
+{
+    unit_ctx *u = *state;
+    char *cmd = apr_psprintf(u->pool, "rm -rf '%s'", u->dir);
+    assert_int_equal(system(cmd), 0);
+    apr_pool_destroy(u->pool);
+    free(u);
+    return 0;
+}
+
+/* One integer from an SQL query against a file, through a separate
+ * connection (as a second process would see it). */
+static inline sqlite3_int64 sql_int(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    sqlite3_int64 v = -1;
+
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
+                     SQLITE_OK);
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        fail_msg("bad test SQL %s: %s", sql, sqlite3_errmsg(db));
+    if (sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
+#endif
