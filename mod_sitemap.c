@@ -7,18 +7,21 @@
 #include "http_main.h"
 #include "http_core.h"
 #include "http_protocol.h"
+#include "http_request.h"
 #include "ap_mpm.h"
 #include "unixd.h"
 
 #include <apr_strings.h>
 #include <apr_hash.h>
+#include <apr_reslist.h>
+
+#include "sm_sitemap.h"
 #include <errno.h>
 #include <unistd.h>
 #include <sys/stat.h>
 
 
 extern const command_rec sitemap_directives[];
-int sitemap_log_transaction(request_rec *r);
 
 static const char *const default_content_types[] = {
     "text/html", "application/xhtml+xml"
@@ -27,6 +30,7 @@ static const char *const default_content_types[] = {
 #define DEFAULT_FLUSH_INTERVAL apr_time_from_sec(1)
 #define DEFAULT_EXPIRE         apr_time_from_sec(365 * 86400)
 #define DEFAULT_MAX_URLS       APR_INT64_C(10000000)
+#define DEFAULT_SITEMAP_PATH   "/sitemap.xml"
 
 /* Writer tuning: big enough batches for a crawl, bounded memory. */
 #define BATCH_SIZE      1000
@@ -47,6 +51,10 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->flush_interval = -1;
     conf->expire = -1;
     conf->max_urls = -1;
+    conf->sitemap_path = NULL;
+    conf->page_size = -1;
+    conf->changefreq = apr_array_make(p, 2, sizeof(sm_annotation));
+    conf->priority = apr_array_make(p, 2, sizeof(sm_annotation));
     return conf;
 }
 
@@ -67,7 +75,45 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     conf->flush_interval = MERGE_UNSET(flush_interval, -1);
     conf->expire = MERGE_UNSET(expire, -1);
     conf->max_urls = MERGE_UNSET(max_urls, -1);
+    conf->sitemap_path = MERGE_UNSET(sitemap_path, NULL);
+    conf->page_size = MERGE_UNSET(page_size, -1);
+    /* First match wins: the vhost's own rules come first. */
+    conf->changefreq = apr_array_append(p, add->changefreq, base->changefreq);
+    conf->priority = apr_array_append(p, add->priority, base->priority);
     return conf;
+}
+
+/* A hash of everything in the configuration that shapes the XML, so that
+ * ETags change when the configuration does. */
+static apr_uint64_t hash_str(apr_uint64_t h, const char *s)
+{
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= APR_UINT64_C(0x100000001b3);
+    }
+    h ^= 0xff;      /* a separator no string holds */
+    return h * APR_UINT64_C(0x100000001b3);
+}
+
+static apr_uint64_t hash_annotations(apr_uint64_t h,
+                                     const apr_array_header_t *list)
+{
+    int i;
+    for (i = 0; i < list->nelts; i++) {
+        const sm_annotation *a = &APR_ARRAY_IDX(list, i, sm_annotation);
+        h = hash_str(h, sm_regex_pattern(a->re));
+        h = hash_str(h, a->value);
+    }
+    return hash_str(h, "");
+}
+
+static apr_uint64_t config_tag(const sitemap_server_conf *conf)
+{
+    apr_uint64_t h = APR_UINT64_C(0xcbf29ce484222325);
+    h = hash_str(h, conf->site.base);
+    h = hash_str(h, conf->sitemap_path);
+    h = hash_annotations(h, conf->changefreq);
+    return hash_annotations(h, conf->priority);
 }
 
 /* ---- logging from the core ---------------------------------------------- */
@@ -221,6 +267,10 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             conf->expire = DEFAULT_EXPIRE;
         if (conf->max_urls < 0)
             conf->max_urls = DEFAULT_MAX_URLS;
+        if (!conf->sitemap_path)
+            conf->sitemap_path = DEFAULT_SITEMAP_PATH;
+        if (conf->page_size < 0)
+            conf->page_size = SM_PAGE_MAX_URLS;
 
         conf->site.base = conf->base_url ? conf->base_url
                                          : vhost_base(pconf, s, &err);
@@ -231,12 +281,13 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                          (unsigned)s->port, err);
             return HTTP_INTERNAL_SERVER_ERROR;
         }
-        conf->site.page_size = SM_PAGE_MAX_URLS;
+        conf->site.page_size = conf->page_size;
         conf->site.max_urls = conf->max_urls;
         conf->site.expire = conf->expire;
         conf->rules.content_types = conf->content_types;
         conf->rules.excludes = conf->excludes;
         conf->rules.allow_query = conf->allow_query;
+        conf->config_tag = config_tag(conf);
 
         if (!apr_hash_get(prepared, conf->db_path, APR_HASH_KEY_STRING)) {
             int rc = prepare_database(ptemp, s, conf->db_path);
@@ -252,6 +303,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
 {
     apr_hash_t *recorders = apr_hash_make(pchild);
+    apr_hash_t *readers = apr_hash_make(pchild);
     apr_hash_index_t *hi;
     server_rec *s;
 
@@ -278,6 +330,22 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
         }
         sm_recorder_add_site(rec, &conf->site);
         conf->recorder = rec;
+
+        conf->readers = apr_hash_get(readers, conf->db_path,
+                                     APR_HASH_KEY_STRING);
+        if (!conf->readers) {
+            apr_status_t rv = sitemap_readers_create(&conf->readers, pchild,
+                                                     conf->db_path);
+            if (rv != APR_SUCCESS) {
+                ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase "
+                             "'%s': cannot set up readers in this process",
+                             conf->db_path);
+                conf->readers = NULL;
+                continue;
+            }
+            apr_hash_set(readers, conf->db_path, APR_HASH_KEY_STRING,
+                         conf->readers);
+        }
     }
     for (hi = apr_hash_first(pchild, recorders); hi; hi = apr_hash_next(hi)) {
         apr_status_t rv = sm_recorder_start(apr_hash_this_val(hi));
@@ -295,6 +363,11 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_child_init(sitemap_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_log_transaction(sitemap_log_transaction, NULL, NULL,
                             APR_HOOK_MIDDLE);
+    ap_hook_translate_name(sitemap_translate_name, NULL, NULL,
+                           APR_HOOK_REALLY_FIRST);
+    ap_hook_map_to_storage(sitemap_map_to_storage, NULL, NULL,
+                           APR_HOOK_FIRST);
+    ap_hook_handler(sitemap_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }
 
 AP_DECLARE_MODULE(sitemap) = {

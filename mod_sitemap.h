@@ -25,13 +25,29 @@ typedef struct {
     apr_interval_time_t flush_interval; /* SitemapFlushInterval */
     apr_interval_time_t expire;         /* SitemapExpire */
     apr_int64_t max_urls;               /* SitemapMaxURLs */
+    const char *sitemap_path;           /* SitemapPath */
+    int page_size;                      /* SitemapPageSize */
+    apr_array_header_t *changefreq;     /* SitemapChangefreq: sm_annotation,
+                                           the vhost's before the main's */
+    apr_array_header_t *priority;       /* SitemapPriority: likewise */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
     sm_rules rules;
-    /* This process's writer for db_path (set in child_init). */
+    apr_uint64_t config_tag;            /* what of the config shapes the
+                                           XML, hashed into every ETag */
+    /* This process's writer and readers for db_path (child_init). */
     sm_recorder *recorder;
+    struct apr_reslist_t *readers;
 } sitemap_server_conf;
+
+/* Hooks implemented by the glue files, registered in mod_sitemap.c. */
+int sitemap_log_transaction(request_rec *r);
+int sitemap_translate_name(request_rec *r);
+int sitemap_map_to_storage(request_rec *r);
+int sitemap_handler(request_rec *r);
+apr_status_t sitemap_readers_create(struct apr_reslist_t **out,
+                                    apr_pool_t *pchild, const char *path);
 
 #define SITEMAP_CONF(s) \
     ((sitemap_server_conf *)ap_get_module_config((s)->module_config, \

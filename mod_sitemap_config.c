@@ -10,6 +10,8 @@
 #include <apr_strings.h>
 #include <sys/stat.h>
 
+#include "sm_sitemap.h"
+
 APLOG_USE_MODULE(sitemap);
 
 #define MAX_FLUSH_INTERVAL apr_time_from_sec(3600)
@@ -255,6 +257,90 @@ static const char *set_max_urls(cmd_parms *cmd, void *dconf, const char *arg)
     return NULL;
 }
 
+static const char *set_sitemap_path(cmd_parms *cmd, void *dconf,
+                                    const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    (void)dconf;
+
+    if (err)
+        return err;
+    if ((err = sm_sitemap_path_check(arg)) != NULL)
+        return apr_psprintf(cmd->pool, "SitemapPath: '%s' is not allowed: "
+                            "a URL path that %s, such as /sitemap.xml", arg,
+                            err);
+    SITEMAP_CONF(cmd->server)->sitemap_path = arg;
+    return NULL;
+}
+
+static const char *set_page_size(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    apr_int64_t n;
+    char *end;
+    (void)dconf;
+
+    if (err)
+        return err;
+    apr_set_os_error(0);
+    n = apr_strtoi64(arg, &end, 10);
+    if (!apr_isdigit(*arg) || *end || apr_get_os_error() || n < 1
+        || n > SM_PAGE_MAX_URLS)
+        return apr_psprintf(cmd->pool, "SitemapPageSize: '%s' is not allowed:"
+                            " a whole number from 1 to %d", arg,
+                            SM_PAGE_MAX_URLS);
+    SITEMAP_CONF(cmd->server)->page_size = (int)n;
+    return NULL;
+}
+
+static const char *add_annotation(cmd_parms *cmd, apr_array_header_t *list,
+                                  const char *pattern, const char *value)
+{
+    sm_annotation *a;
+    const char *err;
+    sm_regex *re = sm_regex_compile(cmd->pool, pattern, &err);
+
+    if (!re)
+        return apr_psprintf(cmd->pool, "%s: '%s' is not a valid regular "
+                            "expression: %s", cmd->cmd->name, pattern, err);
+    a = apr_array_push(list);
+    a->re = re;
+    a->value = value;
+    return NULL;
+}
+
+static const char *add_changefreq(cmd_parms *cmd, void *dconf,
+                                  const char *pattern, const char *word)
+{
+    const char *err = in_server_only(cmd);
+    (void)dconf;
+
+    if (err)
+        return err;
+    if ((err = sm_changefreq_check(word)) != NULL)
+        return apr_psprintf(cmd->pool, "SitemapChangefreq: '%s' is not "
+                            "allowed: %s", word, err);
+    return add_annotation(cmd, SITEMAP_CONF(cmd->server)->changefreq,
+                          pattern, word);
+}
+
+static const char *add_priority(cmd_parms *cmd, void *dconf,
+                                const char *pattern, const char *value)
+{
+    const char *err = in_server_only(cmd);
+    const char *canon;
+    (void)dconf;
+
+    if (err)
+        return err;
+    if (!(canon = sm_priority_canon(cmd->pool, value)))
+        return apr_psprintf(cmd->pool, "SitemapPriority: '%s' is not allowed:"
+                            " a number from 0.0 to 1.0 with one decimal, "
+                            "such as 0.8", value);
+    return add_annotation(cmd, SITEMAP_CONF(cmd->server)->priority, pattern,
+                          canon);
+}
+
 const command_rec sitemap_directives[] = {
     AP_INIT_FLAG("Sitemap", set_enabled, NULL, RSRC_CONF,
                  "On to record this virtual host's pages and serve its "
@@ -278,5 +364,16 @@ const command_rec sitemap_directives[] = {
                   "365d; 0 = never)"),
     AP_INIT_TAKE1("SitemapMaxURLs", set_max_urls, NULL, RSRC_CONF,
                   "the most URLs stored for one site (default 10000000)"),
+    AP_INIT_TAKE1("SitemapPath", set_sitemap_path, NULL, RSRC_CONF,
+                  "the URL path of the sitemap, ending in .xml (default "
+                  "/sitemap.xml)"),
+    AP_INIT_TAKE1("SitemapPageSize", set_page_size, NULL, RSRC_CONF,
+                  "URLs per sitemap page, 1 to 50000 (default 50000)"),
+    AP_INIT_TAKE2("SitemapChangefreq", add_changefreq, NULL, RSRC_CONF,
+                  "a regular expression and a changefreq word for matching "
+                  "URLs (repeatable, first match wins)"),
+    AP_INIT_TAKE2("SitemapPriority", add_priority, NULL, RSRC_CONF,
+                  "a regular expression and a priority 0.0-1.0 for matching "
+                  "URLs (repeatable, first match wins)"),
     { NULL }
 };

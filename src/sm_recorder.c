@@ -451,7 +451,11 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c)
     batch_put(rec->pending, c, key, c->seen);
     seen_put(rec, key, fp, now_s);
     rec->stats.queued++;
-    if (rec->pending->items->nelts >= rec->conf.batch_size && rec->running)
+    /* The writer sleeps until there is work: wake it for the first item
+     * (to start the interval) and for a full batch. */
+    if (rec->running && (rec->pending->items->nelts == 1
+                         || rec->pending->items->nelts
+                            == rec->conf.batch_size))
         apr_thread_cond_signal(rec->wake);
     apr_thread_mutex_unlock(rec->lock);
 }

@@ -24,6 +24,29 @@ void sm_store_close(sm_store *st)
         st->ops->close(st);
 }
 
+apr_status_t sm_store_read_begin(sm_store *st)
+{
+    return st->ops->read_begin(st);
+}
+
+void sm_store_read_end(sm_store *st)
+{
+    st->ops->read_end(st);
+}
+
+apr_status_t sm_store_site_info(sm_store *st, apr_pool_t *p,
+                                const char *base, apr_int64_t page,
+                                sm_site_info *out)
+{
+    return st->ops->site_info(st, p, base, page, out);
+}
+
+apr_status_t sm_store_page_urls(sm_store *st, const char *base,
+                                apr_int64_t page, sm_url_fn *fn, void *baton)
+{
+    return st->ops->page_urls(st, base, page, fn, baton);
+}
+
 const char *sm_store_error(const sm_store *st)
 {
     return st->errmsg;

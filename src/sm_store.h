@@ -14,6 +14,7 @@
 #define SM_STORE_H
 
 #include <apr_pools.h>
+#include <apr_tables.h>
 #include <apr_time.h>
 
 #include "sm_log.h"
@@ -55,6 +56,28 @@ typedef struct {
     int refused_full;       /* new URLs refused by max_urls */
 } sm_apply_stats;
 
+/* The summary of one page, as the handler needs it. */
+typedef struct {
+    apr_int64_t page;
+    apr_int64_t url_count;
+    apr_int64_t version;    /* grows on every change of the page */
+    apr_time_t lastmod;     /* newest lastmod of its URLs (or of a removal) */
+    apr_time_t changed;     /* when the page last changed */
+} sm_page_info;
+
+typedef struct {
+    const char *store_id;       /* random, made with the file */
+    int known;                  /* the site has a row */
+    apr_array_header_t *pages;  /* sm_page_info of non-empty pages,
+                                   ascending */
+    apr_time_t changed;         /* newest change of any of its pages */
+} sm_site_info;
+
+/* Called for each URL of a page, in page order; a non-success return
+ * stops the walk and is returned. */
+typedef apr_status_t sm_url_fn(void *baton, const char *url,
+                               apr_time_t lastmod);
+
 typedef struct sm_store sm_store;
 
 typedef struct {
@@ -66,6 +89,12 @@ typedef struct {
     /* Is the file we have open still the one at the configured path? */
     int (*is_current)(sm_store *st);
     void (*close)(sm_store *st);
+    apr_status_t (*read_begin)(sm_store *st);
+    void (*read_end)(sm_store *st);
+    apr_status_t (*site_info)(sm_store *st, apr_pool_t *p, const char *base,
+                              apr_int64_t page, sm_site_info *out);
+    apr_status_t (*page_urls)(sm_store *st, const char *base,
+                              apr_int64_t page, sm_url_fn *fn, void *baton);
 } sm_store_ops;
 
 struct sm_store {
@@ -92,6 +121,20 @@ apr_status_t sm_store_apply(sm_store *st, const sm_change *changes, int n,
 apr_status_t sm_store_expire(sm_store *st, const sm_site_conf *site,
                              apr_time_t now, int *removed);
 int sm_store_is_current(sm_store *st);
+
+/* Reading: everything between read_begin and read_end sees one snapshot
+ * of the store, whatever writers do meanwhile. */
+apr_status_t sm_store_read_begin(sm_store *st);
+void sm_store_read_end(sm_store *st);
+/* The site's pages: page 0 gives every non-empty page, page N only page N
+ * (when it is not empty).  A site never recorded is known = 0. */
+apr_status_t sm_store_site_info(sm_store *st, apr_pool_t *p,
+                                const char *base, apr_int64_t page,
+                                sm_site_info *out);
+/* Stream the URLs of one page. */
+apr_status_t sm_store_page_urls(sm_store *st, const char *base,
+                                apr_int64_t page, sm_url_fn *fn,
+                                void *baton);
 void sm_store_close(sm_store *st);
 const char *sm_store_error(const sm_store *st);
 

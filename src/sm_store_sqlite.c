@@ -96,6 +96,11 @@ enum {
     STMT_URL_TOUCH,
     STMT_URL_DEL,
     STMT_EXPIRE,
+    STMT_STORE_ID,
+    STMT_PAGES_ALL,
+    STMT_PAGES_ONE,
+    STMT_SITE_CHANGED,
+    STMT_PAGE_URLS,
     STMT_COUNT
 };
 
@@ -124,6 +129,21 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "DELETE FROM urls WHERE id IN (SELECT id FROM urls"
         " WHERE site_id = (SELECT id FROM sites WHERE base = ?1)"
         " AND last_seen < ?2 LIMIT 10000)",
+    [STMT_STORE_ID] =
+        "SELECT value FROM meta WHERE key = 'store_id'",
+    [STMT_PAGES_ALL] =
+        "SELECT page, url_count, version, lastmod, changed FROM pages"
+        " WHERE site_id = ?1 AND url_count > 0 ORDER BY page",
+    [STMT_PAGES_ONE] =
+        "SELECT page, url_count, version, lastmod, changed FROM pages"
+        " WHERE site_id = ?1 AND page = ?2 AND url_count > 0",
+    [STMT_SITE_CHANGED] =
+        "SELECT max(changed) FROM pages WHERE site_id = ?1",
+    /* The page index holds the rowid: rows come in insertion order
+     * without a sort. */
+    [STMT_PAGE_URLS] =
+        "SELECT url, lastmod FROM urls WHERE site_id ="
+        " (SELECT id FROM sites WHERE base = ?1) AND page = ?2 ORDER BY id",
 };
 
 typedef struct {
@@ -428,7 +448,7 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
         apr_int64_t entry = (apr_int64_t)strlen(c->site->base)
                             + (apr_int64_t)sm_xml_escaped_len(c->url)
                             + SM_ENTRY_OVERHEAD;
-        sqlite3_int64 page;
+        sqlite3_int64 page = 0;
 
         if ((rc = choose_page(s, c->site, &site, entry, &page)) != SQLITE_OK)
             return rc;
@@ -549,8 +569,123 @@ static apr_status_t store_cleanup(void *data)
     return APR_SUCCESS;
 }
 
+/* ---- reading ------------------------------------------------------------ */
+
+static apr_status_t sqlite_read_begin(sm_store *st)
+{
+    sqlite_store *s = (sqlite_store *)st;
+    /* A deferred transaction: the snapshot starts at the first read. */
+    return sqlite_status(exec(s, "cannot start reading", "BEGIN"));
+}
+
+static void sqlite_read_end(sm_store *st)
+{
+    sqlite_store *s = (sqlite_store *)st;
+    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+}
+
+static apr_status_t read_error(sqlite_store *s, sqlite3_stmt *q,
+                               const char *what)
+{
+    set_error(&s->base, what, s->db);
+    if (q) {
+        sqlite3_reset(q);
+        sqlite3_clear_bindings(q);
+    }
+    return APR_EGENERAL;
+}
+
+static apr_status_t sqlite_site_info(sm_store *st, apr_pool_t *p,
+                                     const char *base, apr_int64_t page,
+                                     sm_site_info *out)
+{
+    sqlite_store *s = (sqlite_store *)st;
+    sqlite3_stmt *q;
+    sqlite3_int64 site_id = 0;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    out->pages = apr_array_make(p, 4, sizeof(sm_page_info));
+    if (!(q = stmt(s, STMT_STORE_ID)))
+        return APR_EGENERAL;
+    if ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        out->store_id = apr_pstrdup(p, (const char *)sqlite3_column_text(q, 0));
+    sqlite3_reset(q);
+    if (rc != SQLITE_ROW)
+        return read_error(s, NULL, "cannot read the store id");
+
+    if (!(q = stmt(s, STMT_SITE_GET)))
+        return APR_EGENERAL;
+    text(q, 1, base);
+    if ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        site_id = sqlite3_column_int64(q, 0);
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return read_error(s, NULL, "cannot read the site");
+    if (rc == SQLITE_DONE)
+        return APR_SUCCESS;
+    out->known = 1;
+
+    if (!(q = stmt(s, page ? STMT_PAGES_ONE : STMT_PAGES_ALL)))
+        return APR_EGENERAL;
+    sqlite3_bind_int64(q, 1, site_id);
+    if (page)
+        sqlite3_bind_int64(q, 2, page);
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        sm_page_info *pi = apr_array_push(out->pages);
+        pi->page = sqlite3_column_int64(q, 0);
+        pi->url_count = sqlite3_column_int64(q, 1);
+        pi->version = sqlite3_column_int64(q, 2);
+        pi->lastmod = apr_time_from_sec(sqlite3_column_int64(q, 3));
+        pi->changed = apr_time_from_sec(sqlite3_column_int64(q, 4));
+    }
+    if (rc != SQLITE_DONE)
+        return read_error(s, q, "cannot read the pages");
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+
+    if (!(q = stmt(s, STMT_SITE_CHANGED)))
+        return APR_EGENERAL;
+    sqlite3_bind_int64(q, 1, site_id);
+    if ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        out->changed = apr_time_from_sec(sqlite3_column_int64(q, 0));
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    if (rc != SQLITE_ROW)
+        return read_error(s, NULL, "cannot read the site's pages");
+    return APR_SUCCESS;
+}
+
+static apr_status_t sqlite_page_urls(sm_store *st, const char *base,
+                                     apr_int64_t page, sm_url_fn *fn,
+                                     void *baton)
+{
+    sqlite_store *s = (sqlite_store *)st;
+    sqlite3_stmt *q = stmt(s, STMT_PAGE_URLS);
+    apr_status_t rv = APR_SUCCESS;
+    int rc;
+
+    if (!q)
+        return APR_EGENERAL;
+    text(q, 1, base);
+    sqlite3_bind_int64(q, 2, page);
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        rv = fn(baton, (const char *)sqlite3_column_text(q, 0),
+                apr_time_from_sec(sqlite3_column_int64(q, 1)));
+        if (rv != APR_SUCCESS)
+            break;
+    }
+    if (rv == APR_SUCCESS && rc != SQLITE_DONE)
+        return read_error(s, q, "cannot read the page's URLs");
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return rv;
+}
+
 static const sm_store_ops sqlite_ops = {
-    "sqlite", sqlite_apply, sqlite_expire, sqlite_is_current, sqlite_close
+    "sqlite", sqlite_apply, sqlite_expire, sqlite_is_current, sqlite_close,
+    sqlite_read_begin, sqlite_read_end, sqlite_site_info, sqlite_page_urls
 };
 
 apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,

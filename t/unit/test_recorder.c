@@ -45,7 +45,10 @@ static void add(sm_recorder *rec, sm_change_op op, const char *url,
 
 static sqlite3_int64 count_urls(const char *path)
 {
-    if (access(path, F_OK) != 0)
+    /* The writer may be creating the file and its schema right now. */
+    if (access(path, F_OK) != 0
+        || sql_int(path, "SELECT count(*) FROM sqlite_master WHERE "
+                         "name = 'urls'") != 1)
         return 0;
     return sql_int(path, "SELECT count(*) FROM urls");
 }

@@ -55,6 +55,7 @@ static inline sqlite3_int64 sql_int(const char *path, const char *sql)
 
     assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
                      SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
         fail_msg("bad test SQL %s: %s", sql, sqlite3_errmsg(db));
     if (sqlite3_step(q) == SQLITE_ROW)

@@ -1,0 +1,308 @@
+/* mod_sitemap_handler.c: serves SitemapPath and its pages from the store.
+ *
+ * A document is produced from one read snapshot and streamed as it is
+ * read: memory does not grow with its size.  Its ETag is derived from the
+ * page summaries (no scan of the URLs), so conditional requests are cheap
+ * and a 304 never touches the URL rows. */
+#include "mod_sitemap.h"
+
+#include "http_core.h"
+#include "http_log.h"
+#include "http_main.h"
+#include "http_protocol.h"
+#include "http_request.h"
+#include "ap_mpm.h"
+
+#include <apr_reslist.h>
+#include <apr_strings.h>
+
+#include "sm_sitemap.h"
+#include "sm_xml.h"
+
+APLOG_USE_MODULE(sitemap);
+
+#define SITEMAP_HANDLER "sitemap"
+#define RETRY_AFTER "60"
+#define READER_TTL apr_time_from_sec(60)
+
+/* ---- claiming the URLs --------------------------------------------------- */
+
+/* SitemapPath and its pages belong to the module in vhosts with Sitemap On,
+ * whatever the document root or later rewrites would make of them. */
+int sitemap_translate_name(request_rec *r)
+{
+    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+
+    if (conf->enabled != 1 || !conf->site.base || r->main || !r->uri
+        || r->uri[0] != '/')
+        return DECLINED;
+    if (sm_name_parse(conf->sitemap_path, r->uri) == SM_NAME_NOT_OURS)
+        return DECLINED;
+    r->handler = SITEMAP_HANDLER;
+    r->filename = apr_pstrcat(r->pool, "sitemap:", r->uri, NULL);
+    return OK;
+}
+
+/* Not a file: no directory walk, no stat (as mod_proxy does). */
+int sitemap_map_to_storage(request_rec *r)
+{
+    if (r->handler && strcmp(r->handler, SITEMAP_HANDLER) == 0
+        && r->filename && strncmp(r->filename, "sitemap:", 8) == 0)
+        return OK;
+    return DECLINED;
+}
+
+/* ---- reader connections, one pool per store file per process ----------- */
+
+static apr_status_t reader_open(void **res, void *params, apr_pool_t *p)
+{
+    const char *path = params;
+    sm_store *st;
+    char err[512];
+
+    if (sm_store_open_sqlite(&st, p, path, 0, 1000, NULL, err, sizeof(err))
+        != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, ap_server_conf,
+                     "store %s: %s", path, err);
+        return APR_EGENERAL;
+    }
+    *res = st;
+    return APR_SUCCESS;
+}
+
+static apr_status_t reader_close(void *res, void *params, apr_pool_t *p)
+{
+    (void)params; (void)p;
+    sm_store_close(res);
+    return APR_SUCCESS;
+}
+
+apr_status_t sitemap_readers_create(apr_reslist_t **out, apr_pool_t *pchild,
+                                    const char *path)
+{
+    int threads = 1;
+
+    ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads);
+    if (threads < 1)
+        threads = 1;
+    return apr_reslist_create(out, 0, threads, threads, READER_TTL,
+                              reader_open, reader_close, (void *)path,
+                              pchild);
+}
+
+/* A reader on the file now at the path (not a deleted or replaced one). */
+static sm_store *reader_acquire(apr_reslist_t *readers)
+{
+    void *res;
+    int tries;
+
+    for (tries = 0; tries < 3; tries++) {
+        if (apr_reslist_acquire(readers, &res) != APR_SUCCESS)
+            return NULL;
+        if (sm_store_is_current(res))
+            return res;
+        apr_reslist_invalidate(readers, res);
+    }
+    return NULL;
+}
+
+/* ---- answering ----------------------------------------------------------- */
+
+static apr_uint64_t fnv(apr_uint64_t h, const void *data, apr_size_t n)
+{
+    const unsigned char *c = data;
+    while (n--) {
+        h ^= *c++;
+        h *= APR_UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+static void set_etag(request_rec *r, apr_uint64_t h)
+{
+    apr_table_setn(r->headers_out, "ETag",
+                   apr_psprintf(r->pool, "\"%016" APR_UINT64_T_HEX_FMT "\"",
+                                h));
+}
+
+static int not_allowed(request_rec *r)
+{
+    r->status = HTTP_METHOD_NOT_ALLOWED;
+    apr_table_setn(r->headers_out, "Allow", "GET, HEAD");
+    ap_set_content_type(r, "text/plain; charset=utf-8");
+    ap_rputs("Only GET and HEAD are allowed on a sitemap.\n", r);
+    return OK;
+}
+
+static int unavailable(request_rec *r, sitemap_server_conf *conf,
+                       const char *why)
+{
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "store %s cannot be read (%s):"
+                  " answering 503", conf->db_path, why);
+    apr_table_setn(r->err_headers_out, "Retry-After", RETRY_AFTER);
+    return HTTP_SERVICE_UNAVAILABLE;
+}
+
+typedef struct {
+    request_rec *r;
+    sitemap_server_conf *conf;
+    sm_xml_writer *w;
+    apr_status_t out;       /* the first failure writing to the client */
+} stream_ctx;
+
+static apr_status_t to_client(void *baton, const char *data, apr_size_t len)
+{
+    stream_ctx *ctx = baton;
+    if (ap_rwrite(data, (int)len, ctx->r) < 0) {
+        ctx->out = APR_ECONNABORTED;
+        return ctx->out;
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t one_url(void *baton, const char *url, apr_time_t lastmod)
+{
+    stream_ctx *ctx = baton;
+    return sm_xml_url(ctx->w, ctx->conf->site.base, url, lastmod,
+                      sm_annotation_find(ctx->conf->changefreq, url),
+                      sm_annotation_find(ctx->conf->priority, url));
+}
+
+/* The body could not be finished after the headers went out: make the
+ * response visibly broken (no last chunk, connection closed), as
+ * mod_proxy does for a backend that fails mid-body. */
+static void abort_response(request_rec *r)
+{
+    conn_rec *c = r->connection;
+    apr_bucket_brigade *bb = apr_brigade_create(r->pool, c->bucket_alloc);
+
+    ap_rflush(r);
+    APR_BRIGADE_INSERT_TAIL(bb, ap_bucket_error_create(HTTP_BAD_GATEWAY, NULL,
+                                                       r->pool,
+                                                       c->bucket_alloc));
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(c->bucket_alloc));
+    ap_pass_brigade(r->output_filters, bb);
+    c->keepalive = AP_CONN_CLOSE;
+}
+
+int sitemap_handler(request_rec *r)
+{
+    sitemap_server_conf *conf;
+    apr_int64_t name;
+    sm_store *st;
+    sm_site_info info;
+    const sm_page_info *page = NULL;
+    apr_uint64_t tag;
+    apr_time_t mtime = 0;
+    stream_ctx ctx;
+    int status, i;
+    apr_status_t rv;
+
+    if (!r->handler || strcmp(r->handler, SITEMAP_HANDLER) != 0)
+        return DECLINED;
+    conf = SITEMAP_CONF(r->server);
+    if (conf->enabled != 1 || !conf->readers)
+        return DECLINED;
+    name = sm_name_parse(conf->sitemap_path, r->uri);
+    if (name < 0)
+        return HTTP_NOT_FOUND;
+    r->allowed |= (AP_METHOD_BIT << M_GET);
+    if (r->method_number != M_GET)
+        return not_allowed(r);
+
+    if (!(st = reader_acquire(conf->readers)))
+        return unavailable(r, conf, "cannot open it");
+    if (sm_store_read_begin(st) != APR_SUCCESS
+        || sm_store_site_info(st, r->pool, conf->site.base, name, &info)
+           != APR_SUCCESS) {
+        const char *why = apr_pstrdup(r->pool, sm_store_error(st));
+        sm_store_read_end(st);
+        apr_reslist_invalidate(conf->readers, st);
+        return unavailable(r, conf, why);
+    }
+
+    /* Which document: a page, the one page at SitemapPath, the index, or
+     * (nothing recorded yet) a urlset of the site's root. */
+    tag = fnv(APR_UINT64_C(0xcbf29ce484222325), info.store_id,
+              strlen(info.store_id));
+    tag = fnv(tag, &conf->config_tag, sizeof(conf->config_tag));
+    if (name > 0 || info.pages->nelts == 1) {
+        if (info.pages->nelts == 0) {
+            sm_store_read_end(st);
+            apr_reslist_release(conf->readers, st);
+            return HTTP_NOT_FOUND;
+        }
+        page = &APR_ARRAY_IDX(info.pages, 0, sm_page_info);
+        tag = fnv(tag, "page", 4);
+        tag = fnv(tag, &page->page, sizeof(page->page));
+        tag = fnv(tag, &page->version, sizeof(page->version));
+        mtime = page->changed;
+    }
+    else if (info.pages->nelts == 0) {
+        tag = fnv(tag, "root", 4);
+    }
+    else {
+        tag = fnv(tag, "index", 5);
+        for (i = 0; i < info.pages->nelts; i++) {
+            const sm_page_info *pi = &APR_ARRAY_IDX(info.pages, i,
+                                                    sm_page_info);
+            tag = fnv(tag, &pi->page, sizeof(pi->page));
+            tag = fnv(tag, &pi->lastmod, sizeof(pi->lastmod));
+        }
+        mtime = info.changed;
+    }
+
+    ap_set_content_type(r, "application/xml; charset=utf-8");
+    apr_table_setn(r->headers_out, "X-Robots-Tag", "noindex");
+    set_etag(r, tag);
+    if (mtime) {
+        ap_update_mtime(r, mtime);
+        ap_set_last_modified(r);
+    }
+    if ((status = ap_meets_conditions(r)) != OK || r->header_only) {
+        sm_store_read_end(st);
+        apr_reslist_release(conf->readers, st);
+        return status;
+    }
+
+    ctx.r = r;
+    ctx.conf = conf;
+    ctx.out = APR_SUCCESS;
+    ctx.w = sm_xml_writer_create(r->pool, to_client, &ctx);
+    if (page) {
+        sm_xml_urlset_begin(ctx.w);
+        rv = sm_store_page_urls(st, conf->site.base, page->page, one_url,
+                                &ctx);
+        if (rv == APR_SUCCESS)
+            rv = sm_xml_urlset_end(ctx.w);
+    }
+    else if (info.pages->nelts == 0) {
+        sm_xml_urlset_begin(ctx.w);
+        sm_xml_url(ctx.w, conf->site.base, "/", 0, NULL, NULL);
+        rv = sm_xml_urlset_end(ctx.w);
+    }
+    else {
+        sm_xml_index_begin(ctx.w);
+        for (i = 0; i < info.pages->nelts; i++) {
+            const sm_page_info *pi = &APR_ARRAY_IDX(info.pages, i,
+                                                    sm_page_info);
+            sm_xml_index_entry(ctx.w, conf->site.base,
+                               sm_page_path(r->pool, conf->sitemap_path,
+                                            pi->page), pi->lastmod);
+        }
+        rv = sm_xml_index_end(ctx.w);
+    }
+    if (rv != APR_SUCCESS && ctx.out == APR_SUCCESS) {
+        /* The store failed after the headers went out. */
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, "store %s failed while "
+                      "streaming %s: %s", conf->db_path, r->uri,
+                      sm_store_error(st));
+        sm_store_read_end(st);
+        apr_reslist_invalidate(conf->readers, st);
+        abort_response(r);
+        return OK;
+    }
+    sm_store_read_end(st);
+    apr_reslist_release(conf->readers, st);
+    return OK;
+}

@@ -1,0 +1,270 @@
+/* sm_rules.c: which responses are recorded, which are forgotten.
+ *
+ * sm_rules_decide runs after every request: it looks at the cheap facts
+ * first (subrequest, method, status, content type, headers) and only then
+ * normalises the URL and runs the exclude patterns.  Nothing here is
+ * mutable after start-up, so it is safe to call from many threads. */
+#define PCRE2_CODE_UNIT_WIDTH 8
+
+#include "sm_rules.h"
+
+#include <apr_cstr.h>
+#include <apr_strings.h>
+
+#include <pcre2.h>
+#include <string.h>
+
+/* ---- regular expressions ------------------------------------------------ */
+
+struct sm_regex {
+    pcre2_code *code;
+    const char *pattern;
+};
+
+static apr_status_t regex_cleanup(void *data)
+{
+    pcre2_code_free((pcre2_code *)data);
+    return APR_SUCCESS;
+}
+
+sm_regex *sm_regex_compile(apr_pool_t *p, const char *pattern,
+                           const char **err)
+{
+    sm_regex *re;
+    pcre2_code *code;
+    int errcode;
+    PCRE2_SIZE erroffset;
+
+    if (!pattern) {
+        *err = "no pattern";
+        return NULL;
+    }
+    /* httpd's ap_regcomp adds AP_REG_DOTALL | AP_REG_DOLLAR_ENDONLY by
+     * default (AP_REG_DEFAULT): the same here, for the same meaning. */
+    code = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+                         PCRE2_DOTALL | PCRE2_DOLLAR_ENDONLY, &errcode,
+                         &erroffset, NULL);
+    if (!code) {
+        PCRE2_UCHAR msg[256];
+
+        if (pcre2_get_error_message(errcode, msg, sizeof(msg)) < 0)
+            apr_cpystrn((char *)msg, "unknown error", sizeof(msg));
+        *err = apr_psprintf(p, "'%s' at offset %" APR_SIZE_T_FMT ": %s",
+                            pattern, (apr_size_t)erroffset,
+                            (const char *)msg);
+        return NULL;
+    }
+    /* Faster matching where the JIT is available; without it (not built
+     * in, or no executable memory) pcre2_match interprets the pattern. */
+    (void)pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+
+    re = apr_palloc(p, sizeof(*re));
+    re->code = code;
+    re->pattern = apr_pstrdup(p, pattern);
+    apr_pool_cleanup_register(p, code, regex_cleanup,
+                              apr_pool_cleanup_null);
+    return re;
+}
+
+/* 1: match, 0: no match, -1: matching failed (out of memory, a limit). */
+static int regex_exec(const sm_regex *re, const char *subject)
+{
+    pcre2_match_data *md;
+    int rc;
+
+    /* Match data is per call: the compiled pattern is shared between
+     * threads, match data may not be.  One pair is enough to know whether
+     * it matched (rc 0 means "matched, ovector too small"). */
+    if (!(md = pcre2_match_data_create(1, NULL)))
+        return -1;
+    rc = pcre2_match(re->code, (PCRE2_SPTR)subject, PCRE2_ZERO_TERMINATED,
+                     0, 0, md, NULL);
+    pcre2_match_data_free(md);
+    if (rc >= 0)
+        return 1;
+    return rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
+}
+
+int sm_regex_match(const sm_regex *re, const char *subject)
+{
+    return regex_exec(re, subject) == 1;
+}
+
+const char *sm_regex_pattern(const sm_regex *re)
+{
+    return re->pattern;
+}
+
+/* ---- header tokens --------------------------------------------------------- */
+
+static int is_ows(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+/* The end of the list element starting at s: the next ',' outside a
+ * quoted string, or the NUL. */
+static const char *element_end(const char *s)
+{
+    int quoted = 0;
+
+    for (; *s; s++) {
+        if (quoted) {
+            if (*s == '\\' && s[1])
+                s++;
+            else if (*s == '"')
+                quoted = 0;
+        }
+        else if (*s == '"')
+            quoted = 1;
+        else if (*s == ',')
+            break;
+    }
+    return s;
+}
+
+/* Does s[..e) hold token, alone or followed by '=' (whitespace around)? */
+static int is_token_at(const char *s, const char *e, const char *token,
+                       apr_size_t tlen)
+{
+    while (s < e && is_ows(*s))
+        s++;
+    if ((apr_size_t)(e - s) < tlen || apr_cstr_casecmpn(s, token, tlen))
+        return 0;
+    s += tlen;
+    while (s < e && is_ows(*s))
+        s++;
+    return s == e || *s == '=';
+}
+
+int sm_header_has_token(const char *value, const char *token)
+{
+    apr_size_t tlen;
+    const char *s;
+
+    if (!value || !token || !(tlen = strlen(token)))
+        return 0;
+    for (s = value; *s; ) {
+        const char *e = element_end(s), *name, *c;
+
+        if (is_token_at(s, e, token, tlen))
+            return 1;
+        /* "agent: token": a name without space, quote or '=' before ':' */
+        for (name = s; name < e && is_ows(*name); name++)
+            ;
+        for (c = name; c < e && !is_ows(*c) && *c != ':' && *c != '='
+                       && *c != '"'; c++)
+            ;
+        if (c > name) {
+            while (c < e && is_ows(*c))
+                c++;
+            if (c < e && *c == ':' && is_token_at(c + 1, e, token, tlen))
+                return 1;
+        }
+        s = *e ? e + 1 : e;
+    }
+    return 0;
+}
+
+/* ---- the decision ---------------------------------------------------------- */
+
+/* Is the media type of ct (parameters and whitespace ignored) listed? */
+static int type_listed(const apr_array_header_t *types, const char *ct)
+{
+    const char *s = ct, *e;
+    apr_size_t len;
+    int i;
+
+    if (!types || !ct)
+        return 0;
+    while (is_ows(*s))
+        s++;
+    e = s + strcspn(s, ";");
+    while (e > s && is_ows(e[-1]))
+        e--;
+    if (!(len = (apr_size_t)(e - s)))
+        return 0;
+    for (i = 0; i < types->nelts; i++) {
+        const char *t = APR_ARRAY_IDX(types, i, const char *);
+        if (strlen(t) == len && !apr_cstr_casecmpn(t, s, len))
+            return 1;
+    }
+    return 0;
+}
+
+static const char *url_why(sm_url_status st)
+{
+    switch (st) {
+    case SM_URL_QUERY_REFUSED: return "query";
+    case SM_URL_TOO_LONG:      return "too long";
+    default:                   return "bad url";
+    }
+}
+
+static sm_verdict ignore(const char **url, const char **why, const char *r)
+{
+    if (url)
+        *url = NULL;
+    if (why)
+        *why = r;
+    return SM_IGNORE;
+}
+
+sm_verdict sm_rules_decide(apr_pool_t *p, const sm_rules *rules,
+                           const sm_response *resp, const char **url,
+                           const char **why)
+{
+    char *path, *u;
+    sm_url_status st;
+    int get, forget;
+
+    if (resp->is_subrequest)
+        return ignore(url, why, "subrequest");
+    get = resp->method && !strcmp(resp->method, "GET");
+    forget = resp->status == 404 || resp->status == 410
+             || resp->status == 301;
+    if (forget) {
+        if (!get && !(resp->method && !strcmp(resp->method, "HEAD")))
+            return ignore(url, why, "not GET");
+    }
+    else {
+        if (!get)
+            return ignore(url, why, "not GET");
+        if (resp->status != 200)
+            return ignore(url, why, "status");
+        if (!type_listed(rules->content_types, resp->content_type))
+            return ignore(url, why, "content type");
+        if (resp->authenticated)
+            return ignore(url, why, "authenticated");
+        if (sm_header_has_token(resp->x_robots_tag, "noindex")
+            || sm_header_has_token(resp->x_robots_tag, "none"))
+            return ignore(url, why, "x-robots-tag");
+        if (sm_header_has_token(resp->cache_control, "private")
+            || sm_header_has_token(resp->cache_control, "no-store"))
+            return ignore(url, why, "cache-control");
+        if (resp->has_path_info)
+            return ignore(url, why, "path info");
+    }
+
+    st = sm_url_from_target(p, resp->target, rules->allow_query,
+                            resp->base_len, &path, &u);
+    if (st != SM_URL_OK)
+        return ignore(url, why, url_why(st));
+
+    if (!forget && rules->excludes) {
+        int i;
+        for (i = 0; i < rules->excludes->nelts; i++) {
+            /* A pattern that fails to run excludes: better to miss a page
+             * than to publish one the administrator meant to hide. */
+            if (regex_exec(APR_ARRAY_IDX(rules->excludes, i, sm_regex *),
+                           path) != 0)
+                return ignore(url, why, "excluded");
+        }
+    }
+
+    if (url)
+        *url = u;
+    if (why)
+        *why = NULL;
+    return forget ? SM_FORGET : SM_RECORD;
+}

@@ -1,0 +1,117 @@
+/* sm_sitemap.c: see sm_sitemap.h. */
+#include "sm_sitemap.h"
+
+#include <apr_lib.h>
+#include <apr_strings.h>
+#include <string.h>
+
+const char *sm_sitemap_path_check(const char *path)
+{
+    apr_size_t len = strlen(path);
+    const char *c;
+
+    if (path[0] != '/')
+        return "must start with '/'";
+    if (len < 5 || strcmp(path + len - 4, ".xml") != 0 || path[len - 5] == '/')
+        return "must end in a file name with '.xml'";
+    for (c = path; *c; c++)
+        if (!apr_isgraph(*c) || strchr("%?#\"<>\\^`{|}", *c))
+            return "may only hold plain URL path characters (no '%', '?', "
+                   "'#', quotes or spaces)";
+    if (strstr(path, "/./") || strstr(path, "/../") || strstr(path, "//"))
+        return "may not hold '.', '..' or empty segments";
+    return NULL;
+}
+
+const char *sm_page_path(apr_pool_t *p, const char *sitemap_path,
+                         apr_int64_t n)
+{
+    apr_size_t stem = strlen(sitemap_path) - 4;     /* without ".xml" */
+    return apr_psprintf(p, "%.*s-%" APR_INT64_T_FMT ".xml", (int)stem,
+                        sitemap_path, n);
+}
+
+apr_int64_t sm_name_parse(const char *sitemap_path, const char *uri)
+{
+    apr_size_t stem = strlen(sitemap_path) - 4;
+    apr_size_t len = strlen(uri), digits;
+    apr_int64_t n = 0;
+    const char *d;
+
+    const char *seg_end;
+
+    if (strcmp(uri, sitemap_path) == 0)
+        return SM_NAME_INDEX;
+    if (strncmp(uri, sitemap_path, stem) != 0 || uri[stem] != '-')
+        return SM_NAME_NOT_OURS;
+    /* "<stem>-<anything>.xml", possibly followed by more path: ours. */
+    d = uri + stem + 1;
+    seg_end = strchr(d, '/');
+    if (!seg_end)
+        seg_end = uri + len;
+    if (seg_end - d < 4 || strncmp(seg_end - 4, ".xml", 4) != 0)
+        return SM_NAME_NOT_OURS;
+    if (*seg_end)
+        return SM_NAME_BAD;
+    digits = len - stem - 1 - 4;
+    if (digits == 0 || digits > 9 || d[0] == '0')
+        return SM_NAME_BAD;
+    for (; digits; digits--, d++) {
+        if (!apr_isdigit(*d))
+            return SM_NAME_BAD;
+        n = n * 10 + (*d - '0');
+    }
+    return n;
+}
+
+static const char *const changefreq_words[] = {
+    "always", "hourly", "daily", "weekly", "monthly", "yearly", "never", NULL
+};
+
+const char *sm_changefreq_check(const char *word)
+{
+    int i;
+    for (i = 0; changefreq_words[i]; i++)
+        if (strcmp(word, changefreq_words[i]) == 0)
+            return NULL;
+    return "one of always, hourly, daily, weekly, monthly, yearly, never";
+}
+
+const char *sm_priority_canon(apr_pool_t *p, const char *v)
+{
+    int whole = 0, tenth = 0;
+    const char *c = v;
+
+    if (*c >= '0' && *c <= '1' && (c[1] == '\0' || c[1] == '.')) {
+        whole = *c - '0';
+        c++;
+    }
+    else if (*c != '.') {
+        return NULL;
+    }
+    if (*c == '.') {
+        c++;
+        if (!apr_isdigit(*c) || c[1] != '\0')
+            return NULL;
+        tenth = *c - '0';
+        c++;
+    }
+    if (*c || (whole == 1 && tenth != 0) || c == v)
+        return NULL;
+    return apr_psprintf(p, "%d.%d", whole, tenth);
+}
+
+const char *sm_annotation_find(const apr_array_header_t *annotations,
+                               const char *path)
+{
+    int i;
+
+    if (!annotations)
+        return NULL;
+    for (i = 0; i < annotations->nelts; i++) {
+        const sm_annotation *a = &APR_ARRAY_IDX(annotations, i, sm_annotation);
+        if (sm_regex_match(a->re, path))
+            return a->value;
+    }
+    return NULL;
+}

@@ -1,0 +1,49 @@
+/* sm_sitemap.h: what a sitemap looks like for one site: the names of its
+ * documents, and the optional changefreq/priority annotations. */
+#ifndef SM_SITEMAP_H
+#define SM_SITEMAP_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+
+#include "sm_rules.h"
+
+/* ---- document names --------------------------------------------------------
+ * For SitemapPath "/sitemap.xml" the pages are "/sitemap-1.xml", ... */
+
+/* Is path a valid SitemapPath (absolute, ends in ".xml", no query, no
+ * "%", no dot segments)?  NULL if so, else what is wrong. */
+const char *sm_sitemap_path_check(const char *path);
+
+/* The path of page n. */
+const char *sm_page_path(apr_pool_t *p, const char *sitemap_path,
+                         apr_int64_t n);
+
+#define SM_NAME_NOT_OURS  (-1)  /* some other URL */
+#define SM_NAME_BAD       (-2)  /* looks like a page but is not a valid one */
+#define SM_NAME_INDEX       0   /* the SitemapPath itself */
+/* What uri names: SM_NAME_INDEX, a page number (1 or more; no leading
+ * zeros, at most 9 digits), SM_NAME_BAD (a first segment of the form
+ * "<stem>-<anything>.xml" that is not a valid page, or more path after
+ * one) or SM_NAME_NOT_OURS. */
+apr_int64_t sm_name_parse(const char *sitemap_path, const char *uri);
+
+/* ---- annotations -------------------------------------------------------- */
+
+typedef struct {
+    const sm_regex *re;
+    const char *value;      /* a changefreq word, or a priority "0.0".."1.0" */
+} sm_annotation;
+
+/* Valid changefreq words (always ... never); NULL if word is one, else an
+ * error sentence listing them. */
+const char *sm_changefreq_check(const char *word);
+/* A priority from 0.0 to 1.0 with at most one decimal ("0.8", "1", "1.0",
+ * ".5"); returns the canonical form ("0.8", "1.0", "0.5") or NULL. */
+const char *sm_priority_canon(apr_pool_t *p, const char *value);
+
+/* The first annotation whose pattern matches path, or NULL. */
+const char *sm_annotation_find(const apr_array_header_t *annotations,
+                               const char *path);
+
+#endif

@@ -1,0 +1,49 @@
+/* sm_xml.h: the sitemaps.org 0.9 XML writer, streaming.
+ *
+ * Output goes through a small fixed buffer to a sink (the module's sink
+ * passes it down httpd's filter chain, sitemapctl's writes a file), so
+ * memory does not grow with the document.  Used by the module and by
+ * sitemapctl export, so both produce the same bytes. */
+#ifndef SM_XML_H
+#define SM_XML_H
+
+#include <apr_pools.h>
+#include <apr_time.h>
+
+#define SM_XML_NS "http://www.sitemaps.org/schemas/sitemap/0.9"
+
+typedef apr_status_t sm_xml_sink(void *baton, const char *data,
+                                 apr_size_t len);
+
+typedef struct sm_xml_writer sm_xml_writer;
+
+sm_xml_writer *sm_xml_writer_create(apr_pool_t *p, sm_xml_sink *sink,
+                                    void *baton);
+
+/* <?xml ...?><urlset xmlns=...> */
+apr_status_t sm_xml_urlset_begin(sm_xml_writer *w);
+/* One <url>: loc is base + path (entity-escaped); lastmod 0 is left out;
+ * changefreq and priority NULL are left out. */
+apr_status_t sm_xml_url(sm_xml_writer *w, const char *base, const char *path,
+                        apr_time_t lastmod, const char *changefreq,
+                        const char *priority);
+apr_status_t sm_xml_urlset_end(sm_xml_writer *w);
+
+/* <?xml ...?><sitemapindex xmlns=...> */
+apr_status_t sm_xml_index_begin(sm_xml_writer *w);
+/* One <sitemap>: loc is base + path. */
+apr_status_t sm_xml_index_entry(sm_xml_writer *w, const char *base,
+                                const char *path, apr_time_t lastmod);
+apr_status_t sm_xml_index_end(sm_xml_writer *w);
+
+/* Hand what is buffered to the sink. */
+apr_status_t sm_xml_flush(sm_xml_writer *w);
+/* Bytes given to the writer so far. */
+apr_off_t sm_xml_bytes(const sm_xml_writer *w);
+
+/* W3C Datetime with seconds, in UTC: "2026-11-22T04:49:16+00:00" (25
+ * characters and a NUL). */
+#define SM_W3C_DATETIME_LEN 26
+void sm_w3c_datetime(char *buf, apr_time_t t);
+
+#endif
