@@ -284,6 +284,10 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         conf->site.page_size = conf->page_size;
         conf->site.max_urls = conf->max_urls;
         conf->site.expire = conf->expire;
+        conf->site.settings = sm_settings_format(pconf, conf->sitemap_path,
+                                                 conf->page_size,
+                                                 conf->changefreq,
+                                                 conf->priority);
         conf->rules.content_types = conf->content_types;
         conf->rules.excludes = conf->excludes;
         conf->rules.allow_query = conf->allow_query;

@@ -101,6 +101,32 @@ const char *sm_priority_canon(apr_pool_t *p, const char *v)
     return apr_psprintf(p, "%d.%d", whole, tenth);
 }
 
+static void format_annotations(apr_array_header_t *lines, const char *kind,
+                               const apr_array_header_t *list)
+{
+    int i;
+    for (i = 0; list && i < list->nelts; i++) {
+        const sm_annotation *a = &APR_ARRAY_IDX(list, i, sm_annotation);
+        APR_ARRAY_PUSH(lines, const char *) =
+            apr_psprintf(lines->pool, "%s %s %s\n", kind, a->value,
+                         sm_regex_pattern(a->re));
+    }
+}
+
+const char *sm_settings_format(apr_pool_t *p, const char *sitemap_path,
+                               int page_size,
+                               const apr_array_header_t *changefreq,
+                               const apr_array_header_t *priority)
+{
+    apr_array_header_t *lines = apr_array_make(p, 8, sizeof(char *));
+
+    APR_ARRAY_PUSH(lines, const char *) =
+        apr_psprintf(p, "path %s\npage_size %d\n", sitemap_path, page_size);
+    format_annotations(lines, "changefreq", changefreq);
+    format_annotations(lines, "priority", priority);
+    return apr_array_pstrcat(p, lines, '\0');
+}
+
 const char *sm_annotation_find(const apr_array_header_t *annotations,
                                const char *path)
 {

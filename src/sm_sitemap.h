@@ -46,4 +46,16 @@ const char *sm_priority_canon(apr_pool_t *p, const char *value);
 const char *sm_annotation_find(const apr_array_header_t *annotations,
                                const char *path);
 
+/* ---- settings kept with the site in the store ---------------------------
+ * Text, one item a line:
+ *   path /sitemap.xml
+ *   page_size 50000
+ *   changefreq <word> <regex>      (in order; first match wins)
+ *   priority <value> <regex>
+ */
+const char *sm_settings_format(apr_pool_t *p, const char *sitemap_path,
+                               int page_size,
+                               const apr_array_header_t *changefreq,
+                               const apr_array_header_t *priority);
+
 #endif

@@ -36,6 +36,10 @@ typedef struct {
     int page_size;              /* 1..SM_PAGE_MAX_URLS */
     apr_int64_t max_urls;       /* new URLs beyond this are refused */
     apr_interval_time_t expire; /* 0: never */
+    /* What else of the configuration shapes the site's sitemap (see
+     * sm_settings_format), kept with the site so that sitemapctl export
+     * can reproduce the module's output; NULL: not known. */
+    const char *settings;
 } sm_site_conf;
 
 typedef enum { SM_CHANGE_RECORD = 1, SM_CHANGE_FORGET } sm_change_op;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static sm_site_conf site = { "http://r.example", 50000, 0, 0 };
+static sm_site_conf site = { "http://r.example", 50000, 0, 0, NULL };
 
 static int log_errors;
 static char last_log[1024];

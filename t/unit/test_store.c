@@ -8,10 +8,10 @@
 #include <string.h>
 
 static const sm_site_conf site_a = {
-    "http://a.example", 3, 0, 0
+    "http://a.example", 3, 0, 0, NULL
 };
 static const sm_site_conf site_b = {
-    "https://b.example", 50000, 0, 0
+    "https://b.example", 50000, 0, 0, NULL
 };
 
 static sm_store *open_store(unit_ctx *u, const char *name, char **path)
@@ -171,7 +171,7 @@ static void test_page_bytes_limit(void **state)
     unit_ctx *u = *state;
     char *path;
     sm_store *st = open_store(u, "s.db", &path);
-    sm_site_conf big = { "http://big.example", 50000, 0, 0 };
+    sm_site_conf big = { "http://big.example", 50000, 0, 0, NULL };
     apr_time_t t = apr_time_from_sec(1700000000);
     char *url = apr_palloc(u->pool, 2000);
     sm_change *cs = apr_palloc(u->pool, sizeof(*cs) * 6000);
@@ -210,7 +210,7 @@ static void test_max_urls_and_sites_apart(void **state)
     unit_ctx *u = *state;
     char *path;
     sm_store *st = open_store(u, "s.db", &path);
-    sm_site_conf small = { "http://small.example", 50000, 2, 0 };
+    sm_site_conf small = { "http://small.example", 50000, 2, 0, NULL };
     apr_time_t t = apr_time_from_sec(1700000000);
     sm_apply_stats stats;
 
@@ -238,7 +238,7 @@ static void test_expire(void **state)
     unit_ctx *u = *state;
     char *path;
     sm_store *st = open_store(u, "s.db", &path);
-    sm_site_conf s = { "http://e.example", 50000, 0, apr_time_from_sec(100) };
+    sm_site_conf s = { "http://e.example", 50000, 0, apr_time_from_sec(100), NULL };
     apr_time_t now = apr_time_from_sec(1700000000);
     int removed;
 
