@@ -9,6 +9,7 @@
 #include "http_protocol.h"
 #include "http_request.h"
 #include "ap_mpm.h"
+#include "ap_listen.h"
 #include "unixd.h"
 
 #include <apr_strings.h>
@@ -55,6 +56,9 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->page_size = -1;
     conf->changefreq = apr_array_make(p, 2, sizeof(sm_annotation));
     conf->priority = apr_array_make(p, 2, sizeof(sm_annotation));
+    conf->robots = -1;
+    conf->robots_extra = NULL;
+    conf->robots_fallback = -1;
     return conf;
 }
 
@@ -80,6 +84,9 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     /* First match wins: the vhost's own rules come first. */
     conf->changefreq = apr_array_append(p, add->changefreq, base->changefreq);
     conf->priority = apr_array_append(p, add->priority, base->priority);
+    conf->robots = MERGE_UNSET(robots, -1);
+    conf->robots_extra = MERGE_UNSET(robots_extra, NULL);
+    conf->robots_fallback = MERGE_UNSET(robots_fallback, -1);
     return conf;
 }
 
@@ -116,6 +123,35 @@ static apr_uint64_t config_tag(const sitemap_server_conf *conf)
     return hash_annotations(h, conf->priority);
 }
 
+/* The URLs robots.txt advertises: our sitemap, then SitemapRobotsExtra,
+ * each once; and the ETag suffix that says so. */
+static void robots_lines(apr_pool_t *p, sitemap_server_conf *conf)
+{
+    apr_array_header_t *urls = apr_array_make(p, 2, sizeof(char *));
+    apr_uint64_t h = APR_UINT64_C(0xcbf29ce484222325);
+    int i, j;
+
+    if (conf->robots < 0)
+        conf->robots = 1;
+    if (conf->robots_fallback < 0)
+        conf->robots_fallback = 1;
+    APR_ARRAY_PUSH(urls, const char *) =
+        apr_pstrcat(p, conf->site.base, conf->sitemap_path, NULL);
+    for (i = 0; conf->robots_extra && i < conf->robots_extra->nelts; i++) {
+        const char *url = APR_ARRAY_IDX(conf->robots_extra, i, const char *);
+        for (j = 0; j < urls->nelts; j++)
+            if (strcmp(url, APR_ARRAY_IDX(urls, j, const char *)) == 0)
+                break;
+        if (j == urls->nelts)
+            APR_ARRAY_PUSH(urls, const char *) = url;
+    }
+    for (i = 0; i < urls->nelts; i++)
+        h = hash_str(h, APR_ARRAY_IDX(urls, i, const char *));
+    conf->robots_urls = urls;
+    conf->robots_etag_suffix = apr_psprintf(p, "sitemap%08x",
+                                            (unsigned)(h ^ (h >> 32)));
+}
+
 /* ---- logging from the core ---------------------------------------------- */
 
 static void log_to_httpd(void *baton, sm_log_level level, apr_status_t rv,
@@ -140,8 +176,22 @@ static const char *vhost_base(apr_pool_t *p, server_rec *s, const char **err)
     apr_port_t port = s->port;
     const char *scheme, *host = s->server_hostname;
 
-    if (!port && s->addrs)
+    if (!port && s->addrs && s->is_virtual)
         port = s->addrs->host_port;
+    if (!port) {
+        /* No port in ServerName nor in <VirtualHost>: the port the server
+         * listens on, when there is only one. */
+        ap_listen_rec *lr;
+        for (lr = ap_listeners; lr; lr = lr->next) {
+            if (lr->bind_addr && lr->bind_addr->port) {
+                if (port && port != lr->bind_addr->port) {
+                    port = 0;
+                    break;
+                }
+                port = lr->bind_addr->port;
+            }
+        }
+    }
     scheme = s->server_scheme ? s->server_scheme
                               : (port == 443 ? "https" : "http");
     if (!host) {
@@ -292,6 +342,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         conf->rules.excludes = conf->excludes;
         conf->rules.allow_query = conf->allow_query;
         conf->config_tag = config_tag(conf);
+        robots_lines(pconf, conf);
 
         if (!apr_hash_get(prepared, conf->db_path, APR_HASH_KEY_STRING)) {
             int rc = prepare_database(ptemp, s, conf->db_path);
@@ -362,7 +413,6 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
 
 static void register_hooks(apr_pool_t *p)
 {
-    (void)p;
     ap_hook_post_config(sitemap_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(sitemap_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_log_transaction(sitemap_log_transaction, NULL, NULL,
@@ -372,6 +422,7 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_map_to_storage(sitemap_map_to_storage, NULL, NULL,
                            APR_HOOK_FIRST);
     ap_hook_handler(sitemap_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    sitemap_robots_register(p);
 }
 
 AP_DECLARE_MODULE(sitemap) = {

@@ -30,10 +30,15 @@ typedef struct {
     apr_array_header_t *changefreq;     /* SitemapChangefreq: sm_annotation,
                                            the vhost's before the main's */
     apr_array_header_t *priority;       /* SitemapPriority: likewise */
+    int robots;                         /* SitemapRobots */
+    apr_array_header_t *robots_extra;   /* SitemapRobotsExtra */
+    int robots_fallback;                /* SitemapRobotsFallback */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
     sm_rules rules;
+    apr_array_header_t *robots_urls;    /* the Sitemap lines' URLs */
+    const char *robots_etag_suffix;     /* appended to robots.txt ETags */
     apr_uint64_t config_tag;            /* what of the config shapes the
                                            XML, hashed into every ETag */
     /* This process's writer and readers for db_path (child_init). */
@@ -46,6 +51,7 @@ int sitemap_log_transaction(request_rec *r);
 int sitemap_translate_name(request_rec *r);
 int sitemap_map_to_storage(request_rec *r);
 int sitemap_handler(request_rec *r);
+void sitemap_robots_register(apr_pool_t *p);
 apr_status_t sitemap_readers_create(struct apr_reslist_t **out,
                                     apr_pool_t *pchild, const char *path);
 

@@ -8,6 +8,7 @@
 
 #include <apr_lib.h>
 #include <apr_strings.h>
+#include <apr_uri.h>
 #include <sys/stat.h>
 
 #include "sm_sitemap.h"
@@ -341,6 +342,54 @@ static const char *add_priority(cmd_parms *cmd, void *dconf,
                           canon);
 }
 
+static const char *set_robots(cmd_parms *cmd, void *dconf, int on)
+{
+    const char *err = in_server_only(cmd);
+    (void)dconf;
+    if (err)
+        return err;
+    SITEMAP_CONF(cmd->server)->robots = on;
+    return NULL;
+}
+
+static const char *set_robots_fallback(cmd_parms *cmd, void *dconf, int on)
+{
+    const char *err = in_server_only(cmd);
+    (void)dconf;
+    if (err)
+        return err;
+    SITEMAP_CONF(cmd->server)->robots_fallback = on;
+    return NULL;
+}
+
+/* An absolute http(s) URL with a host, fit for a robots.txt line. */
+static const char *add_robots_extra(cmd_parms *cmd, void *dconf,
+                                    const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
+    apr_uri_t uri;
+    const char *c;
+    (void)dconf;
+
+    if (err)
+        return err;
+    for (c = arg; *c; c++)
+        if (!apr_isgraph(*c))
+            break;
+    if (*c || apr_uri_parse(cmd->pool, arg, &uri) != APR_SUCCESS
+        || !uri.scheme || !uri.hostname || !*uri.hostname
+        || (strcasecmp(uri.scheme, "http") && strcasecmp(uri.scheme, "https")))
+        return apr_psprintf(cmd->pool, "SitemapRobotsExtra: '%s' is not "
+                            "allowed: an absolute http:// or https:// URL "
+                            "such as https://www.example.com/news-sitemap.xml",
+                            arg);
+    if (!conf->robots_extra)
+        conf->robots_extra = apr_array_make(cmd->pool, 2, sizeof(char *));
+    APR_ARRAY_PUSH(conf->robots_extra, const char *) = arg;
+    return NULL;
+}
+
 const command_rec sitemap_directives[] = {
     AP_INIT_FLAG("Sitemap", set_enabled, NULL, RSRC_CONF,
                  "On to record this virtual host's pages and serve its "
@@ -375,5 +424,13 @@ const command_rec sitemap_directives[] = {
     AP_INIT_TAKE2("SitemapPriority", add_priority, NULL, RSRC_CONF,
                   "a regular expression and a priority 0.0-1.0 for matching "
                   "URLs (repeatable, first match wins)"),
+    AP_INIT_FLAG("SitemapRobots", set_robots, NULL, RSRC_CONF,
+                 "On to add the sitemap's line to /robots.txt (default On)"),
+    AP_INIT_TAKE1("SitemapRobotsExtra", add_robots_extra, NULL, RSRC_CONF,
+                  "another absolute sitemap URL to list in robots.txt "
+                  "(repeatable)"),
+    AP_INIT_FLAG("SitemapRobotsFallback", set_robots_fallback, NULL,
+                 RSRC_CONF, "On to answer a permissive robots.txt when the "
+                 "site has none (default On)"),
     { NULL }
 };
