@@ -54,26 +54,37 @@ int sitemap_map_to_storage(request_rec *r)
 
 /* ---- reader connections, one pool per store file per process ----------- */
 
-static apr_status_t reader_open(void **res, void *params, apr_pool_t *p)
+/* Readers are made by request threads at any time: each gets a pool of
+ * its own (unmanaged, own allocator), destroyed with it, so nothing is
+ * allocated from a shared pool and nothing piles up over the TTLs. */
+static apr_status_t reader_open(void **res, void *params, apr_pool_t *unused)
 {
     const char *path = params;
+    apr_pool_t *p;
     sm_store *st;
     char err[512];
+    apr_status_t rv;
+    (void)unused;
 
+    if ((rv = apr_pool_create_unmanaged_ex(&p, NULL, NULL)) != APR_SUCCESS)
+        return rv;
     if (sm_store_open_sqlite(&st, p, path, 0, 1000, NULL, err, sizeof(err))
         != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, ap_server_conf,
                      "store %s: %s", path, err);
+        apr_pool_destroy(p);
         return APR_EGENERAL;
     }
     *res = st;
     return APR_SUCCESS;
 }
 
-static apr_status_t reader_close(void *res, void *params, apr_pool_t *p)
+static apr_status_t reader_close(void *res, void *params, apr_pool_t *unused)
 {
-    (void)params; (void)p;
-    sm_store_close(res);
+    sm_store *st = res;
+    (void)params; (void)unused;
+    sm_store_close(st);
+    apr_pool_destroy(st->pool);
     return APR_SUCCESS;
 }
 

@@ -139,22 +139,32 @@ static void seen_drop(sm_recorder *rec, apr_uint64_t key)
 
 /* ---- batches -------------------------------------------------------------- */
 
-static apr_status_t batch_create(batch **out, apr_pool_t *parent)
+/* A sub-pool with an allocator of its own: used by one thread at a time,
+ * never racing with other users of the parent's allocator. */
+static apr_status_t private_pool(apr_pool_t **out, apr_pool_t *parent)
 {
     apr_allocator_t *alloc;
     apr_status_t rv;
-    batch *b = apr_pcalloc(parent, sizeof(*b));
 
     if ((rv = apr_allocator_create(&alloc)) != APR_SUCCESS)
         return rv;
     /* Give memory back beyond 1 MiB, so one burst doesn't pin it. */
     apr_allocator_max_free_set(alloc, 1024 * 1024);
-    if ((rv = apr_pool_create_ex(&b->pool, parent, NULL, alloc))
-        != APR_SUCCESS) {
+    if ((rv = apr_pool_create_ex(out, parent, NULL, alloc)) != APR_SUCCESS) {
         apr_allocator_destroy(alloc);
         return rv;
     }
-    apr_allocator_owner_set(alloc, b->pool);
+    apr_allocator_owner_set(alloc, *out);
+    return APR_SUCCESS;
+}
+
+static apr_status_t batch_create(batch **out, apr_pool_t *parent)
+{
+    apr_status_t rv;
+    batch *b = apr_pcalloc(parent, sizeof(*b));
+
+    if ((rv = private_pool(&b->pool, parent)) != APR_SUCCESS)
+        return rv;
     b->index = apr_hash_make(b->pool);
     b->items = apr_array_make(b->pool, 64, sizeof(pending_item));
     *out = b;
@@ -522,7 +532,7 @@ apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
         || (rv = apr_thread_cond_create(&rec->room, p))
         || (rv = batch_create(&rec->pending, p))
         || (rv = batch_create(&rec->spare, p))
-        || (rv = apr_pool_create(&rec->store_pool, p)))
+        || (rv = private_pool(&rec->store_pool, p)))
         return rv;
     /* Before the sub-pools go: the last batch is written at pool death. */
     apr_pool_pre_cleanup_register(p, rec, recorder_cleanup);

@@ -104,6 +104,7 @@ typedef struct {
 struct sm_store {
     const sm_store_ops *ops;
     const char *path;
+    apr_pool_t *pool;       /* the pool the store was opened in */
     const sm_logger *log;
     char errmsg[512];       /* the last failure, for logs */
 };

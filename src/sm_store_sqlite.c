@@ -702,6 +702,7 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
     *out = NULL;
     s->base.ops = &sqlite_ops;
     s->base.path = apr_pstrdup(p, path);
+    s->base.pool = p;
     s->base.log = log;
     if ((flags & SM_STORE_CREATE) && !readonly)
         oflags |= SQLITE_OPEN_CREATE;
