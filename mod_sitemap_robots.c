@@ -1,6 +1,6 @@
 /* mod_sitemap_robots.c: advertise the sitemap in /robots.txt.
  *
- * An output filter appends "Sitemap:" lines to whatever produces the
+ * An output filter (just after the content-setting filters) appends "Sitemap:" lines to whatever produces the
  * site's robots.txt (a file, a script, a proxy), streaming: the body
  * passes through untouched and the scan (src/sm_robots.c) keeps only the
  * line in progress.  When the site has no robots.txt, a last-resort
@@ -28,14 +28,24 @@ typedef struct {
     sm_robots *scan;
     apr_bucket_brigade *out;    /* reused for every pass */
     apr_size_t pending;         /* bytes in out */
+    apr_off_t seen;             /* body bytes so far */
 } robots_ctx;
 
+/* Is this the answer to a client's /robots.txt?  Decided on the request
+ * the client made, so robots.txt produced through a rewrite (to a script,
+ * or an internal redirect) counts; an ErrorDocument does not. */
 static int robots_wanted(request_rec *r, const sitemap_server_conf **out)
 {
     const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    request_rec *orig = r;
 
     if (conf->enabled != 1 || conf->robots != 1 || !conf->robots_urls
-        || r->main || !r->uri || strcmp(r->uri, ROBOTS_PATH) != 0)
+        || r->main)
+        return 0;
+    for (; orig->prev; orig = orig->prev)
+        if (ap_is_HTTP_ERROR(orig->prev->status))
+            return 0;
+    if (!orig->parsed_uri.path || strcmp(orig->parsed_uri.path, ROBOTS_PATH))
         return 0;
     *out = conf;
     return 1;
@@ -56,7 +66,9 @@ static const char *altered_etag(request_rec *r,
 }
 
 /* Conditional requests carry our altered ETags: give the handler back its
- * own, and drop tags we did not make (they name a body without our lines). */
+ * own; a tag we did not make names a body without our lines, so it becomes
+ * one that matches nothing (the condition stays, and fails).  If-Range is
+ * left alone: httpd checks it against the response's (altered) ETag. */
 static void restore_etags(request_rec *r, const sitemap_server_conf *conf,
                           const char *header)
 {
@@ -84,23 +96,28 @@ static void restore_etags(request_rec *r, const sitemap_server_conf *conf,
             APR_ARRAY_PUSH(kept, const char *) =
                 apr_pstrcat(r->pool, apr_pstrmemdup(r->pool, tok, len - slen),
                             "\"", NULL);
+        else
+            APR_ARRAY_PUSH(kept, const char *) = "\"sitemap-matches-nothing\"";
     }
-    if (kept->nelts)
-        apr_table_setn(r->headers_in, header,
-                       apr_array_pstrcat(r->pool, kept, ','));
-    else
-        apr_table_unset(r->headers_in, header);
+    apr_table_setn(r->headers_in, header,
+                   apr_array_pstrcat(r->pool, kept, ','));
 }
 
 int sitemap_robots_fixups(request_rec *r)
 {
     const sitemap_server_conf *conf;
+    request_rec *orig = r;
 
     if (!robots_wanted(r, &conf))
         return DECLINED;
+    /* Internal redirects share headers_in: restore only once. */
+    while (orig->prev)
+        orig = orig->prev;
+    if (apr_table_get(orig->notes, "sitemap-etags-restored"))
+        return DECLINED;
+    apr_table_setn(orig->notes, "sitemap-etags-restored", "1");
     restore_etags(r, conf, "If-None-Match");
     restore_etags(r, conf, "If-Match");
-    restore_etags(r, conf, "If-Range");
     return DECLINED;
 }
 
@@ -138,9 +155,23 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     if (!ctx) {
         const char *etag = apr_table_get(r->headers_out, "ETag");
 
+        if (r->status != HTTP_OK && r->status != HTTP_NOT_MODIFIED) {
+            ap_remove_output_filter(f);
+            return ap_pass_brigade(f->next, bb);
+        }
+        /* Already compressed (by a script, a backend or mod_mime's
+         * AddEncoding): the bytes are not text we can append to. */
+        if (r->content_encoding
+            || apr_table_get(r->headers_out, "Content-Encoding")
+            || apr_table_get(r->err_headers_out, "Content-Encoding")) {
+            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "robots.txt has a "
+                          "Content-Encoding: passed through without Sitemap "
+                          "lines");
+            ap_remove_output_filter(f);
+            return ap_pass_brigade(f->next, bb);
+        }
         /* The ETag is altered for the 304 too, so it matches the 200's. */
-        if (etag && (r->status == HTTP_OK
-                     || r->status == HTTP_NOT_MODIFIED)) {
+        if (etag) {
             const char *altered = altered_etag(r, conf, etag);
             if (altered)
                 apr_table_setn(r->headers_out, "ETag", altered);
@@ -148,13 +179,6 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                 apr_table_unset(r->headers_out, "ETag");
         }
         if (r->status != HTTP_OK) {
-            ap_remove_output_filter(f);
-            return ap_pass_brigade(f->next, bb);
-        }
-        if (apr_table_get(r->headers_out, "Content-Encoding")) {
-            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "robots.txt has a "
-                          "Content-Encoding: passed through without Sitemap "
-                          "lines");
             ap_remove_output_filter(f);
             return ap_pass_brigade(f->next, bb);
         }
@@ -175,6 +199,10 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 
         if (APR_BUCKET_IS_EOS(b)) {
             const char *tail = sm_robots_tail(ctx->scan, r->pool, &len);
+            /* A HEAD answered without a body (a script or backend that
+             * skips it): adding lines would make a wrong length. */
+            if (r->header_only && !ctx->seen)
+                len = 0;
             if (len)
                 APR_BRIGADE_INSERT_TAIL(ctx->out, apr_bucket_pool_create(
                                         tail, len, r->pool,
@@ -193,6 +221,7 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             }
             sm_robots_feed(ctx->scan, data, len);
             ctx->pending += len;
+            ctx->seen += len;
         }
         APR_BUCKET_REMOVE(b);
         APR_BRIGADE_INSERT_TAIL(ctx->out, b);
@@ -216,8 +245,11 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 void sitemap_robots_register(apr_pool_t *p)
 {
     (void)p;
+    /* After mod_headers' FIXUP_HEADERS_OUT (AP_FTYPE_CONTENT_SET), so a
+     * Content-Encoding it sets is seen; mod_deflate, in the same slot, is
+     * added later (by type, in the handler) and so runs after us. */
     ap_register_output_filter(ROBOTS_FILTER, robots_filter, NULL,
-                              AP_FTYPE_RESOURCE);
+                              AP_FTYPE_CONTENT_SET + 1);
     ap_hook_fixups(sitemap_robots_fixups, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_insert_filter(sitemap_robots_insert_filter, NULL, NULL,
                           APR_HOOK_MIDDLE);
