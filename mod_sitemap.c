@@ -315,8 +315,6 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             conf->flush_interval = DEFAULT_FLUSH_INTERVAL;
         if (conf->expire < 0)
             conf->expire = DEFAULT_EXPIRE;
-        if (conf->max_urls < 0)
-            conf->max_urls = DEFAULT_MAX_URLS;
         if (!conf->sitemap_path)
             conf->sitemap_path = DEFAULT_SITEMAP_PATH;
         if (conf->page_size < 0)
@@ -332,6 +330,21 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             return HTTP_INTERNAL_SERVER_ERROR;
         }
         conf->site.page_size = conf->page_size;
+        /* An index lists at most 50,000 pages: the default cap shrinks
+         * with small pages; a cap set by hand must fit. */
+        if (conf->max_urls < 0) {
+            conf->max_urls = (apr_int64_t)conf->page_size * 50000;
+            if (conf->max_urls > DEFAULT_MAX_URLS)
+                conf->max_urls = DEFAULT_MAX_URLS;
+        }
+        else if (conf->max_urls > (apr_int64_t)conf->page_size * 50000) {
+            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapMaxURLs: %"
+                         APR_INT64_T_FMT " is not allowed with SitemapPageSize"
+                         " %d: a sitemap index lists at most 50000 pages, so "
+                         "at most %" APR_INT64_T_FMT " URLs fit", conf->max_urls,
+                         conf->page_size, (apr_int64_t)conf->page_size * 50000);
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
         conf->site.max_urls = conf->max_urls;
         conf->site.expire = conf->expire;
         conf->site.settings = sm_settings_format(pconf, conf->sitemap_path,

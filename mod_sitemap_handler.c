@@ -154,6 +154,25 @@ static int unavailable(request_rec *r, sitemap_server_conf *conf,
     return HTTP_SERVICE_UNAVAILABLE;
 }
 
+/* The sitemaps.org limit on an index. */
+#define SM_INDEX_MAX_ENTRIES 50000
+
+/* More non-empty pages than an index may list: the configuration check
+ * (SitemapMaxURLs <= 50,000 x SitemapPageSize) keeps this away unless
+ * removals left many pages nearly empty.  Say so, at most once a minute. */
+static void index_overflow(request_rec *r, int pages)
+{
+    static apr_time_t last;     /* per process; a race only logs twice */
+    apr_time_t now = apr_time_now();
+
+    if (last && now - last < apr_time_from_sec(60))
+        return;
+    last = now;
+    ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "%s has %d non-empty "
+                  "pages; the index lists the first %d (raise "
+                  "SitemapPageSize)", r->uri, pages, SM_INDEX_MAX_ENTRIES);
+}
+
 typedef struct {
     request_rec *r;
     sitemap_server_conf *conf;
@@ -270,9 +289,22 @@ int sitemap_handler(request_rec *r)
         ap_update_mtime(r, mtime);
         ap_set_last_modified(r);
     }
-    if ((status = ap_meets_conditions(r)) != OK || r->header_only) {
+    status = ap_meets_conditions(r);
+    if (status != OK || r->header_only) {
         sm_store_read_end(st);
         apr_reslist_release(conf->readers, st);
+        if (status == HTTP_NOT_MODIFIED) {
+            /* Answered through the normal filters, not the error path:
+             * mod_cache's save filter must see the 304 to its own
+             * revalidation (the error path drops it). */
+            apr_bucket_brigade *bb = apr_brigade_create(r->pool,
+                                          r->connection->bucket_alloc);
+            r->status = HTTP_NOT_MODIFIED;
+            APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(
+                                    r->connection->bucket_alloc));
+            return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS
+                   ? OK : AP_FILTER_ERROR;
+        }
         return status;
     }
 
@@ -294,7 +326,9 @@ int sitemap_handler(request_rec *r)
     }
     else {
         sm_xml_index_begin(ctx.w);
-        for (i = 0; i < info.pages->nelts; i++) {
+        if (info.pages->nelts > SM_INDEX_MAX_ENTRIES)
+            index_overflow(r, info.pages->nelts);
+        for (i = 0; i < info.pages->nelts && i < SM_INDEX_MAX_ENTRIES; i++) {
             const sm_page_info *pi = &APR_ARRAY_IDX(info.pages, i,
                                                     sm_page_info);
             sm_xml_index_entry(ctx.w, conf->site.base,
