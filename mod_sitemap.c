@@ -228,6 +228,28 @@ static apr_status_t hand_to_children(const char *path)
     return APR_SUCCESS;
 }
 
+/* Create dir and its missing parents, each one given to the children. */
+static apr_status_t make_dirs(apr_pool_t *p, const char *dir)
+{
+    struct stat sb;
+    char *parent = apr_pstrdup(p, dir), *slash = strrchr(parent, '/');
+    apr_status_t rv;
+
+    if (stat(dir, &sb) == 0)
+        return S_ISDIR(sb.st_mode) ? APR_SUCCESS : APR_ENOTDIR;
+    if (slash && slash != parent) {
+        *slash = '\0';
+        if ((rv = make_dirs(p, parent)) != APR_SUCCESS)
+            return rv;
+    }
+    rv = apr_dir_make(dir, APR_FPROT_UREAD | APR_FPROT_UWRITE
+                           | APR_FPROT_UEXECUTE | APR_FPROT_GREAD
+                           | APR_FPROT_GEXECUTE, p);
+    if (rv != APR_SUCCESS && !APR_STATUS_IS_EEXIST(rv))
+        return rv;
+    return hand_to_children(dir);
+}
+
 /* Create the store's directory and file, so the children can write them. */
 static int prepare_database(apr_pool_t *p, server_rec *s, const char *path)
 {
@@ -240,9 +262,7 @@ static int prepare_database(apr_pool_t *p, server_rec *s, const char *path)
     if (slash && slash != dir) {
         *slash = '\0';
         if (stat(dir, &sb) != 0) {
-            rv = apr_dir_make_recursive(dir, APR_FPROT_OS_DEFAULT & 0750, p);
-            if (rv == APR_SUCCESS)
-                rv = hand_to_children(dir);
+            rv = make_dirs(p, dir);
             if (rv != APR_SUCCESS || stat(dir, &sb) != 0) {
                 ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s,
                              "SitemapDatabase: '%s': cannot create the "
@@ -258,6 +278,15 @@ static int prepare_database(apr_pool_t *p, server_rec *s, const char *path)
                          dir);
             return HTTP_INTERNAL_SERVER_ERROR;
         }
+    }
+    /* An existing store is left to the children: opening it here, as
+     * root, while children of the old generation write to it (a graceful
+     * restart) could leave root-owned -wal/-shm files they cannot use. */
+    if (stat(path, &sb) == 0) {
+        hand_to_children(path);
+        hand_to_children(apr_pstrcat(p, path, "-wal", NULL));
+        hand_to_children(apr_pstrcat(p, path, "-shm", NULL));
+        return OK;
     }
     rv = sm_store_open_sqlite(&st, p, path, SM_STORE_CREATE, BUSY_TIMEOUT_MS,
                               &core_logger, err, sizeof(err));
@@ -295,6 +324,15 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
      * dry run, so nothing is created then. */
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
         return OK;
+
+    /* A vhost that sets none of our directives shares the main server's
+     * config struct; it needs its own, since its base URL differs. */
+    for (s = main_s->next; s; s = s->next) {
+        if (SITEMAP_CONF(s) == SITEMAP_CONF(main_s))
+            ap_set_module_config(s->module_config, &sitemap_module,
+                                 apr_pmemdup(pconf, SITEMAP_CONF(main_s),
+                                             sizeof(sitemap_server_conf)));
+    }
 
     for (s = main_s; s; s = s->next) {
         sitemap_server_conf *conf = SITEMAP_CONF(s);

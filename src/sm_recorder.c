@@ -225,6 +225,11 @@ static apr_status_t ensure_store(sm_recorder *rec)
         sm_store_close(rec->store);
         rec->store = NULL;
         apr_pool_clear(rec->store_pool);
+        /* What we wrote is gone with the old file: write it again when
+         * it is next served. */
+        apr_thread_mutex_lock(rec->lock);
+        memset(rec->seen, 0, sizeof(rec->seen));
+        apr_thread_mutex_unlock(rec->lock);
     }
     if (rec->store)
         return APR_SUCCESS;
