@@ -127,6 +127,91 @@ const char *sm_settings_format(apr_pool_t *p, const char *sitemap_path,
     return apr_array_pstrcat(p, lines, '\0');
 }
 
+/* "kind value rest": value holds no space, rest (a regex) may. */
+static const char *parse_annotation(apr_pool_t *p, const char *kind,
+                                    const char *rest, int lineno,
+                                    apr_array_header_t *list)
+{
+    const char *sp = strchr(rest, ' '), *value, *err;
+    sm_annotation *a;
+    sm_regex *re;
+
+    if (!sp || sp == rest || !sp[1])
+        return apr_psprintf(p, "line %d: '%s' needs a value and a regular "
+                            "expression", lineno, kind);
+    value = apr_pstrmemdup(p, rest, (apr_size_t)(sp - rest));
+    if (strcmp(kind, "changefreq") == 0) {
+        if ((err = sm_changefreq_check(value)) != NULL)
+            return apr_psprintf(p, "line %d: changefreq '%s' is not %s",
+                                lineno, value, err);
+    }
+    else if (!(value = sm_priority_canon(p, value))) {
+        return apr_psprintf(p, "line %d: priority '%.*s' is not a number "
+                            "from 0.0 to 1.0", lineno, (int)(sp - rest),
+                            rest);
+    }
+    if (!(re = sm_regex_compile(p, sp + 1, &err)))
+        return apr_psprintf(p, "line %d: %s", lineno, err);
+    a = apr_array_push(list);
+    a->re = re;
+    a->value = value;
+    return NULL;
+}
+
+const char *sm_settings_parse(apr_pool_t *p, const char *text,
+                              sm_settings *out)
+{
+    const char *line = text ? text : "";
+    int lineno = 0;
+
+    out->path = SM_SETTINGS_DEFAULT_PATH;
+    out->page_size = SM_SETTINGS_DEFAULT_PAGE_SIZE;
+    out->changefreq = apr_array_make(p, 2, sizeof(sm_annotation));
+    out->priority = apr_array_make(p, 2, sizeof(sm_annotation));
+
+    while (*line) {
+        const char *nl = strchr(line, '\n');
+        apr_size_t len = nl ? (apr_size_t)(nl - line) : strlen(line);
+        char *l = apr_pstrmemdup(p, line, len);
+        char *sp = strchr(l, ' ');
+        const char *err;
+
+        lineno++;
+        line += len + (nl ? 1 : 0);
+        if (!*l)
+            continue;
+        if (!sp)
+            return apr_psprintf(p, "line %d: '%s' has no value", lineno, l);
+        *sp++ = '\0';
+        if (strcmp(l, "path") == 0) {
+            if ((err = sm_sitemap_path_check(sp)) != NULL)
+                return apr_psprintf(p, "line %d: path '%s' %s", lineno, sp,
+                                    err);
+            out->path = sp;
+        }
+        else if (strcmp(l, "page_size") == 0) {
+            char *end;
+            apr_int64_t n = apr_strtoi64(sp, &end, 10);
+            if (!apr_isdigit(*sp) || *end || n < 1
+                || n > SM_SETTINGS_DEFAULT_PAGE_SIZE)
+                return apr_psprintf(p, "line %d: page_size '%s' is not a "
+                                    "whole number from 1 to %d", lineno, sp,
+                                    SM_SETTINGS_DEFAULT_PAGE_SIZE);
+            out->page_size = (int)n;
+        }
+        else if (strcmp(l, "changefreq") == 0) {
+            if ((err = parse_annotation(p, l, sp, lineno, out->changefreq)))
+                return err;
+        }
+        else if (strcmp(l, "priority") == 0) {
+            if ((err = parse_annotation(p, l, sp, lineno, out->priority)))
+                return err;
+        }
+        /* else: an item a newer module writes; not needed here. */
+    }
+    return NULL;
+}
+
 const char *sm_annotation_find(const apr_array_header_t *annotations,
                                const char *path)
 {

@@ -58,4 +58,22 @@ const char *sm_settings_format(apr_pool_t *p, const char *sitemap_path,
                                const apr_array_header_t *changefreq,
                                const apr_array_header_t *priority);
 
+/* The settings as sm_settings_parse reads them back. */
+#define SM_SETTINGS_DEFAULT_PATH       "/sitemap.xml"
+#define SM_SETTINGS_DEFAULT_PAGE_SIZE  50000
+typedef struct {
+    const char *path;                   /* the SitemapPath */
+    int page_size;
+    apr_array_header_t *changefreq;     /* sm_annotation, regexes compiled */
+    apr_array_header_t *priority;       /* sm_annotation */
+} sm_settings;
+
+/* Read text written by sm_settings_format.  Items missing from it (also an
+ * empty or NULL text: nothing stored yet) keep the module's defaults:
+ * SM_SETTINGS_DEFAULT_PATH, SM_SETTINGS_DEFAULT_PAGE_SIZE, no annotations.
+ * Lines of unknown kinds are skipped (written by a newer module).  Returns
+ * NULL, or a sentence saying which line is wrong and why. */
+const char *sm_settings_parse(apr_pool_t *p, const char *text,
+                              sm_settings *out);
+
 #endif

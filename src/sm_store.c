@@ -47,6 +47,31 @@ apr_status_t sm_store_page_urls(sm_store *st, const char *base,
     return st->ops->page_urls(st, base, page, fn, baton);
 }
 
+apr_status_t sm_store_site_row(sm_store *st, apr_pool_t *p, const char *base,
+                               sm_site_row *out)
+{
+    return st->ops->site_row(st, p, base, out);
+}
+
+apr_status_t sm_store_site_stats(sm_store *st, apr_pool_t *p,
+                                 const char *base, apr_array_header_t **out)
+{
+    return st->ops->site_stats(st, p, base, out);
+}
+
+apr_status_t sm_store_url_rows(sm_store *st, const char *base,
+                               apr_int64_t page, sm_url_row_fn *fn,
+                               void *baton)
+{
+    return st->ops->url_rows(st, base, page, fn, baton);
+}
+
+apr_status_t sm_store_about_file(sm_store *st, apr_pool_t *p,
+                                 sm_store_about *out)
+{
+    return st->ops->about(st, p, out);
+}
+
 const char *sm_store_error(const sm_store *st)
 {
     return st->errmsg;

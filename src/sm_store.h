@@ -42,7 +42,14 @@ typedef struct {
     const char *settings;
 } sm_site_conf;
 
-typedef enum { SM_CHANGE_RECORD = 1, SM_CHANGE_FORGET } sm_change_op;
+/* SM_CHANGE_SEED (sitemapctl import/add): a URL learned from an access log
+ * or named by an administrator.  A new URL is added as by SM_CHANGE_RECORD
+ * (lastmod = last_modified, or seen); a stored URL keeps its lastmod and
+ * ETag (what the module saw in real responses is better evidence than a
+ * log line) and only has its last_seen raised to seen. */
+typedef enum {
+    SM_CHANGE_RECORD = 1, SM_CHANGE_FORGET, SM_CHANGE_SEED
+} sm_change_op;
 
 /* One thing learned from traffic (or from a log, or an admin). */
 typedef struct {
@@ -82,6 +89,44 @@ typedef struct {
 typedef apr_status_t sm_url_fn(void *baton, const char *url,
                                apr_time_t lastmod);
 
+/* ---- what sitemapctl reads (see the functions at the end) ------------ */
+
+/* What the store keeps about one site. */
+typedef struct {
+    int known;                  /* 0: no row; the rest is zero */
+    apr_int64_t url_count;
+    apr_int64_t last_page;
+    int page_size;              /* the page size new URLs follow */
+    const char *settings;       /* sm_settings_format text; "" when no
+                                   module has stored it yet */
+} sm_site_row;
+
+/* One site's numbers, for sitemapctl stats. */
+typedef struct {
+    const char *base;
+    apr_int64_t url_count;
+    apr_int64_t pages;          /* non-empty pages */
+    apr_int64_t last_page;
+    int page_size;
+    apr_time_t lastmod_newest, lastmod_oldest;  /* 0 when it has no URL */
+    apr_time_t seen_newest, seen_oldest;        /* last_seen, likewise */
+} sm_site_stats;
+
+/* The file as a whole. */
+typedef struct {
+    int schema_version;         /* PRAGMA user_version */
+    const char *store_id;
+    apr_time_t created;
+    apr_int64_t db_bytes;       /* page_count * page_size (without WAL) */
+    apr_int64_t free_bytes;     /* of which on the freelist */
+} sm_store_about;
+
+/* Called for each URL by sm_store_url_rows; a non-success return stops
+ * the walk and is returned. */
+typedef apr_status_t sm_url_row_fn(void *baton, const char *url,
+                                   apr_int64_t page, apr_time_t lastmod,
+                                   apr_time_t last_seen);
+
 typedef struct sm_store sm_store;
 
 typedef struct {
@@ -99,6 +144,15 @@ typedef struct {
                               apr_int64_t page, sm_site_info *out);
     apr_status_t (*page_urls)(sm_store *st, const char *base,
                               apr_int64_t page, sm_url_fn *fn, void *baton);
+    /* Added for sitemapctl; see the functions below. */
+    apr_status_t (*site_row)(sm_store *st, apr_pool_t *p, const char *base,
+                             sm_site_row *out);
+    apr_status_t (*site_stats)(sm_store *st, apr_pool_t *p, const char *base,
+                               apr_array_header_t **out);
+    apr_status_t (*url_rows)(sm_store *st, const char *base,
+                             apr_int64_t page, sm_url_row_fn *fn,
+                             void *baton);
+    apr_status_t (*about)(sm_store *st, apr_pool_t *p, sm_store_about *out);
 } sm_store_ops;
 
 struct sm_store {
@@ -114,6 +168,10 @@ struct sm_store {
  * (at least 256 bytes, may be NULL) says why. */
 #define SM_STORE_CREATE    0x01   /* create the file if missing */
 #define SM_STORE_READONLY  0x02
+/* A connection that writes many URLs at a time (sitemapctl import): a
+ * page cache of 64 MiB instead of SQLite's 2 MiB, so that big
+ * transactions do not re-read the indexes they update. */
+#define SM_STORE_BULK      0x04
 apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
                                   const char *path, int flags,
                                   int busy_timeout_ms, const sm_logger *log,
@@ -142,6 +200,42 @@ apr_status_t sm_store_page_urls(sm_store *st, const char *base,
                                 void *baton);
 void sm_store_close(sm_store *st);
 const char *sm_store_error(const sm_store *st);
+
+/* ---- administration (sitemapctl) ------------------------------------------
+ * Writers that pass sm_site_conf.settings (the module) keep it in the
+ * site's row: when the row is created, and when the text differs from the
+ * stored one (compared once per connection and site), the row's settings
+ * and page_size are updated in the same transaction.  sitemapctl passes
+ * settings = NULL and so never overwrites what the module stored. */
+
+/* The site's row (out->known = 0 when there is none). */
+apr_status_t sm_store_site_row(sm_store *st, apr_pool_t *p, const char *base,
+                               sm_site_row *out);
+/* sm_site_stats of one site (base), or of every site (base NULL), in an
+ * array allocated from p; an unknown base gives an empty array.  Scans the
+ * site's URLs: for administration, not for requests. */
+apr_status_t sm_store_site_stats(sm_store *st, apr_pool_t *p,
+                                 const char *base, apr_array_header_t **out);
+/* The URLs of one page (page > 0) or of every page (page 0), in page
+ * order and within a page in sitemap order. */
+apr_status_t sm_store_url_rows(sm_store *st, const char *base,
+                               apr_int64_t page, sm_url_row_fn *fn,
+                               void *baton);
+apr_status_t sm_store_about_file(sm_store *st, apr_pool_t *p,
+                                 sm_store_about *out);
+
+/* Check the file at path without changing it: SQLite's integrity_check,
+ * the application_id, the schema version, and that the page summaries and
+ * URL counts agree with the URLs.  APR_ENOENT when the file does not
+ * exist (nothing is created); another error when it cannot be opened at
+ * all (errmsg says why); otherwise APR_SUCCESS, with one sentence per
+ * problem found pushed onto problems (const char *; none: the file is
+ * sound) and, when about is not NULL, what could be read of the file. */
+apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
+                                   int busy_timeout_ms,
+                                   apr_array_header_t *problems,
+                                   sm_store_about *about,
+                                   char *errmsg, apr_size_t errlen);
 
 /* The XML length of a URL's <loc> text once entity-escaped (&, ', ", <, >),
  * used to keep pages under SM_PAGE_MAX_BYTES. */

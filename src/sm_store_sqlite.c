@@ -5,8 +5,11 @@
  * bookkeeping.  One connection is used by one thread at a time. */
 #include "sm_store.h"
 
+#include <apr_hash.h>
 #include <apr_strings.h>
 #include <sqlite3.h>
+#include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -101,6 +104,12 @@ enum {
     STMT_PAGES_ONE,
     STMT_SITE_CHANGED,
     STMT_PAGE_URLS,
+    /* sitemapctl and the settings kept with a site */
+    STMT_SITE_SETTINGS,
+    STMT_SITE_SET_SETTINGS,
+    STMT_SITE_ROW,
+    STMT_URL_ROWS_ALL,
+    STMT_URL_ROWS_ONE,
     STMT_COUNT
 };
 
@@ -144,6 +153,20 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_PAGE_URLS] =
         "SELECT url, lastmod FROM urls WHERE site_id ="
         " (SELECT id FROM sites WHERE base = ?1) AND page = ?2 ORDER BY id",
+    [STMT_SITE_SETTINGS] =
+        "SELECT settings, page_size FROM sites WHERE id = ?1",
+    [STMT_SITE_SET_SETTINGS] =
+        "UPDATE sites SET settings = ?2, page_size = ?3 WHERE id = ?1",
+    [STMT_SITE_ROW] =
+        "SELECT url_count, last_page, page_size, settings FROM sites"
+        " WHERE base = ?1",
+    /* Both walk the (site_id, page) index: page order, then rowid. */
+    [STMT_URL_ROWS_ALL] =
+        "SELECT url, page, lastmod, last_seen FROM urls WHERE site_id ="
+        " (SELECT id FROM sites WHERE base = ?1) ORDER BY page, id",
+    [STMT_URL_ROWS_ONE] =
+        "SELECT url, page, lastmod, last_seen FROM urls WHERE site_id ="
+        " (SELECT id FROM sites WHERE base = ?1) AND page = ?2 ORDER BY id",
 };
 
 typedef struct {
@@ -152,6 +175,9 @@ typedef struct {
     sqlite3_stmt *stmt[STMT_COUNT];
     dev_t dev;
     ino_t ino;
+    /* base -> the settings text known to be in the site's row (checked
+     * once per connection and site; forgotten when a write rolls back) */
+    apr_hash_t *settings_kept;
 } sqlite_store;
 
 static void set_error(sm_store *st, const char *what, sqlite3 *db)
@@ -208,6 +234,17 @@ static int migrate(sqlite_store *s, int readonly)
                      "schema version %" APR_INT64_T_FMT " is newer than this "
                      "mod_sitemap understands (%d)", (apr_int64_t)version,
                      SM_SCHEMA_VERSION);
+        return SQLITE_MISMATCH;
+    }
+    if (readonly && version == 0) {
+        /* Only sitemapctl opens read-only: say what the file is. */
+        sqlite3_int64 tables = 0;
+        if ((rc = int_pragma(s, "SELECT count(*) FROM sqlite_master",
+                             &tables)) != SQLITE_OK)
+            return rc;
+        apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg), tables
+                     ? "not a mod_sitemap store (it holds other tables)"
+                     : "not a mod_sitemap store (an empty database)");
         return SQLITE_MISMATCH;
     }
     if (readonly) {
@@ -307,6 +344,9 @@ typedef struct {
     sqlite3_int64 id, last_page, url_count;
 } site_row;
 
+static int keep_settings(sqlite_store *s, const sm_site_conf *site,
+                         sqlite3_int64 id);
+
 static int site_get(sqlite_store *s, const sm_site_conf *site, site_row *row)
 {
     sqlite3_stmt *q;
@@ -325,7 +365,8 @@ static int site_get(sqlite_store *s, const sm_site_conf *site, site_row *row)
         sqlite3_reset(q);
         sqlite3_clear_bindings(q);
         if (rc == SQLITE_ROW)
-            return SQLITE_OK;
+            return site->settings ? keep_settings(s, site, row->id)
+                                  : SQLITE_OK;
         if (rc != SQLITE_DONE) {
             set_error(&s->base, "cannot read the site", s->db);
             return rc;
@@ -338,6 +379,52 @@ static int site_get(sqlite_store *s, const sm_site_conf *site, site_row *row)
             return rc;
     }
     return SQLITE_ERROR;
+}
+
+/* Keep site->settings (and the page size it goes with) in the site's row,
+ * so that sitemapctl can reproduce the site's sitemap.  Runs inside the
+ * caller's write transaction; the comparison with the row is made once per
+ * connection and site (and again after a rollback). */
+static int keep_settings(sqlite_store *s, const sm_site_conf *site,
+                         sqlite3_int64 id)
+{
+    const char *kept;
+    sqlite3_stmt *q;
+    int rc, same;
+
+    if (!s->settings_kept)
+        s->settings_kept = apr_hash_make(s->base.pool);
+    kept = apr_hash_get(s->settings_kept, site->base, APR_HASH_KEY_STRING);
+    if (kept && strcmp(kept, site->settings) == 0)
+        return SQLITE_OK;
+    if (!(q = stmt(s, STMT_SITE_SETTINGS)))
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, id);
+    rc = sqlite3_step(q);
+    same = rc == SQLITE_ROW
+           && sqlite3_column_int64(q, 1) == site->page_size
+           && sqlite3_column_text(q, 0)
+           && strcmp((const char *)sqlite3_column_text(q, 0),
+                     site->settings) == 0;
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        set_error(&s->base, "cannot read the site's settings", s->db);
+        return rc;
+    }
+    if (!same) {
+        if (!(q = stmt(s, STMT_SITE_SET_SETTINGS)))
+            return SQLITE_ERROR;
+        sqlite3_bind_int64(q, 1, id);
+        text(q, 2, site->settings);
+        sqlite3_bind_int(q, 3, site->page_size);
+        if ((rc = run(s, q, "cannot keep the site's settings")) != SQLITE_OK)
+            return rc;
+    }
+    apr_hash_set(s->settings_kept, apr_pstrdup(s->base.pool, site->base),
+                 APR_HASH_KEY_STRING, apr_pstrdup(s->base.pool,
+                                                  site->settings));
+    return SQLITE_OK;
 }
 
 /* The page a new URL of entry_bytes goes on: the last one, or a new one. */
@@ -412,6 +499,16 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
         sqlite3_reset(q);
         sqlite3_clear_bindings(q);
 
+        /* Learned from a log or an admin: what is stored stays, only
+         * last_seen moves. */
+        if (c->op == SM_CHANGE_SEED) {
+            if (!(q = stmt(s, STMT_URL_TOUCH)))
+                return SQLITE_ERROR;
+            sqlite3_bind_int64(q, 1, id);
+            sqlite3_bind_int64(q, 2, seen);
+            stats->touched++;
+            return run(s, q, "cannot refresh a URL");
+        }
         /* Without Last-Modified, lastmod is the first-seen time, moved
          * forward when the ETag changes. */
         if (!c->last_modified)
@@ -511,6 +608,9 @@ static apr_status_t sqlite_apply(sm_store *st, const sm_change *changes,
 fail:
     sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     memset(stats, 0, sizeof(*stats));
+    /* What keep_settings wrote is gone with the transaction. */
+    if (s->settings_kept)
+        apr_hash_clear(s->settings_kept);
     return APR_EGENERAL;
 }
 
@@ -683,10 +783,347 @@ static apr_status_t sqlite_page_urls(sm_store *st, const char *base,
     return rv;
 }
 
+/* ---- administration (sitemapctl) --------------------------------------- */
+
+static apr_status_t sqlite_site_row(sm_store *st, apr_pool_t *p,
+                                    const char *base, sm_site_row *out)
+{
+    sqlite_store *s = (sqlite_store *)st;
+    sqlite3_stmt *q = stmt(s, STMT_SITE_ROW);
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    out->settings = "";
+    if (!q)
+        return APR_EGENERAL;
+    text(q, 1, base);
+    if ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *settings = (const char *)sqlite3_column_text(q, 3);
+        out->known = 1;
+        out->url_count = sqlite3_column_int64(q, 0);
+        out->last_page = sqlite3_column_int64(q, 1);
+        out->page_size = sqlite3_column_int(q, 2);
+        out->settings = apr_pstrdup(p, settings ? settings : "");
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return read_error(s, q, "cannot read the site");
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return APR_SUCCESS;
+}
+
+/* One-off statements for administration: prepared when used. */
+static apr_status_t prepare(sqlite_store *s, const char *sql,
+                            sqlite3_stmt **q)
+{
+    if (sqlite3_prepare_v2(s->db, sql, -1, q, NULL) != SQLITE_OK) {
+        set_error(&s->base, "cannot prepare a statement", s->db);
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
+static apr_time_t opt_time(sqlite3_stmt *q, int col)
+{
+    return sqlite3_column_type(q, col) == SQLITE_NULL
+        ? 0 : apr_time_from_sec(sqlite3_column_int64(q, col));
+}
+
+static apr_status_t sqlite_site_stats(sm_store *st, apr_pool_t *p,
+                                      const char *base,
+                                      apr_array_header_t **out)
+{
+    sqlite_store *s = (sqlite_store *)st;
+    sqlite3_stmt *sites = NULL, *urls = NULL;
+    apr_array_header_t *ids = apr_array_make(p, 4, sizeof(sqlite3_int64));
+    apr_status_t rv;
+    int rc, i;
+
+    *out = apr_array_make(p, 4, sizeof(sm_site_stats));
+    if ((rv = prepare(s, "SELECT s.id, s.base, s.url_count, s.last_page,"
+                         " s.page_size, (SELECT count(*) FROM pages p"
+                         "  WHERE p.site_id = s.id AND p.url_count > 0)"
+                         " FROM sites s WHERE ?1 IS NULL OR s.base = ?1"
+                         " ORDER BY s.base", &sites)) != APR_SUCCESS)
+        return rv;
+    if ((rv = prepare(s, "SELECT max(lastmod), min(lastmod), max(last_seen),"
+                         " min(last_seen) FROM urls WHERE site_id = ?1",
+                         &urls)) != APR_SUCCESS)
+        goto done;
+    text(sites, 1, base);
+    while ((rc = sqlite3_step(sites)) == SQLITE_ROW) {
+        sm_site_stats *ss = apr_array_push(*out);
+        memset(ss, 0, sizeof(*ss));
+        ss->base = apr_pstrdup(p, (const char *)sqlite3_column_text(sites,
+                                                                    1));
+        ss->url_count = sqlite3_column_int64(sites, 2);
+        ss->last_page = sqlite3_column_int64(sites, 3);
+        ss->page_size = sqlite3_column_int(sites, 4);
+        ss->pages = sqlite3_column_int64(sites, 5);
+        APR_ARRAY_PUSH(ids, sqlite3_int64) = sqlite3_column_int64(sites, 0);
+    }
+    if (rc != SQLITE_DONE) {
+        set_error(&s->base, "cannot read the sites", s->db);
+        rv = APR_EGENERAL;
+        goto done;
+    }
+    for (i = 0; i < (*out)->nelts; i++) {
+        sm_site_stats *ss = &APR_ARRAY_IDX(*out, i, sm_site_stats);
+        sqlite3_bind_int64(urls, 1, APR_ARRAY_IDX(ids, i, sqlite3_int64));
+        if ((rc = sqlite3_step(urls)) != SQLITE_ROW) {
+            set_error(&s->base, "cannot read the site's URLs", s->db);
+            rv = APR_EGENERAL;
+            goto done;
+        }
+        ss->lastmod_newest = opt_time(urls, 0);
+        ss->lastmod_oldest = opt_time(urls, 1);
+        ss->seen_newest = opt_time(urls, 2);
+        ss->seen_oldest = opt_time(urls, 3);
+        sqlite3_reset(urls);
+    }
+    rv = APR_SUCCESS;
+done:
+    sqlite3_finalize(sites);
+    sqlite3_finalize(urls);
+    return rv;
+}
+
+static apr_status_t sqlite_url_rows(sm_store *st, const char *base,
+                                    apr_int64_t page, sm_url_row_fn *fn,
+                                    void *baton)
+{
+    sqlite_store *s = (sqlite_store *)st;
+    sqlite3_stmt *q = stmt(s, page ? STMT_URL_ROWS_ONE : STMT_URL_ROWS_ALL);
+    apr_status_t rv = APR_SUCCESS;
+    int rc;
+
+    if (!q)
+        return APR_EGENERAL;
+    text(q, 1, base);
+    if (page)
+        sqlite3_bind_int64(q, 2, page);
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        rv = fn(baton, (const char *)sqlite3_column_text(q, 0),
+                sqlite3_column_int64(q, 1),
+                apr_time_from_sec(sqlite3_column_int64(q, 2)),
+                apr_time_from_sec(sqlite3_column_int64(q, 3)));
+        if (rv != APR_SUCCESS)
+            break;
+    }
+    if (rv == APR_SUCCESS && rc != SQLITE_DONE)
+        return read_error(s, q, "cannot read the site's URLs");
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    return rv;
+}
+
+/* PRAGMAs and meta of an open connection; used by about and check. */
+static int read_about(sqlite_store *s, apr_pool_t *p, sm_store_about *out,
+                      int with_meta)
+{
+    sqlite3_int64 v, pages, page_size, free_pages;
+    sqlite3_stmt *q;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if ((rc = int_pragma(s, "PRAGMA user_version", &v)) != SQLITE_OK)
+        return rc;
+    out->schema_version = (int)v;
+    if ((rc = int_pragma(s, "PRAGMA page_count", &pages)) != SQLITE_OK
+        || (rc = int_pragma(s, "PRAGMA page_size", &page_size)) != SQLITE_OK
+        || (rc = int_pragma(s, "PRAGMA freelist_count", &free_pages))
+           != SQLITE_OK)
+        return rc;
+    out->db_bytes = pages * page_size;
+    out->free_bytes = free_pages * page_size;
+    if (!with_meta)
+        return SQLITE_OK;
+    rc = sqlite3_prepare_v2(s->db, "SELECT key, value FROM meta WHERE key IN"
+                            " ('store_id', 'created')", -1, &q, NULL);
+    if (rc != SQLITE_OK) {
+        set_error(&s->base, "cannot read the store's meta data", s->db);
+        return rc;
+    }
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *k = (const char *)sqlite3_column_text(q, 0);
+        if (k && strcmp(k, "store_id") == 0)
+            out->store_id = apr_pstrdup(p, (const char *)
+                                        sqlite3_column_text(q, 1));
+        else if (k)
+            out->created = apr_time_from_sec(sqlite3_column_int64(q, 1));
+    }
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE) {
+        set_error(&s->base, "cannot read the store's meta data", s->db);
+        return rc;
+    }
+    return SQLITE_OK;
+}
+
+static apr_status_t sqlite_about(sm_store *st, apr_pool_t *p,
+                                 sm_store_about *out)
+{
+    return sqlite_status(read_about((sqlite_store *)st, p, out, 1));
+}
+
 static const sm_store_ops sqlite_ops = {
     "sqlite", sqlite_apply, sqlite_expire, sqlite_is_current, sqlite_close,
-    sqlite_read_begin, sqlite_read_end, sqlite_site_info, sqlite_page_urls
+    sqlite_read_begin, sqlite_read_end, sqlite_site_info, sqlite_page_urls,
+    sqlite_site_row, sqlite_site_stats, sqlite_url_rows, sqlite_about
 };
+
+/* ---- check ---------------------------------------------------------------- */
+
+static void problem(apr_array_header_t *problems, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void problem(apr_array_header_t *problems, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    APR_ARRAY_PUSH(problems, const char *) =
+        apr_pvsprintf(problems->pool, fmt, ap);
+    va_end(ap);
+}
+
+/* Consistency of what the triggers keep: each query counts bad rows. */
+static const struct {
+    const char *sql, *what;
+} consistency[] = {
+    { "SELECT count(*) FROM (SELECT site_id, page, count(*) AS n,"
+      " sum(xml_len) AS b FROM urls GROUP BY site_id, page) u"
+      " LEFT JOIN pages p ON p.site_id = u.site_id AND p.page = u.page"
+      " WHERE p.url_count IS NOT u.n OR p.xml_bytes IS NOT u.b",
+      "page summaries disagree with their URLs" },
+    { "SELECT count(*) FROM pages p WHERE p.url_count <> 0 AND NOT EXISTS"
+      " (SELECT 1 FROM urls u WHERE u.site_id = p.site_id"
+      "  AND u.page = p.page)",
+      "page summaries count URLs that are not there" },
+    { "SELECT count(*) FROM sites s WHERE s.url_count <>"
+      " (SELECT count(*) FROM urls u WHERE u.site_id = s.id)",
+      "sites' URL counts disagree with their URLs" },
+    { "SELECT count(*) FROM urls WHERE site_id NOT IN (SELECT id FROM sites)",
+      "URLs belong to no site" },
+    { "SELECT count(*) FROM urls u JOIN sites s ON s.id = u.site_id"
+      " WHERE u.page < 1 OR u.page > s.last_page",
+      "URLs are on pages outside their site's range" },
+    { "SELECT count(*) = 0 FROM meta WHERE key = 'store_id'"
+      " AND length(value) > 0",
+      "the store id is missing" },
+};
+
+apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
+                                   int busy_timeout_ms,
+                                   apr_array_header_t *problems,
+                                   sm_store_about *about,
+                                   char *errmsg, apr_size_t errlen)
+{
+    sqlite_store *s = apr_pcalloc(p, sizeof(*s));
+    sm_store_about local;
+    sqlite3_stmt *q;
+    sqlite3_int64 app_id = 0;
+    struct stat sb;
+    int rc, shown = 0;
+    apr_size_t i;
+
+    if (!about)
+        about = &local;
+    memset(about, 0, sizeof(*about));
+    s->base.ops = &sqlite_ops;
+    s->base.path = apr_pstrdup(p, path);
+    s->base.pool = p;
+    if (stat(path, &sb) != 0) {
+        apr_status_t rv = APR_FROM_OS_ERROR(errno);
+        if (errmsg)
+            apr_snprintf(errmsg, errlen, "cannot open: %s",
+                         strerror(errno));
+        return APR_STATUS_IS_ENOENT(rv) ? APR_ENOENT : rv;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        if (errmsg)
+            apr_snprintf(errmsg, errlen, "not a regular file");
+        return APR_EGENERAL;
+    }
+    rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY
+                         | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        set_error(&s->base, "cannot open", s->db);
+        if (errmsg)
+            apr_cpystrn(errmsg, s->base.errmsg, errlen);
+        sqlite_close(&s->base);
+        return APR_EGENERAL;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, busy_timeout_ms);
+
+    /* One snapshot for every check. */
+    if ((rc = exec(s, "cannot start reading", "BEGIN")) != SQLITE_OK
+        || (rc = int_pragma(s, "PRAGMA application_id", &app_id))
+           != SQLITE_OK) {
+        if ((rc & 0xff) == SQLITE_NOTADB)
+            problem(problems, "not an SQLite database");
+        else if ((rc & 0xff) == SQLITE_BUSY)
+            problem(problems, "the store stayed locked for %d ms",
+                    busy_timeout_ms);
+        else
+            problem(problems, "%s", s->base.errmsg);
+        goto out;
+    }
+    if ((rc = read_about(s, p, about, 0)) != SQLITE_OK) {
+        problem(problems, "%s", s->base.errmsg);
+        goto out;
+    }
+
+    if ((rc = sqlite3_prepare_v2(s->db, "PRAGMA integrity_check(20)", -1, &q,
+                                 NULL)) == SQLITE_OK) {
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            const char *msg = (const char *)sqlite3_column_text(q, 0);
+            if (msg && strcmp(msg, "ok") != 0) {
+                problem(problems, "integrity_check: %s", msg);
+                shown++;
+            }
+        }
+        sqlite3_finalize(q);
+    }
+    if (rc != SQLITE_DONE) {
+        problem(problems, "integrity_check could not run: %s",
+                sqlite3_errmsg(s->db));
+        goto out;
+    }
+
+    if (app_id != SM_APPLICATION_ID) {
+        problem(problems, "not a mod_sitemap store (application_id %08x, "
+                "expected %08x)", (unsigned)app_id, SM_APPLICATION_ID);
+        goto out;
+    }
+    if (about->schema_version != SM_SCHEMA_VERSION) {
+        problem(problems, "schema version %d: this sitemapctl knows %d",
+                about->schema_version, SM_SCHEMA_VERSION);
+        goto out;
+    }
+    if (shown)
+        goto out;       /* a damaged file: the rest would not mean much */
+    if (read_about(s, p, about, 1) != SQLITE_OK) {
+        problem(problems, "%s", s->base.errmsg);
+        goto out;
+    }
+    for (i = 0; i < sizeof(consistency) / sizeof(consistency[0]); i++) {
+        sqlite3_int64 bad = 0;
+        if (int_pragma(s, consistency[i].sql, &bad) != SQLITE_OK) {
+            problem(problems, "cannot check whether %s: %s",
+                    consistency[i].what, sqlite3_errmsg(s->db));
+            continue;
+        }
+        if (bad > 0)
+            problem(problems, "%s (%" APR_INT64_T_FMT " rows)",
+                    consistency[i].what, (apr_int64_t)bad);
+    }
+
+out:
+    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    sqlite_close(&s->base);
+    return APR_SUCCESS;
+}
 
 apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
                                   const char *path, int flags,
@@ -722,6 +1159,10 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
         if (rc != SQLITE_OK)
             goto fail;
     }
+    if ((flags & SM_STORE_BULK)
+        && (rc = exec(s, "cannot size the page cache",
+                      "PRAGMA cache_size = -65536")) != SQLITE_OK)
+        goto fail;
     if ((rc = migrate(s, readonly)) != SQLITE_OK)
         goto fail;
     if (stat(path, &sb) == 0) {

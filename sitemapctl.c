@@ -1,0 +1,1033 @@
+/* sitemapctl: the administrator's command for mod_sitemap's store.
+ *
+ * Linked against the same core as the module (src/): the same base-URL
+ * canonicalisation, URL normalisation, recording rules, page assignment
+ * and XML writer.  Safe while httpd works on the same file: SQLite in WAL
+ * mode, a 5 s busy timeout, and short write transactions with pauses
+ * between them.  Read-only commands open the file read-only and never
+ * create it.
+ *
+ * Exit statuses (also in --help and the README):
+ *   0 success
+ *   1 check: the file is not sound
+ *   2 bad arguments (usage)
+ *   3 the store cannot be opened: missing, not SQLite, not a mod_sitemap
+ *     store, a newer schema, no permission
+ *   4 the site is not in the store
+ *   5 a log could not be opened or read to its end
+ *   6 the store failed while working (locked for more than 5 s, disk full,
+ *     I/O error); the failed transaction changed nothing
+ *   7 export: a file could not be written */
+#include "config.h"
+
+#include <apr_general.h>
+#include <apr_lib.h>
+#include <apr_strings.h>
+#include <apr_time.h>
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sm_ctl.h"
+#include "sm_import.h"
+#include "sm_rules.h"
+#include "sm_sitemap.h"
+#include "sm_store.h"
+#include "sm_url.h"
+#include "sm_xml.h"
+
+#define EX_OK           0
+#define EX_CHECK        1
+#define EX_USAGE        2
+#define EX_NO_STORE     3
+#define EX_UNKNOWN_SITE 4
+#define EX_LOG          5
+#define EX_STORE        6
+#define EX_WRITE        7
+
+#define BUSY_TIMEOUT_MS 5000
+/* Changes per write transaction; between two, the module gets its turn. */
+#define BATCH           10000
+#define PAUSE           apr_time_from_msec(110)
+
+static const char *progname = "sitemapctl";
+
+/* ---- messages ---------------------------------------------------------------- */
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", progname);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static void log_to_stderr(void *baton, sm_log_level level, apr_status_t rv,
+                          const char *msg)
+{
+    (void)baton; (void)rv;
+    say("%s%s", level == SM_LOG_ERR ? "" : "warning: ", msg);
+}
+
+static const sm_logger logger = { log_to_stderr, NULL, SM_LOG_WARN };
+
+static const char *w3c(apr_pool_t *p, apr_time_t t)
+{
+    char *buf;
+    if (!t)
+        return "-";
+    buf = apr_palloc(p, SM_W3C_DATETIME_LEN);
+    sm_w3c_datetime(buf, t);
+    return buf;
+}
+
+/* ---- commands and their options ----------------------------------------- */
+
+typedef struct {
+    apr_pool_t *pool;
+    const char *command;
+    const char *db;
+    const char *site;                   /* canonical */
+    apr_int64_t page;                   /* --page, 0: every page */
+    apr_array_header_t *excludes;       /* sm_regex * */
+    apr_array_header_t *allow_query;    /* const char * */
+    apr_interval_time_t older_than;
+    apr_time_t lastmod;                 /* --lastmod, 0: none */
+    int page_size;                      /* --page-size, 0: not given */
+    int all_types;
+    apr_array_header_t *args;           /* positional, after DB */
+} ctl;
+
+#define O_SITE        0x001
+#define O_PAGE        0x002
+#define O_EXCLUDE     0x004
+#define O_ALLOW_QUERY 0x008
+#define O_OLDER_THAN  0x010
+#define O_LASTMOD     0x020
+#define O_PAGE_SIZE   0x040
+#define O_ALL_TYPES   0x080
+
+typedef struct {
+    const char *name;
+    int opts;           /* allowed options */
+    int site_required;
+    int min_args, max_args;     /* positional arguments after DB */
+    int (*run)(ctl *c);
+    const char *usage;
+    const char *help;
+} command;
+
+static int cmd_stats(ctl *c);
+static int cmd_list(ctl *c);
+static int cmd_import(ctl *c);
+static int cmd_add(ctl *c);
+static int cmd_remove(ctl *c);
+static int cmd_export(ctl *c);
+static int cmd_prune(ctl *c);
+static int cmd_check(ctl *c);
+
+static const command commands[] = {
+    { "stats", O_SITE, 0, 0, 0, cmd_stats,
+      "stats DB [--site BASE]",
+      "Show the store file (size, schema version, id) and, for every site or\n"
+      "the one named, its URLs, pages, newest and oldest lastmod and\n"
+      "last-seen times.\n" },
+    { "list", O_SITE | O_PAGE, 1, 0, 0, cmd_list,
+      "list DB --site BASE [--page N]",
+      "Print the site's URLs, one a line: URL, lastmod (W3C, UTC) and page,\n"
+      "separated by tabs, in sitemap order (page by page).\n"
+      "  --page N   only the URLs of page N\n" },
+    { "import", O_SITE | O_EXCLUDE | O_ALLOW_QUERY | O_PAGE_SIZE
+                | O_ALL_TYPES, 1, 1, -1, cmd_import,
+      "import DB --site BASE [--exclude REGEX]... [--allow-query NAME]...\n"
+      "       [--page-size N] [--all-types] LOG...",
+      "Learn the site's pages from Apache access logs (common or combined\n"
+      "format, also with a leading %v or %v:%p, plain or gzip; \"-\" reads\n"
+      "standard input), with the module's rules: GET answered 200 is\n"
+      "recorded, 404, 410 and 301 (GET or HEAD) forget; authenticated\n"
+      "requests (%u not \"-\"), paths matching --exclude, queries with a\n"
+      "name not given with --allow-query and URLs longer than 2048\n"
+      "characters are left out.  A log does not hold the Content-Type: a\n"
+      "200 line is taken for a page unless its path ends in a file type that\n"
+      "never is one (.css .js .png .jpg .pdf .zip ...; --all-types takes\n"
+      "every 200 line for a page).  Per URL the newest line wins; a new URL\n"
+      "gets the time of its newest line as lastmod; a stored URL keeps its\n"
+      "lastmod (the module saw the real responses) and has its last-seen\n"
+      "time moved forward.  Lines that cannot be parsed are counted and\n"
+      "shown, never fatal.  Creates the store file if it is missing.\n"
+      "  --exclude REGEX     as SitemapExclude (repeatable)\n"
+      "  --allow-query NAME  as SitemapAllowQuery (repeatable)\n"
+      "  --page-size N       URLs per page for a site the store does not know\n"
+      "                      yet (default 50000); a known site keeps the page\n"
+      "                      size the module stored\n"
+      "  --all-types         no guessing from file types\n" },
+    { "add", O_SITE | O_LASTMOD | O_PAGE_SIZE, 1, 1, -1, cmd_add,
+      "add DB --site BASE [--lastmod TIME] [--page-size N] URL...",
+      "Add URLs (a path \"/a\" or a full URL on BASE; normalised as the module\n"
+      "does).  A new URL gets lastmod now (or --lastmod); a stored one keeps\n"
+      "its lastmod unless --lastmod is given.  Creates the store file if it\n"
+      "is missing.\n"
+      "  --lastmod TIME  2026-11-22, 2026-11-22T10:30:00Z or @EPOCH-SECONDS\n"
+      "  --page-size N   as for import\n" },
+    { "remove", O_SITE, 1, 1, -1, cmd_remove,
+      "remove DB --site BASE URL...",
+      "Remove URLs (a path or a full URL on BASE).  The page they were on\n"
+      "counts as changed, as when the module forgets a URL.\n" },
+    { "export", O_SITE, 1, 1, 1, cmd_export,
+      "export DB --site BASE DIR",
+      "Write the files the module serves for the site, byte for byte, under\n"
+      "DIR at their URL paths: the SitemapPath document (a <urlset> when the\n"
+      "site fits one page, else a <sitemapindex>) and every non-empty page\n"
+      "(sitemap-N.xml), from one snapshot of the store.  The SitemapPath,\n"
+      "changefreq and priority rules are those the module stored with the\n"
+      "site.  Files are replaced by rename; page files of an earlier export\n"
+      "that the module no longer serves are removed; other files in DIR are\n"
+      "left alone.\n" },
+    { "prune", O_SITE | O_OLDER_THAN, 1, 0, 0, cmd_prune,
+      "prune DB --site BASE --older-than DURATION",
+      "Remove the site's URLs not served (last seen) for longer than\n"
+      "DURATION: a whole number with d, h, mi, s or ms (30d, 12h, 90mi,\n"
+      "3600s), as SitemapExpire.\n" },
+    { "check", 0, 0, 0, 0, cmd_check,
+      "check DB",
+      "Check the file without changing it: SQLite's integrity_check, that it\n"
+      "is a mod_sitemap store (application_id) of a schema version this\n"
+      "sitemapctl knows, and that page summaries and URL counts agree with\n"
+      "the URLs.  Exit status 0 when sound, 1 when not, 3 when the file\n"
+      "cannot be opened at all (missing).\n" },
+    { NULL, 0, 0, 0, 0, NULL, NULL, NULL }
+};
+
+static const char exit_statuses[] =
+    "Exit status:\n"
+    "  0  success\n"
+    "  1  check: the file is not sound\n"
+    "  2  bad arguments\n"
+    "  3  the store cannot be opened (missing, not SQLite, not a mod_sitemap\n"
+    "     store, a newer schema, no permission)\n"
+    "  4  the site is not in the store\n"
+    "  5  a log could not be opened or read to its end\n"
+    "  6  the store failed while working (locked for more than 5 s, disk\n"
+    "     full, I/O error)\n"
+    "  7  export: a file could not be written\n";
+
+static void usage_all(FILE *out)
+{
+    const command *cmd;
+
+    fprintf(out, "Usage: %s COMMAND DB [OPTIONS] [ARGS]\n\n"
+            "The administrator's command for mod_sitemap's store (DB, the\n"
+            "SitemapDatabase file).  A site is named by its base URL, as the\n"
+            "module names it (--site https://www.example.com).\n\n"
+            "Commands:\n", progname);
+    for (cmd = commands; cmd->name; cmd++)
+        fprintf(out, "  %s %s\n", progname, cmd->usage);
+    fprintf(out, "\n%s COMMAND --help describes a command.  Safe to run "
+            "while httpd uses the\nstore.\n\n%s", progname, exit_statuses);
+}
+
+static void usage_cmd(FILE *out, const command *cmd)
+{
+    fprintf(out, "Usage: %s %s\n\n%s\n%s", progname, cmd->usage, cmd->help,
+            exit_statuses);
+}
+
+static int usage_error(const command *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int usage_error(const command *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", progname);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    if (cmd)
+        fprintf(stderr, "Usage: %s %s\n", progname, cmd->usage);
+    fprintf(stderr, "Try '%s %s%s--help'.\n", progname,
+            cmd ? cmd->name : "", cmd ? " " : "");
+    return EX_USAGE;
+}
+
+/* ---- argument values ------------------------------------------------------ */
+
+/* As the module's SitemapAllowQuery. */
+static int is_param_name(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!apr_isgraph(*s) || *s == '&' || *s == '=' || *s == '#')
+            return 0;
+    return 1;
+}
+
+static int parse_int(const char *s, apr_int64_t min, apr_int64_t max,
+                     apr_int64_t *out)
+{
+    char *end;
+    apr_int64_t n;
+
+    apr_set_os_error(0);
+    n = apr_strtoi64(s, &end, 10);
+    if (!apr_isdigit(*s) || *end || apr_get_os_error() || n < min || n > max)
+        return 0;
+    *out = n;
+    return 1;
+}
+
+static int set_option(ctl *c, const command *cmd, const char *name,
+                      const char *value)
+{
+    const char *err;
+    apr_int64_t n;
+
+    if (strcmp(name, "site") == 0) {
+        if (!(c->site = sm_url_parse_base(c->pool, value, &err)))
+            return usage_error(cmd, "--site '%s' is not a base URL: %s",
+                               value, err);
+    }
+    else if (strcmp(name, "page") == 0) {
+        if (!parse_int(value, 1, APR_INT64_C(999999999), &n))
+            return usage_error(cmd, "--page '%s': a page number, 1 or more",
+                               value);
+        c->page = n;
+    }
+    else if (strcmp(name, "exclude") == 0) {
+        sm_regex *re = sm_regex_compile(c->pool, value, &err);
+        if (!re)
+            return usage_error(cmd, "--exclude: not a valid regular "
+                               "expression: %s", err);
+        APR_ARRAY_PUSH(c->excludes, sm_regex *) = re;
+    }
+    else if (strcmp(name, "allow-query") == 0) {
+        if (!is_param_name(value))
+            return usage_error(cmd, "--allow-query '%s': a query parameter "
+                               "name (no '&', '=', '#' or spaces)", value);
+        if (!c->allow_query)
+            c->allow_query = apr_array_make(c->pool, 4, sizeof(char *));
+        APR_ARRAY_PUSH(c->allow_query, const char *) = value;
+    }
+    else if (strcmp(name, "older-than") == 0) {
+        if ((err = sm_ctl_parse_duration(value, &c->older_than)) != NULL)
+            return usage_error(cmd, "--older-than '%s': %s", value, err);
+    }
+    else if (strcmp(name, "lastmod") == 0) {
+        if ((err = sm_ctl_parse_time(value, &c->lastmod)) != NULL)
+            return usage_error(cmd, "--lastmod '%s': %s", value, err);
+        if (!c->lastmod)
+            c->lastmod = 1;     /* the epoch itself: still "given" */
+    }
+    else if (strcmp(name, "page-size") == 0) {
+        if (!parse_int(value, 1, SM_PAGE_MAX_URLS, &n))
+            return usage_error(cmd, "--page-size '%s': a whole number from 1 "
+                               "to %d", value, SM_PAGE_MAX_URLS);
+        c->page_size = (int)n;
+    }
+    return EX_OK;
+}
+
+static const struct {
+    const char *name;
+    int flag;
+    int takes_value;
+} options[] = {
+    { "site", O_SITE, 1 }, { "page", O_PAGE, 1 },
+    { "exclude", O_EXCLUDE, 1 }, { "allow-query", O_ALLOW_QUERY, 1 },
+    { "older-than", O_OLDER_THAN, 1 }, { "lastmod", O_LASTMOD, 1 },
+    { "page-size", O_PAGE_SIZE, 1 }, { "all-types", O_ALL_TYPES, 0 },
+};
+
+/* 0 to go on, or an exit status (EX_OK after --help). */
+static int parse_args(ctl *c, const command *cmd, int argc,
+                      const char *const *argv, int *done)
+{
+    int i, only_args = 0, seen = 0, rc;
+    apr_size_t k;
+
+    *done = 0;
+    for (i = 0; i < argc; i++) {
+        const char *a = argv[i];
+
+        if (only_args || a[0] != '-' || strcmp(a, "-") == 0) {
+            if (!c->db)
+                c->db = a;
+            else
+                APR_ARRAY_PUSH(c->args, const char *) = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_args = 1;
+            continue;
+        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage_cmd(stdout, cmd);
+            *done = 1;
+            return EX_OK;
+        }
+        if (a[1] == '-') {
+            const char *eq = strchr(a, '=');
+            const char *name = eq ? apr_pstrmemdup(c->pool, a + 2,
+                                                   (apr_size_t)(eq - a - 2))
+                                  : a + 2;
+            const char *value = eq ? eq + 1 : NULL;
+
+            for (k = 0; k < sizeof(options) / sizeof(options[0]); k++)
+                if (strcmp(options[k].name, name) == 0)
+                    break;
+            if (k == sizeof(options) / sizeof(options[0])
+                || !(cmd->opts & options[k].flag))
+                return usage_error(cmd, "%s does not take the option --%s",
+                                   cmd->name, name);
+            if (!options[k].takes_value) {
+                if (value)
+                    return usage_error(cmd, "--%s takes no value", name);
+                if (options[k].flag == O_ALL_TYPES)
+                    c->all_types = 1;
+                seen |= options[k].flag;
+                continue;
+            }
+            if (!value) {
+                if (i + 1 >= argc)
+                    return usage_error(cmd, "--%s needs a value", name);
+                value = argv[++i];
+            }
+            if ((seen & options[k].flag)
+                && options[k].flag != O_EXCLUDE
+                && options[k].flag != O_ALLOW_QUERY)
+                return usage_error(cmd, "--%s is given twice", name);
+            seen |= options[k].flag;
+            if ((rc = set_option(c, cmd, name, value)) != EX_OK)
+                return rc;
+            continue;
+        }
+        return usage_error(cmd, "unknown option '%s'", a);
+    }
+    if (!c->db)
+        return usage_error(cmd, "no DB (the store file) given");
+    if (cmd->site_required && !c->site)
+        return usage_error(cmd, "%s needs --site BASE (the site's base URL, "
+                           "such as https://www.example.com)", cmd->name);
+    if ((cmd->opts & O_OLDER_THAN) && !c->older_than)
+        return usage_error(cmd, "%s needs --older-than DURATION", cmd->name);
+    if (c->args->nelts < cmd->min_args)
+        return usage_error(cmd, "%s needs %s", cmd->name,
+                           cmd->run == cmd_import ? "at least one LOG"
+                           : cmd->run == cmd_export ? "a DIR"
+                           : "at least one URL");
+    if (cmd->max_args >= 0 && c->args->nelts > cmd->max_args)
+        return usage_error(cmd, "unexpected argument '%s'",
+                           APR_ARRAY_IDX(c->args, cmd->max_args,
+                                         const char *));
+    return EX_OK;
+}
+
+/* ---- the store ------------------------------------------------------------ */
+
+enum { OPEN_READ, OPEN_WRITE, OPEN_CREATE };
+
+/* A store created by root goes to the owner of its directory (the
+ * module hands the directory to httpd's User/Group), so that httpd's
+ * children can write to it.  SQLite itself gives the journal files it
+ * creates later, as root, to the store's owner. */
+static void give_to_directory_owner(ctl *c)
+{
+    const char *slash = strrchr(c->db, '/'), *suffix[] = { "", "-wal", "-shm" };
+    const char *dir = slash ? (slash == c->db ? "/"
+                               : apr_pstrmemdup(c->pool, c->db,
+                                                (apr_size_t)(slash - c->db)))
+                            : ".";
+    struct stat sb;
+    apr_size_t i;
+
+    if (geteuid() != 0 || stat(dir, &sb) != 0 || sb.st_uid == 0)
+        return;
+    for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
+        const char *f = apr_pstrcat(c->pool, c->db, suffix[i], NULL);
+        if (chown(f, sb.st_uid, sb.st_gid) != 0 && errno != ENOENT)
+            say("warning: cannot give %s to uid %ld: %s", f,
+                (long)sb.st_uid, strerror(errno));
+    }
+}
+
+static int open_store(ctl *c, int mode, sm_store **st)
+{
+    char err[512];
+    struct stat sb;
+    int created = 0;
+    int flags = mode == OPEN_READ ? SM_STORE_READONLY
+              : mode == OPEN_CREATE ? SM_STORE_CREATE | SM_STORE_BULK : 0;
+
+    if (stat(c->db, &sb) != 0) {
+        if (errno != ENOENT || mode != OPEN_CREATE) {
+            say("cannot open the store %s: %s", c->db, strerror(errno));
+            return EX_NO_STORE;
+        }
+        say("%s does not exist: creating a new store", c->db);
+        created = 1;
+    }
+    else if (!S_ISREG(sb.st_mode)) {
+        say("cannot open the store %s: not a regular file", c->db);
+        return EX_NO_STORE;
+    }
+    else if (mode != OPEN_READ && sb.st_size > 0) {
+        /* Opening read-write switches the file to WAL mode before its
+         * schema is looked at: make sure first, read-only, that it is a
+         * store (an empty file becomes one, as the module does). */
+        apr_pool_t *probe;
+        sm_store *ro;
+        apr_status_t rv;
+
+        apr_pool_create(&probe, c->pool);
+        rv = sm_store_open_sqlite(&ro, probe, c->db, SM_STORE_READONLY,
+                                  BUSY_TIMEOUT_MS, &logger, err,
+                                  sizeof(err));
+        apr_pool_destroy(probe);
+        if (rv != APR_SUCCESS) {
+            say("cannot open the store %s: %s", c->db, err);
+            return EX_NO_STORE;
+        }
+    }
+    if (sm_store_open_sqlite(st, c->pool, c->db, flags, BUSY_TIMEOUT_MS,
+                             &logger, err, sizeof(err)) != APR_SUCCESS) {
+        say("cannot open the store %s: %s", c->db, err);
+        return EX_NO_STORE;
+    }
+    if (created)
+        give_to_directory_owner(c);
+    return EX_OK;
+}
+
+/* The site's row; EX_UNKNOWN_SITE (said) when it has none. */
+static int site_row(ctl *c, sm_store *st, sm_site_row *row, int must_exist)
+{
+    if (sm_store_site_row(st, c->pool, c->site, row) != APR_SUCCESS) {
+        say("%s: %s", c->db, sm_store_error(st));
+        return EX_STORE;
+    }
+    if (!row->known && must_exist) {
+        say("the store %s has no site %s (`%s stats %s` lists its sites)",
+            c->db, c->site, progname, c->db);
+        return EX_UNKNOWN_SITE;
+    }
+    return EX_OK;
+}
+
+/* The site as sitemapctl writes to it: the stored page size, no limit on
+ * URLs, and no settings (those are the module's to store). */
+static sm_site_conf *site_conf(ctl *c, const sm_site_row *row)
+{
+    sm_site_conf *site = apr_pcalloc(c->pool, sizeof(*site));
+
+    site->base = c->site;
+    site->page_size = row->known && row->page_size > 0 ? row->page_size
+                    : c->page_size ? c->page_size : SM_PAGE_MAX_URLS;
+    if (row->known && c->page_size && c->page_size != row->page_size)
+        say("warning: --page-size %d ignored: the site's page size in the "
+            "store is %d", c->page_size, row->page_size);
+    site->max_urls = 0;
+    site->expire = 0;
+    site->settings = NULL;
+    return site;
+}
+
+/* Apply changes in transactions of BATCH, with a PAUSE after each one.  A
+ * writer waiting on SQLite's lock (the module's) sleeps at most 100 ms
+ * between two tries, so a pause longer than that lets it in: it never
+ * waits for more than one of our transactions (a fraction of a second). */
+static int apply_all(ctl *c, sm_store *st, const sm_change *changes, int n,
+                     sm_apply_stats *total)
+{
+    int off;
+
+    memset(total, 0, sizeof(*total));
+    for (off = 0; off < n; off += BATCH) {
+        int k = n - off < BATCH ? n - off : BATCH;
+        sm_apply_stats s;
+
+        if (sm_store_apply(st, changes + off, k, &s) != APR_SUCCESS) {
+            say("writing to %s failed after %d of %d changes (the last "
+                "transaction changed nothing): %s", c->db, off, n,
+                sm_store_error(st));
+            return EX_STORE;
+        }
+        total->added += s.added;
+        total->updated += s.updated;
+        total->touched += s.touched;
+        total->removed += s.removed;
+        total->refused_full += s.refused_full;
+        if (off + k < n)
+            apr_sleep(PAUSE);
+    }
+    return EX_OK;
+}
+
+/* ---- stats ------------------------------------------------------------------- */
+
+static apr_int64_t file_size(apr_pool_t *p, const char *path,
+                             const char *suffix)
+{
+    struct stat sb;
+    return stat(apr_pstrcat(p, path, suffix, NULL), &sb) == 0
+        ? (apr_int64_t)sb.st_size : -1;
+}
+
+static int cmd_stats(ctl *c)
+{
+    apr_array_header_t *sites;
+    sm_store_about about;
+    sm_store *st;
+    apr_int64_t size, wal;
+    int rc, i;
+
+    if ((rc = open_store(c, OPEN_READ, &st)) != EX_OK)
+        return rc;
+    if (sm_store_read_begin(st) != APR_SUCCESS
+        || sm_store_about_file(st, c->pool, &about) != APR_SUCCESS
+        || sm_store_site_stats(st, c->pool, c->site, &sites)
+           != APR_SUCCESS) {
+        say("%s: %s", c->db, sm_store_error(st));
+        sm_store_read_end(st);
+        return EX_STORE;
+    }
+    sm_store_read_end(st);
+    if (c->site && sites->nelts == 0) {
+        say("the store %s has no site %s", c->db, c->site);
+        return EX_UNKNOWN_SITE;
+    }
+    size = file_size(c->pool, c->db, "");
+    wal = file_size(c->pool, c->db, "-wal");
+    printf("store:          %s\n", c->db);
+    printf("size:           %" APR_INT64_T_FMT " bytes", size);
+    if (wal >= 0)
+        printf(" (and %" APR_INT64_T_FMT " bytes of WAL)", wal);
+    printf("\nfree:           %" APR_INT64_T_FMT " bytes\n", about.free_bytes);
+    printf("schema version: %d\n", about.schema_version);
+    printf("store id:       %s\n", about.store_id ? about.store_id : "-");
+    printf("created:        %s\n", w3c(c->pool, about.created));
+    if (!c->site)
+        printf("sites:          %d\n", sites->nelts);
+    for (i = 0; i < sites->nelts; i++) {
+        const sm_site_stats *s = &APR_ARRAY_IDX(sites, i, sm_site_stats);
+        printf("\nsite:           %s\n", s->base);
+        printf("urls:           %" APR_INT64_T_FMT "\n", s->url_count);
+        printf("pages:          %" APR_INT64_T_FMT " (%d URLs a page; new "
+               "URLs go on page %" APR_INT64_T_FMT ")\n", s->pages,
+               s->page_size, s->last_page);
+        printf("newest lastmod: %s\n", w3c(c->pool, s->lastmod_newest));
+        printf("oldest lastmod: %s\n", w3c(c->pool, s->lastmod_oldest));
+        printf("newest seen:    %s\n", w3c(c->pool, s->seen_newest));
+        printf("oldest seen:    %s\n", w3c(c->pool, s->seen_oldest));
+    }
+    return EX_OK;
+}
+
+/* ---- list -------------------------------------------------------------------- */
+
+typedef struct {
+    const char *base;
+    apr_int64_t n;
+} list_ctx;
+
+static apr_status_t list_one(void *baton, const char *url, apr_int64_t page,
+                             apr_time_t lastmod, apr_time_t last_seen)
+{
+    list_ctx *l = baton;
+    char date[SM_W3C_DATETIME_LEN];
+    (void)last_seen;
+
+    sm_w3c_datetime(date, lastmod);
+    l->n++;
+    if (printf("%s%s\t%s\t%" APR_INT64_T_FMT "\n", l->base, url, date,
+               page) < 0)
+        return APR_EGENERAL;
+    return APR_SUCCESS;
+}
+
+static int cmd_list(ctl *c)
+{
+    sm_site_row row;
+    list_ctx l = { c->site, 0 };
+    sm_store *st;
+    apr_status_t rv;
+    int rc;
+
+    if ((rc = open_store(c, OPEN_READ, &st)) != EX_OK)
+        return rc;
+    if (sm_store_read_begin(st) != APR_SUCCESS) {
+        say("%s: %s", c->db, sm_store_error(st));
+        return EX_STORE;
+    }
+    if ((rc = site_row(c, st, &row, 1)) != EX_OK) {
+        sm_store_read_end(st);
+        return rc;
+    }
+    rv = sm_store_url_rows(st, c->site, c->page, list_one, &l);
+    sm_store_read_end(st);
+    if (fflush(stdout) != 0 || (rv != APR_SUCCESS && ferror(stdout))) {
+        say("cannot write the list: %s", strerror(errno));
+        return EX_WRITE;
+    }
+    if (rv != APR_SUCCESS) {
+        say("%s: %s", c->db, sm_store_error(st));
+        return EX_STORE;
+    }
+    if (c->page && l.n == 0)
+        say("page %" APR_INT64_T_FMT " of %s is empty", c->page, c->site);
+    return EX_OK;
+}
+
+/* ---- import ------------------------------------------------------------------ */
+
+static int cmd_import(ctl *c)
+{
+    sm_rules rules;
+    apr_array_header_t *types = apr_array_make(c->pool, 1, sizeof(char *));
+    apr_array_header_t *changes;
+    const sm_import_stats *is;
+    sm_apply_stats as;
+    sm_site_row row;
+    sm_site_conf *site;
+    sm_import *im;
+    sm_store *st;
+    apr_time_t t0, t1, t2;
+    char err[512];
+    int rc, i, status = EX_OK;
+    double secs;
+
+    /* Every log must open before anything is changed. */
+    for (i = 0; i < c->args->nelts; i++) {
+        const char *log = APR_ARRAY_IDX(c->args, i, const char *);
+        if (sm_import_check_file(log, err, sizeof(err)) != APR_SUCCESS) {
+            say("%s", err);
+            return EX_LOG;
+        }
+    }
+    if ((rc = open_store(c, OPEN_CREATE, &st)) != EX_OK)
+        return rc;
+    if ((rc = site_row(c, st, &row, 0)) != EX_OK)
+        return rc;
+    if (!row.known)
+        say("the site %s is new to the store %s", c->site, c->db);
+    site = site_conf(c, &row);
+
+    APR_ARRAY_PUSH(types, const char *) = "text/html";
+    rules.content_types = types;
+    rules.excludes = c->excludes;
+    rules.allow_query = c->allow_query;
+    im = sm_import_create(c->pool, &rules, c->site, !c->all_types);
+
+    t0 = apr_time_now();
+    for (i = 0; i < c->args->nelts; i++) {
+        const char *log = APR_ARRAY_IDX(c->args, i, const char *);
+        if (sm_import_file(im, log, err, sizeof(err)) != APR_SUCCESS) {
+            say("%s (the lines before it are imported)", err);
+            status = EX_LOG;
+        }
+    }
+    t1 = apr_time_now();
+    changes = sm_import_changes(im, c->pool, site);
+    if ((rc = apply_all(c, st, (const sm_change *)changes->elts,
+                        changes->nelts, &as)) != EX_OK)
+        return rc;
+    t2 = apr_time_now();
+
+    is = sm_import_get_stats(im);
+    secs = (double)(t2 - t0) / APR_USEC_PER_SEC;
+    printf("read %" APR_UINT64_T_FMT " lines from %d file%s in %.2f s "
+           "(%.0f lines/s; reading %.2f s, writing %.2f s)\n", is->lines,
+           c->args->nelts, c->args->nelts == 1 ? "" : "s", secs,
+           secs > 0 ? (double)is->lines / secs : 0.0,
+           (double)(t1 - t0) / APR_USEC_PER_SEC,
+           (double)(t2 - t1) / APR_USEC_PER_SEC);
+    printf("  recording lines: %" APR_UINT64_T_FMT "\n", is->record_lines);
+    printf("  forgetting lines: %" APR_UINT64_T_FMT "\n", is->forget_lines);
+    printf("  ignored lines: %" APR_UINT64_T_FMT, is->ignored);
+    for (i = 0; i < is->nreasons; i++)
+        printf("%s%s %" APR_UINT64_T_FMT, i ? ", " : " (",
+               is->reasons[i].why, is->reasons[i].count);
+    printf("%s\n", is->nreasons ? ")" : "");
+    printf("  malformed lines: %" APR_UINT64_T_FMT "\n", is->malformed);
+    for (i = 0; i < is->nsamples; i++)
+        printf("    %s\n", is->samples[i]);
+    if (is->malformed > (apr_uint64_t)is->nsamples)
+        printf("    ...\n");
+    printf("urls: %" APR_UINT64_T_FMT " distinct: %d added, %d already "
+           "stored, %d removed\n", is->urls, as.added,
+           as.touched + as.updated, as.removed);
+    if (fflush(stdout) != 0)
+        return EX_WRITE;
+    return status;
+}
+
+/* ---- add, remove ----------------------------------------------------------- */
+
+/* The URLs of the arguments, normalised; EX_USAGE (said) if one is not
+ * valid: nothing is changed then. */
+static int arg_urls(ctl *c, const command *cmd, const char ***urls)
+{
+    int i;
+
+    *urls = apr_palloc(c->pool, sizeof(char *) * (apr_size_t)c->args->nelts);
+    for (i = 0; i < c->args->nelts; i++) {
+        const char *in = APR_ARRAY_IDX(c->args, i, const char *);
+        const char *err = sm_ctl_url(c->pool, c->site, in, NULL,
+                                     &(*urls)[i]);
+        if (err)
+            return usage_error(cmd, "%s", err);
+    }
+    return EX_OK;
+}
+
+static const command *find_command(const char *name)
+{
+    const command *cmd;
+    for (cmd = commands; cmd->name; cmd++)
+        if (strcmp(cmd->name, name) == 0)
+            return cmd;
+    return NULL;
+}
+
+static int cmd_add(ctl *c)
+{
+    const char **urls;
+    sm_change *changes;
+    sm_apply_stats as;
+    sm_site_row row;
+    sm_site_conf *site;
+    sm_store *st;
+    apr_time_t now = apr_time_now();
+    int rc, i;
+
+    if ((rc = arg_urls(c, find_command("add"), &urls)) != EX_OK)
+        return rc;
+    if ((rc = open_store(c, OPEN_CREATE, &st)) != EX_OK)
+        return rc;
+    if ((rc = site_row(c, st, &row, 0)) != EX_OK)
+        return rc;
+    if (!row.known)
+        say("the site %s is new to the store %s", c->site, c->db);
+    site = site_conf(c, &row);
+    changes = apr_pcalloc(c->pool, sizeof(*changes)
+                                   * (apr_size_t)c->args->nelts);
+    for (i = 0; i < c->args->nelts; i++) {
+        changes[i].op = c->lastmod ? SM_CHANGE_RECORD : SM_CHANGE_SEED;
+        changes[i].site = site;
+        changes[i].url = urls[i];
+        changes[i].last_modified = c->lastmod;
+        changes[i].seen = now;
+    }
+    if ((rc = apply_all(c, st, changes, c->args->nelts, &as)) != EX_OK)
+        return rc;
+    printf("%d added, %d already stored%s\n", as.added,
+           as.touched + as.updated,
+           c->lastmod ? " (lastmod set)" : "");
+    return EX_OK;
+}
+
+static int cmd_remove(ctl *c)
+{
+    const char **urls;
+    sm_change *changes;
+    sm_apply_stats as;
+    sm_site_row row;
+    sm_site_conf *site;
+    sm_store *st;
+    apr_time_t now = apr_time_now();
+    int rc, i;
+
+    if ((rc = arg_urls(c, find_command("remove"), &urls)) != EX_OK)
+        return rc;
+    if ((rc = open_store(c, OPEN_WRITE, &st)) != EX_OK)
+        return rc;
+    if ((rc = site_row(c, st, &row, 1)) != EX_OK)
+        return rc;
+    site = site_conf(c, &row);
+    changes = apr_pcalloc(c->pool, sizeof(*changes)
+                                   * (apr_size_t)c->args->nelts);
+    for (i = 0; i < c->args->nelts; i++) {
+        changes[i].op = SM_CHANGE_FORGET;
+        changes[i].site = site;
+        changes[i].url = urls[i];
+        changes[i].seen = now;
+    }
+    if ((rc = apply_all(c, st, changes, c->args->nelts, &as)) != EX_OK)
+        return rc;
+    printf("%d removed, %d not stored\n", as.removed,
+           c->args->nelts - as.removed);
+    return EX_OK;
+}
+
+/* ---- export ------------------------------------------------------------------ */
+
+static int cmd_export(ctl *c)
+{
+    const char *dir = APR_ARRAY_IDX(c->args, 0, const char *), *err;
+    sm_export_result res;
+    sm_export_status es;
+    sm_settings set;
+    sm_site_row row;
+    sm_store *st;
+    char msg[512];
+    int rc, i;
+
+    if ((rc = open_store(c, OPEN_READ, &st)) != EX_OK)
+        return rc;
+    if ((rc = site_row(c, st, &row, 1)) != EX_OK)
+        return rc;
+    if ((err = sm_settings_parse(c->pool, row.settings, &set)) != NULL) {
+        say("the settings stored with %s cannot be read (%s)", c->site, err);
+        return EX_STORE;
+    }
+    if (!*row.settings)
+        say("warning: the module has not stored the settings of %s yet "
+            "(it does with its next write): using the defaults (%s, no "
+            "changefreq or priority)", c->site, set.path);
+    es = sm_ctl_export(c->pool, st, c->site, &set, dir, &res, msg,
+                       sizeof(msg));
+    switch (es) {
+    case SM_EXPORT_OK:
+        break;
+    case SM_EXPORT_UNKNOWN_SITE:
+        say("the store %s has no site %s", c->db, c->site);
+        return EX_UNKNOWN_SITE;
+    case SM_EXPORT_STORE:
+        say("%s: %s", c->db, msg);
+        return EX_STORE;
+    default:
+        say("%s", msg);
+        return EX_WRITE;
+    }
+    for (i = 0; i < res.paths->nelts; i++)
+        printf("%s\n", APR_ARRAY_IDX(res.paths, i, const char *));
+    for (i = 0; i < res.removed->nelts; i++)
+        say("removed %s: the module no longer serves that page",
+            APR_ARRAY_IDX(res.removed, i, const char *));
+    fprintf(stderr, "%s: %d file%s (%s, %" APR_INT64_T_FMT " page%s, %"
+            APR_INT64_T_FMT " URLs)\n", progname, res.files,
+            res.files == 1 ? "" : "s",
+            strcmp(res.index_kind, "index") == 0 ? "a sitemap index"
+            : strcmp(res.index_kind, "urlset") == 0 ? "one page"
+            : "no URL yet: the site's root", res.pages,
+            res.pages == 1 ? "" : "s", res.urls);
+    return EX_OK;
+}
+
+/* ---- prune ------------------------------------------------------------------- */
+
+static int cmd_prune(ctl *c)
+{
+    sm_site_conf site;
+    sm_site_row row;
+    sm_store *st;
+    int rc, removed = 0;
+
+    if ((rc = open_store(c, OPEN_WRITE, &st)) != EX_OK)
+        return rc;
+    if ((rc = site_row(c, st, &row, 1)) != EX_OK)
+        return rc;
+    memset(&site, 0, sizeof(site));
+    site.base = c->site;
+    site.page_size = row.page_size;
+    site.expire = c->older_than;
+    /* The module's expiry: transactions of at most 10,000 URLs. */
+    if (sm_store_expire(st, &site, apr_time_now(), &removed)
+        != APR_SUCCESS) {
+        say("%s: %s (%d removed before)", c->db, sm_store_error(st),
+            removed);
+        return EX_STORE;
+    }
+    printf("%d removed\n", removed);
+    return EX_OK;
+}
+
+/* ---- check ------------------------------------------------------------------- */
+
+static int cmd_check(ctl *c)
+{
+    apr_array_header_t *problems = apr_array_make(c->pool, 4, sizeof(char *));
+    sm_store_about about;
+    char err[512];
+    apr_status_t rv;
+    int i;
+
+    rv = sm_store_check_sqlite(c->pool, c->db, BUSY_TIMEOUT_MS, problems,
+                               &about, err, sizeof(err));
+    if (rv != APR_SUCCESS) {
+        say("cannot open %s: %s", c->db, err);
+        return EX_NO_STORE;
+    }
+    for (i = 0; i < problems->nelts; i++)
+        printf("%s: %s\n", c->db, APR_ARRAY_IDX(problems, i, const char *));
+    if (problems->nelts) {
+        say("%s is not sound (%d problem%s)", c->db, problems->nelts,
+            problems->nelts == 1 ? "" : "s");
+        return EX_CHECK;
+    }
+    printf("%s: ok (mod_sitemap store, schema version %d, store id %s)\n",
+           c->db, about.schema_version,
+           about.store_id ? about.store_id : "-");
+    return EX_OK;
+}
+
+/* ---- main ------------------------------------------------------------------- */
+
+int main(int argc, const char *const *argv)
+{
+    const command *cmd;
+    apr_pool_t *pool;
+    ctl c;
+    int rc, done;
+
+    if (argc > 0 && argv[0] && strrchr(argv[0], '/'))
+        progname = strrchr(argv[0], '/') + 1;
+    else if (argc > 0 && argv[0] && *argv[0])
+        progname = argv[0];
+    if (argc < 2) {
+        usage_all(stderr);
+        return EX_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0
+        || strcmp(argv[1], "help") == 0) {
+        if (argc > 2 && (cmd = find_command(argv[2])) != NULL)
+            usage_cmd(stdout, cmd);
+        else
+            usage_all(stdout);
+        return EX_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("sitemapctl (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+        return EX_OK;
+    }
+    if (!(cmd = find_command(argv[1]))) {
+        fprintf(stderr, "%s: unknown command '%s'\n\n", progname, argv[1]);
+        usage_all(stderr);
+        return EX_USAGE;
+    }
+
+    if (apr_app_initialize(&argc, &argv, NULL) != APR_SUCCESS) {
+        fprintf(stderr, "%s: cannot initialise APR\n", progname);
+        return EX_STORE;
+    }
+    apr_pool_create(&pool, NULL);
+    memset(&c, 0, sizeof(c));
+    c.pool = pool;
+    c.command = cmd->name;
+    c.excludes = apr_array_make(pool, 2, sizeof(sm_regex *));
+    c.args = apr_array_make(pool, 4, sizeof(char *));
+
+    rc = parse_args(&c, cmd, argc - 2, argv + 2, &done);
+    if (rc == EX_OK && !done)
+        rc = cmd->run(&c);
+    apr_pool_destroy(pool);
+    apr_terminate();
+    return rc;
+}
