@@ -267,9 +267,12 @@ int sitemap_handler(request_rec *r)
         tag = fnv(tag, &page->page, sizeof(page->page));
         tag = fnv(tag, &page->version, sizeof(page->version));
         mtime = page->changed;
+        if (info.settings_changed > mtime)
+            mtime = info.settings_changed;
     }
     else if (info.pages->nelts == 0) {
         tag = fnv(tag, "root", 4);
+        mtime = info.settings_changed;
     }
     else {
         tag = fnv(tag, "index", 5);
@@ -279,7 +282,8 @@ int sitemap_handler(request_rec *r)
             tag = fnv(tag, &pi->page, sizeof(pi->page));
             tag = fnv(tag, &pi->lastmod, sizeof(pi->lastmod));
         }
-        mtime = info.changed;
+        mtime = info.index_changed > info.settings_changed
+              ? info.index_changed : info.settings_changed;
     }
 
     ap_set_content_type(r, "application/xml; charset=utf-8");

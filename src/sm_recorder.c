@@ -237,6 +237,17 @@ static apr_status_t ensure_store(sm_recorder *rec)
                               SM_STORE_CREATE, rec->conf.busy_timeout_ms,
                               rec->conf.log, rec->reason,
                               sizeof(rec->reason));
+    /* The sites' rows and settings, so the sitemap's Last-Modified follows
+     * configuration changes even before any traffic. */
+    if (rv == APR_SUCCESS
+        && sm_store_sync_sites(rec->store,
+                               (const sm_site_conf *const *)rec->sites->elts,
+                               rec->sites->nelts) != APR_SUCCESS) {
+        apr_cpystrn(rec->reason, sm_store_error(rec->store),
+                    sizeof(rec->reason));
+        sm_store_close(rec->store);
+        rv = APR_EGENERAL;
+    }
     if (rv != APR_SUCCESS) {
         apr_pool_clear(rec->store_pool);
         rec->store = NULL;
@@ -392,6 +403,11 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thd, void *data)
     sm_recorder *rec = data;
 
     apr_thread_mutex_lock(rec->write_lock);
+    /* Open the store (and store the sites' settings) at start, not at the
+     * first batch; a failure here is retried with the first batch. */
+    if (ensure_store(rec) != APR_SUCCESS)
+        sm_log(rec->conf.log, SM_LOG_DEBUG, 0, "store %s: %s; retrying with "
+               "the first batch", rec->conf.db_path, rec->reason);
     apr_thread_mutex_lock(rec->lock);
     while (!rec->stopping) {
         apr_time_t now = apr_time_now();

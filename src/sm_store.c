@@ -13,6 +13,12 @@ apr_status_t sm_store_expire(sm_store *st, const sm_site_conf *site,
     return st->ops->expire(st, site, now, removed);
 }
 
+apr_status_t sm_store_sync_sites(sm_store *st,
+                                 const sm_site_conf *const *sites, int n)
+{
+    return st->ops->sync_sites(st, sites, n);
+}
+
 int sm_store_is_current(sm_store *st)
 {
     return st->ops->is_current(st);

@@ -81,7 +81,8 @@ typedef struct {
     int known;                  /* the site has a row */
     apr_array_header_t *pages;  /* sm_page_info of non-empty pages,
                                    ascending */
-    apr_time_t changed;         /* newest change of any of its pages */
+    apr_time_t index_changed;   /* when the index's bytes last changed */
+    apr_time_t settings_changed;/* when the stored settings last changed */
 } sm_site_info;
 
 /* Called for each URL of a page, in page order; a non-success return
@@ -153,6 +154,8 @@ typedef struct {
                              apr_int64_t page, sm_url_row_fn *fn,
                              void *baton);
     apr_status_t (*about)(sm_store *st, apr_pool_t *p, sm_store_about *out);
+    apr_status_t (*sync_sites)(sm_store *st, const sm_site_conf *const *sites,
+                               int n);
 } sm_store_ops;
 
 struct sm_store {
@@ -184,6 +187,9 @@ apr_status_t sm_store_apply(sm_store *st, const sm_change *changes, int n,
 apr_status_t sm_store_expire(sm_store *st, const sm_site_conf *site,
                              apr_time_t now, int *removed);
 int sm_store_is_current(sm_store *st);
+/* Give every site a row with its current settings (one transaction). */
+apr_status_t sm_store_sync_sites(sm_store *st,
+                                 const sm_site_conf *const *sites, int n);
 
 /* Reading: everything between read_begin and read_end sees one snapshot
  * of the store, whatever writers do meanwhile. */

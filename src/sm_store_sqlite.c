@@ -30,7 +30,12 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "  page_size INTEGER NOT NULL DEFAULT 50000,"
     "  last_page INTEGER NOT NULL DEFAULT 1,"
     "  url_count INTEGER NOT NULL DEFAULT 0,"
-    "  settings TEXT NOT NULL DEFAULT '');"
+    "  settings TEXT NOT NULL DEFAULT '',"
+    /* When the sitemap index's bytes last changed (a page's lastmod, a
+     * page emptied or filled), and when the settings did: the
+     * Last-Modified of the index and, with the page's own time, of pages. */
+    "  index_changed INTEGER NOT NULL DEFAULT 0,"
+    "  settings_changed INTEGER NOT NULL DEFAULT 0);"
     "CREATE TABLE urls("
     "  id INTEGER PRIMARY KEY,"
     "  site_id INTEGER NOT NULL,"
@@ -77,6 +82,23 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "    version = version + 1"
     "  WHERE site_id = old.site_id AND page = old.page;"
     "  UPDATE sites SET url_count = url_count - 1 WHERE id = old.site_id;"
+    "END;"
+    "CREATE TRIGGER pages_new AFTER INSERT ON pages"
+    "  WHEN new.url_count > 0 BEGIN"
+    "  UPDATE sites SET index_changed = CAST(strftime('%s','now') AS INTEGER)"
+    "  WHERE id = new.site_id;"
+    "END;"
+    "CREATE TRIGGER pages_index AFTER UPDATE ON pages"
+    "  WHEN new.lastmod IS NOT old.lastmod"
+    "    OR (new.url_count > 0) IS NOT (old.url_count > 0) BEGIN"
+    "  UPDATE sites SET index_changed = CAST(strftime('%s','now') AS INTEGER)"
+    "  WHERE id = new.site_id;"
+    "END;"
+    "CREATE TRIGGER sites_settings AFTER UPDATE OF settings ON sites"
+    "  WHEN new.settings IS NOT old.settings BEGIN"
+    "  UPDATE sites SET"
+    "    settings_changed = CAST(strftime('%s','now') AS INTEGER)"
+    "  WHERE id = new.id;"
     "END;"
     "CREATE TRIGGER urls_lastmod AFTER UPDATE OF lastmod ON urls"
     "  WHEN new.lastmod IS NOT old.lastmod BEGIN"
@@ -147,7 +169,7 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "SELECT page, url_count, version, lastmod, changed FROM pages"
         " WHERE site_id = ?1 AND page = ?2 AND url_count > 0",
     [STMT_SITE_CHANGED] =
-        "SELECT max(changed) FROM pages WHERE site_id = ?1",
+        "SELECT index_changed, settings_changed FROM sites WHERE id = ?1",
     /* The page index holds the rowid: rows come in insertion order
      * without a sort. */
     [STMT_PAGE_URLS] =
@@ -748,8 +770,10 @@ static apr_status_t sqlite_site_info(sm_store *st, apr_pool_t *p,
     if (!(q = stmt(s, STMT_SITE_CHANGED)))
         return APR_EGENERAL;
     sqlite3_bind_int64(q, 1, site_id);
-    if ((rc = sqlite3_step(q)) == SQLITE_ROW)
-        out->changed = apr_time_from_sec(sqlite3_column_int64(q, 0));
+    if ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        out->index_changed = apr_time_from_sec(sqlite3_column_int64(q, 0));
+        out->settings_changed = apr_time_from_sec(sqlite3_column_int64(q, 1));
+    }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     if (rc != SQLITE_ROW)
@@ -966,10 +990,38 @@ static apr_status_t sqlite_about(sm_store *st, apr_pool_t *p,
     return sqlite_status(read_about((sqlite_store *)st, p, out, 1));
 }
 
+/* Make sure the sites have rows holding their current settings. */
+static apr_status_t sqlite_sync_sites(sm_store *st,
+                                      const sm_site_conf *const *sites, int n)
+{
+    sqlite_store *s = (sqlite_store *)st;
+    site_row row;
+    int i, rc;
+
+    if ((rc = exec(s, "cannot start a transaction", "BEGIN")) != SQLITE_OK)
+        return APR_EGENERAL;
+    for (i = 0; i < n; i++) {
+        if ((rc = site_get(s, sites[i], &row)) != SQLITE_OK) {
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            if (s->settings_kept)
+                apr_hash_clear(s->settings_kept);
+            return APR_EGENERAL;
+        }
+    }
+    if (exec(s, "cannot commit", "COMMIT") != SQLITE_OK) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        if (s->settings_kept)
+            apr_hash_clear(s->settings_kept);
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
+
 static const sm_store_ops sqlite_ops = {
     "sqlite", sqlite_apply, sqlite_expire, sqlite_is_current, sqlite_close,
     sqlite_read_begin, sqlite_read_end, sqlite_site_info, sqlite_page_urls,
-    sqlite_site_row, sqlite_site_stats, sqlite_url_rows, sqlite_about
+    sqlite_site_row, sqlite_site_stats, sqlite_url_rows, sqlite_about,
+    sqlite_sync_sites
 };
 
 /* ---- check ---------------------------------------------------------------- */

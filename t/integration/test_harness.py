@@ -1,0 +1,37 @@
+"""The harness itself: httpd starts and stops under every MPM without
+mod_sitemap, serves files and CGI, and its error log is read."""
+import pytest
+
+
+@pytest.mark.parametrize("mpm", ["event", "worker", "prefork"])
+def test_httpd_without_module(make_server, mpm):
+    srv = make_server(mpm=mpm, load_module=False)
+    srv.cgi("hello.cgi", "printf 'Content-Type: text/html\\r\\n\\r\\nhi\\n'\n")
+    srv.start()
+    assert srv.get("/page.html").status == 200
+    assert srv.get("/missing.html").status == 404
+    r = srv.get("/cgi-bin/hello.cgi")
+    assert r.status == 200 and r.body == b"hi\n", r
+    assert srv.get("/").body.startswith(b"<html><body>index")
+    srv.graceful()
+    assert srv.get("/page.html").status == 200
+    srv.graceful_stop()
+    srv.restart()
+    assert srv.get("/page.html").status == 200
+    assert srv.unexpected_log_lines() == []
+
+
+def test_log_hygiene_catches_errors(make_server):
+    srv = make_server(load_module=False)
+    srv.cgi("broken.cgi", "echo 'oops on stderr' >&2\nexit 1\n")
+    srv.start()
+    assert srv.get("/cgi-bin/broken.cgi").status == 500
+    srv.wait_log("End of script output")
+    assert srv.unexpected_log_lines(), "an error line went unnoticed"
+    srv.expect_log("oops on stderr|AH01215|End of script output|malformed header")
+    assert srv.unexpected_log_lines() == []
+
+
+def test_config_fails_helper(make_server):
+    srv = make_server(load_module=False)
+    srv.config_fails("NoSuchDirective", conf="NoSuchDirective on")

@@ -1,0 +1,85 @@
+"""Every MPM: recording and forgetting work, and a process's queue is
+written on child exit, graceful restart, graceful-stop and stop (so with a
+one-hour flush interval nothing waits for the timer)."""
+import os
+
+import pytest
+
+HTML = "<html><body>x</body></html>\n"
+MPMS = ["event", "worker", "prefork"]
+
+
+@pytest.mark.parametrize("mpm", MPMS)
+def test_record_and_forget(make_server, mpm):
+    srv = make_server(mpm=mpm)
+    srv.write("htdocs/a.html", HTML)
+    srv.write("htdocs/b.txt", "plain\n")
+    srv.start()
+    srv.get_ok("/a.html")
+    srv.get_ok("/")
+    srv.wait_recorded("/a.html", "/")
+    os.unlink(srv.path("htdocs/a.html"))
+    assert srv.get("/a.html").status == 404
+    srv.wait_absent("/a.html")
+    srv.get_ok("/b.txt")
+    srv.request("HEAD", "/page.html")
+    srv.assert_not_recorded("/b.txt", "/page.html", "/a.html", stop=True)
+    assert srv.urls() >= {"/"}
+
+
+def threaded_or_prefork(mpm, extra):
+    if mpm == "prefork":
+        return ("StartServers 2\nMinSpareServers 1\nMaxSpareServers 3\n"
+                "ServerLimit 4\nMaxRequestWorkers 4\n" + extra)
+    return ("StartServers 1\nServerLimit 2\nThreadLimit 8\nThreadsPerChild 8\n"
+            "MinSpareThreads 1\nMaxSpareThreads 16\nMaxRequestWorkers 8\n" + extra)
+
+
+@pytest.mark.parametrize("mpm", MPMS)
+def test_flush_on_child_exit(make_server, mpm):
+    """MaxConnectionsPerChild 1: the child exits after one connection and
+    writes its queue, long before the one-hour flush interval."""
+    srv = make_server(mpm=mpm, flush="1h",
+                      mpm_conf=threaded_or_prefork(mpm, "MaxConnectionsPerChild 1\n"))
+    srv.write("htdocs/b.txt", "plain\n")
+    srv.start()
+    srv.get_ok("/page.html")
+    # the worker MPM notices the limit only when it accepts the next
+    # connection: one more (unrecorded) request makes every MPM cycle
+    srv.get_ok("/b.txt")
+    srv.wait_recorded("/page.html", timeout=15)
+
+
+@pytest.mark.parametrize("mpm", MPMS)
+def test_flush_on_graceful_restart(make_server, mpm):
+    srv = make_server(mpm=mpm, flush="1h", mpm_conf=threaded_or_prefork(mpm, ""))
+    srv.start()
+    srv.get_ok("/page.html")
+    srv.get_ok("/")
+    srv.graceful()
+    srv.wait_recorded("/page.html", "/", timeout=15)
+    assert srv.get("/page.html").status == 200
+
+
+@pytest.mark.parametrize("mpm", MPMS)
+@pytest.mark.parametrize("how", ["stop", "graceful-stop"])
+def test_flush_on_stop(make_server, mpm, how):
+    srv = make_server(mpm=mpm, flush="1h")
+    srv.write("htdocs/a.html", HTML)
+    srv.start()
+    srv.get_ok("/page.html")
+    srv.get_ok("/a.html")
+    srv.stop(graceful=(how == "graceful-stop"))
+    assert srv.urls() == {"/page.html", "/a.html"}
+
+
+@pytest.mark.parametrize("mpm", MPMS)
+def test_store_survives_restart(make_server, mpm):
+    srv = make_server(mpm=mpm)
+    srv.start()
+    srv.get_ok("/page.html")
+    srv.wait_recorded("/page.html")
+    srv.stop()
+    srv.start()
+    srv.get_ok("/")
+    srv.wait_recorded("/", "/page.html")

@@ -1,0 +1,589 @@
+"""sitemapctl, the administrator's command, against the same store files a
+real httpd writes: import of access logs (with the module's rules, also the
+running server's own log), add and remove while httpd records, export
+compared byte for byte with what the module serves, prune, stats, list,
+check, and every error path with its exit status."""
+import gzip
+import os
+import sqlite3
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import IS_ROOT, RUN_GID, RUN_UID, TOP_BUILDDIR
+from sitemap_check import check_document
+
+SITEMAPCTL = os.environ.get("SITEMAPCTL") or os.path.join(TOP_BUILDDIR, "sitemapctl")
+HTML = "<html><body>x</body></html>\n"
+BASE = "https://www.example.com"
+
+EX_OK, EX_CHECK, EX_USAGE, EX_NO_STORE, EX_UNKNOWN_SITE, EX_LOG, EX_STORE, EX_WRITE = range(8)
+
+
+@pytest.fixture(autouse=True)
+def _built():
+    assert os.access(SITEMAPCTL, os.X_OK), f"sitemapctl is not built: {SITEMAPCTL}"
+
+
+def ctl(*args, timeout=60, want=None):
+    r = subprocess.run([SITEMAPCTL, *map(str, args)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, errors="replace",
+                       timeout=timeout)
+    if want is not None:
+        assert r.returncode == want, (
+            f"sitemapctl {' '.join(map(str, args))}: exit {r.returncode}, "
+            f"expected {want}\nstdout: {r.stdout}\nstderr: {r.stderr}")
+    return r
+
+
+def rows(db, base=BASE):
+    """{url: (lastmod, page, last_seen)} of a site, read-only."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    try:
+        return {u: (lm, pg, ls) for u, lm, pg, ls in con.execute(
+            "SELECT u.url, u.lastmod, u.page, u.last_seen FROM urls u "
+            "JOIN sites s ON s.id = u.site_id WHERE s.base = ?", (base,))}
+    finally:
+        con.close()
+
+
+def clf(t):
+    return time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(t))
+
+
+def line(t, req, status, user="-", combined=True):
+    s = f'192.0.2.7 - {user} [{clf(t)}] "{req}" {status} 512'
+    if combined:
+        s += ' "https://ref.example/" "Mozilla/5.0 (X11; Linux x86_64)"'
+    return s + "\n"
+
+
+T0 = 1760000000
+
+
+# ---------------------------------------------------------------------------
+# import
+
+def sample_log():
+    L = [
+        line(T0 + 1, "GET /a.html HTTP/1.1", 200),
+        line(T0 + 9, "GET /a.html HTTP/1.1", 200),           # newest wins
+        line(T0 + 5, "GET /./a.html HTTP/1.1", 200, combined=False),
+        line(T0 + 2, "GET /b//c/../d HTTP/1.1", 200),        # -> /b/d
+        line(T0 + 3, "GET /list?page=2&x HTTP/1.1", 200),    # allowed query
+        line(T0 + 3, "GET /list?sort=up HTTP/1.1", 200),     # refused query
+        line(T0 + 4, "GET /private/x HTTP/1.1", 200),        # excluded
+        line(T0 + 4, "GET /style.css HTTP/1.1", 200),        # not a page
+        line(T0 + 4, "GET /img/logo.PNG?v=2 HTTP/1.1", 200), # not a page
+        line(T0 + 4, "GET /secret HTTP/1.1", 200, user="bob"),
+        line(T0 + 4, "POST /form HTTP/1.1", 200),
+        line(T0 + 4, "HEAD /head HTTP/1.1", 200),
+        line(T0 + 4, "GET /cached HTTP/1.1", 304),
+        line(T0 + 4, "GET /caf\\xc3\\xa9 HTTP/1.1", 200),    # escaped by httpd
+        line(T0 + 4, 'GET /q\\"uote HTTP/1.1', 200),
+        line(T0 + 4, "-", 408),
+        "this is not an access log line\n",
+        '192.0.2.7 - - [99/Foo/2025:00:00:00 +0000] "GET /x HTTP/1.1" 200 1\n',
+        '192.0.2.7 - - [' + clf(T0) + '] "GET /unterminated HTTP/1.1 200 1\n',
+        "\n",
+        line(T0 + 6, "GET /gone HTTP/1.1", 200),
+        line(T0 + 7, "GET /gone HTTP/1.1", 410),             # forgotten after
+        line(T0 + 6, "GET /back HTTP/1.1", 404),
+        line(T0 + 8, "GET /back HTTP/1.1", 200),             # back again
+    ]
+    return "".join(L)
+
+
+def test_import_log_with_rules(tmp_root):
+    db = os.path.join(tmp_root, "store.db")
+    plain = os.path.join(tmp_root, "access.log")
+    with open(plain, "w") as f:
+        f.write(sample_log())
+    gz = os.path.join(tmp_root, "access.log.2.gz")
+    with gzip.open(gz, "wt") as f:
+        f.write(line(T0 + 20, "GET /from-gzip HTTP/1.1", 200))
+        f.write(line(T0 + 20, "GET /a.html HTTP/1.1", 200))   # newer still
+    r = ctl("import", db, "--site", "HTTPS://WWW.Example.com:443/", "--exclude",
+            "^/private/", "--allow-query", "page", "--allow-query=x", plain, gz,
+            want=EX_OK)
+    assert "does not exist: creating a new store" in r.stderr
+    got = rows(db)
+    assert set(got) == {"/a.html", "/b/d", "/list?page=2&x", "/caf%C3%A9",
+                        "/q%22uote", "/from-gzip", "/back"}, got
+    assert got["/a.html"][0] == T0 + 20
+    assert got["/b/d"][0] == T0 + 2
+    assert got["/back"][0] == T0 + 8
+    # lines: 24 + 2; malformed: 4 (garbage, bad date, unterminated, empty)
+    assert "read 26 lines from 2 files" in r.stdout, r.stdout
+    assert "malformed lines: 4" in r.stdout
+    assert "access.log:17: no [time]: this is not an access log line" in r.stdout
+    assert "excluded 1" in r.stdout and "query 1" in r.stdout
+    assert "content type 2" in r.stdout and "authenticated 1" in r.stdout
+    assert "not GET 2" in r.stdout and "status 2" in r.stdout
+    assert "8 distinct: 7 added, 0 already stored, 0 removed" in r.stdout
+    ctl("check", db, want=EX_OK)
+
+    # Again: nothing new, every URL already stored; lastmods stay.
+    r = ctl("import", db, "--site", BASE, "--exclude", "^/private/",
+            "--allow-query", "page", "--allow-query", "x", plain, gz, want=EX_OK)
+    assert "0 added, 7 already stored" in r.stdout
+    assert rows(db) == got
+
+    # --all-types: the style sheet is taken for a page; /gone is not stored
+    # and stays so; a forgetting line removes a stored URL.
+    log2 = os.path.join(tmp_root, "more.log")
+    with open(log2, "w") as f:
+        f.write(line(T0 + 30, "GET /style.css HTTP/1.1", 200))
+        f.write(line(T0 + 30, "GET /b/d HTTP/1.1", 301))
+    r = ctl("import", db, "--site", BASE, "--all-types", log2, want=EX_OK)
+    assert "1 added, 0 already stored, 1 removed" in r.stdout
+    assert "/style.css" in rows(db) and "/b/d" not in rows(db)
+
+
+def test_import_from_stdin_and_page_size(tmp_root):
+    db = os.path.join(tmp_root, "store.db")
+    text = "".join(line(T0 + i, f"GET /p{i:02d} HTTP/1.1", 200) for i in range(5))
+    r = subprocess.run([SITEMAPCTL, "import", db, "--site", BASE, "--page-size", "2",
+                        "-"], input=text, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    got = rows(db)
+    assert [got[f"/p{i:02d}"][1] for i in range(5)] == [1, 1, 2, 2, 3]
+    # add follows the stored page size; --page-size of a known site is ignored
+    r = ctl("add", db, "--site", BASE, "--page-size", "10", "/p05", want=EX_OK)
+    assert "ignored" in r.stderr
+    assert rows(db)["/p05"][1] == 3
+
+
+def test_import_the_servers_own_log(make_server):
+    """The same requests, recorded live by the module and imported from the
+    server's access log by sitemapctl, give the same URLs."""
+    srv = make_server(conf="SitemapExclude ^/drafts/\nSitemapAllowQuery page\n")
+    for p in ("a.html", "b.html", "drafts/d.html", "style.css", "logo.png",
+              "dir/index.html"):
+        srv.write("htdocs/" + p, HTML if p.endswith("html") else "x")
+    srv.start()
+    for p in ("/a.html", "/b.html?page=3", "/b.html?sort=1", "/drafts/d.html",
+              "/style.css", "/logo.png", "/dir/", "/nope.html", "/a.html"):
+        srv.get(p)
+    srv.request("POST", "/a.html", body="x")
+    srv.wait_recorded("/a.html", "/b.html?page=3", "/dir/")
+    srv.sentinel()
+    live = srv.urls()
+    srv.stop()
+    db = os.path.join(srv.root, "imported.db")
+    r = ctl("import", db, "--site", srv.base, "--exclude", "^/drafts/",
+            "--allow-query", "page", srv.path("logs/access_log"), want=EX_OK)
+    assert "malformed lines: 0" in r.stdout, r.stdout
+    assert set(rows(db, srv.base)) == live, (rows(db, srv.base), live)
+
+
+# ---------------------------------------------------------------------------
+# add, remove, list, stats, prune while httpd records
+
+def test_add_remove_while_httpd_records(make_server):
+    srv = make_server()
+    for i in range(40):
+        srv.write(f"htdocs/live{i}.html", HTML)
+    srv.start()
+    db = srv.db_path
+    srv.get_ok("/page.html")
+    srv.wait_recorded("/page.html")
+
+    stop = threading.Event()
+    errors = []
+
+    def traffic():
+        i = 0
+        while not stop.is_set():
+            try:
+                r = srv.get(f"/live{i % 40}.html")
+                if r.status != 200:
+                    errors.append(r.status)
+            except Exception as e:          # noqa: BLE001
+                errors.append(e)
+            i += 1
+
+    # recent lines: older ones than SitemapExpire (365d) the module expires
+    big = srv.path("big.log")
+    t = int(time.time()) - 86400
+    with open(big, "w") as f:
+        for i in range(25000):
+            f.write(line(t + i // 10, f"GET /imported/{i} HTTP/1.1", 200))
+
+    threads = [threading.Thread(target=traffic) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        # three write transactions of up to 10,000 URLs, while httpd writes
+        r = ctl("import", db, "--site", srv.base, big, want=EX_OK)
+        assert "25000 added" in r.stdout, r.stdout
+        for round_ in range(5):
+            added = [f"/admin/{round_}/{k}" for k in range(200)]
+            ctl("add", db, "--site", srv.base, *added, want=EX_OK)
+            ctl("add", db, "--site", srv.base, f"{srv.base}/full/{round_}",
+                want=EX_OK)
+            r = ctl("remove", db, "--site", srv.base, *added[:100], "/never",
+                    want=EX_OK)
+            assert "100 removed, 1 not stored" in r.stdout
+            ctl("list", db, "--site", srv.base, want=EX_OK)
+            ctl("stats", db, want=EX_OK)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not errors, errors[:5]
+    have = srv.wait_recorded(*[f"/live{i}.html" for i in range(40)])
+    assert {f"/imported/{i}" for i in range(25000)} <= have
+    for round_ in range(5):
+        assert {f"/admin/{round_}/{k}" for k in range(100, 200)} <= have
+        assert not ({f"/admin/{round_}/{k}" for k in range(100)} & have)
+        assert f"/full/{round_}" in have
+    # the module goes on recording into the same file
+    srv.sentinel()
+    ctl("check", db, want=EX_OK)
+
+
+def test_list_stats_prune(make_server):
+    srv = make_server(conf="SitemapPageSize 2\n")
+    for p in ("one.html", "two.html", "three.html"):
+        srv.write("htdocs/" + p, HTML, mtime=T0)
+    srv.start()
+    for p in ("/one.html", "/two.html", "/three.html"):
+        srv.get_ok(p)
+        srv.wait_recorded(p)
+    db = srv.db_path
+    # an old URL, last seen 60 days ago, imported from an old log (within
+    # SitemapExpire, so the module's own expiry leaves it alone)
+    old = os.path.join(srv.root, "old.log")
+    t_old = int(time.time()) - 86400 * 60
+    with open(old, "w") as f:
+        f.write(line(t_old, "GET /ancient.html HTTP/1.1", 200))
+    ctl("import", db, "--site", srv.base, old, want=EX_OK)
+
+    r = ctl("list", db, "--site", srv.base, want=EX_OK)
+    lines = r.stdout.splitlines()
+    assert lines[:3] == [
+        f"{srv.base}/one.html\t2025-10-09T08:53:20+00:00\t1",
+        f"{srv.base}/two.html\t2025-10-09T08:53:20+00:00\t1",
+        f"{srv.base}/three.html\t2025-10-09T08:53:20+00:00\t2"], lines
+    assert lines[3] == (f"{srv.base}/ancient.html\t"
+                        f"{time.strftime('%Y-%m-%dT%H:%M:%S+00:00', time.gmtime(t_old))}\t2")
+    r = ctl("list", db, "--site", srv.base, "--page", "2", want=EX_OK)
+    assert len(r.stdout.splitlines()) == 2
+    r = ctl("list", db, "--site", srv.base, "--page", "9", want=EX_OK)
+    assert r.stdout == "" and "page 9" in r.stderr
+
+    r = ctl("stats", db, "--site", srv.base, want=EX_OK)
+    assert "urls:           4" in r.stdout, r.stdout
+    assert "pages:          2 (2 URLs a page" in r.stdout
+    assert "oldest lastmod: 2025-10-09T08:53:20+00:00" in r.stdout
+    assert "newest lastmod: " + time.strftime('%Y-%m-%dT%H:%M:%S+00:00',
+                                              time.gmtime(t_old)) in r.stdout
+    assert "schema version: 1" in r.stdout
+    r = ctl("stats", db, want=EX_OK)
+    assert "sites:          1" in r.stdout
+
+    r = ctl("prune", db, "--site", srv.base, "--older-than", "30d", want=EX_OK)
+    assert r.stdout.strip() == "1 removed"
+    assert srv.urls() == {"/one.html", "/two.html", "/three.html"}
+    r = ctl("prune", db, "--site", srv.base, "--older-than", "90mi", want=EX_OK)
+    assert r.stdout.strip() == "0 removed"
+
+
+# ---------------------------------------------------------------------------
+# export: byte for byte what the module serves
+
+EXPORT_CONF = """SitemapPageSize 2
+SitemapPath /maps/site.xml
+SitemapChangefreq ^/news/ daily
+SitemapChangefreq . monthly
+SitemapPriority ^/$ 1.0
+SitemapPriority html$ 0.5
+RewriteEngine On
+RewriteRule ^/news/ /page.html [L]
+"""
+
+
+def served(srv, path):
+    r = srv.get(path)
+    assert r.status == 200, (path, r.status)
+    return r.body
+
+
+def export_and_compare(srv, sitemap_path, expect_files):
+    out = os.path.join(srv.root, "export")
+    r = ctl("export", srv.db_path, "--site", srv.base, out, want=EX_OK)
+    files = {os.path.relpath(p, out) for p in r.stdout.split()}
+    assert files == set(expect_files), files
+    for rel in expect_files:
+        with open(os.path.join(out, rel), "rb") as f:
+            body = f.read()
+        assert body == served(srv, "/" + rel), rel
+        check_document(body, srv.base)
+    # nothing else: no temporary files left behind
+    left = {os.path.relpath(os.path.join(d, n), out)
+            for d, _, names in os.walk(out) for n in names}
+    assert left == set(expect_files), left
+    return out
+
+
+def test_export_matches_the_module(make_server):
+    srv = make_server(conf=EXPORT_CONF)
+    for p in ("a.html", "b.html", "c.txt"):
+        srv.write("htdocs/" + p, HTML, mtime=T0)
+    srv.start()
+    paths = ["/", "/a.html", "/news/1", "/news/2?x=1", "/b.html", "/news/3"]
+    for p in paths:
+        if p == "/news/2?x=1":
+            continue
+        srv.get_ok(p)
+        srv.wait_recorded(p)
+    # a removal: page 2's lastmod moves to the time of the removal
+    os.unlink(srv.path("htdocs/b.html"))
+    assert srv.get("/b.html").status == 404
+    srv.wait_absent("/b.html")
+    export_and_compare(srv, "/maps/site.xml",
+                       ["maps/site.xml", "maps/site-1.xml", "maps/site-2.xml",
+                        "maps/site-3.xml"])
+    body = served(srv, "/maps/site-2.xml")
+    assert b"<changefreq>daily</changefreq>" in body
+    assert b"<priority>0.5</priority>" in served(srv, "/maps/site-1.xml")
+
+    # the same after sitemapctl changed the store
+    ctl("add", srv.db_path, "--site", srv.base, "/news/9", "/z.html", want=EX_OK)
+    ctl("remove", srv.db_path, "--site", srv.base, "/", want=EX_OK)
+    export_and_compare(srv, "/maps/site.xml",
+                       ["maps/site.xml", "maps/site-1.xml", "maps/site-2.xml",
+                        "maps/site-3.xml", "maps/site-4.xml"])
+
+
+def test_export_one_page_and_root(make_server):
+    srv = make_server(conf="SitemapPriority . 0.8\n")
+    srv.start()
+    srv.get_ok("/page.html")
+    srv.wait_recorded("/page.html")
+    export_and_compare(srv, "/sitemap.xml", ["sitemap.xml", "sitemap-1.xml"])
+    os.unlink(srv.path("htdocs/page.html"))
+    assert srv.get("/page.html").status == 404
+    srv.wait_absent("/page.html")
+    out = export_and_compare(srv, "/sitemap.xml", ["sitemap.xml"])
+    with open(os.path.join(out, "sitemap.xml"), "rb") as f:
+        assert f"<loc>{srv.base}/</loc>".encode() in f.read()
+
+
+def test_export_settings_follow_the_configuration(make_server):
+    """The settings the module stores change with its configuration (a
+    graceful restart), and export follows."""
+    srv = make_server(conf="SitemapPageSize 1\nSitemapChangefreq . weekly\n")
+    srv.start()
+    srv.get_ok("/page.html")
+    srv.wait_recorded("/page.html")
+    export_and_compare(srv, "/sitemap.xml", ["sitemap.xml", "sitemap-1.xml"])
+    srv.graceful(conf="SitemapPageSize 1\nSitemapChangefreq . hourly\n"
+                      "SitemapPriority ^/index 0.9\n")
+    srv.get_ok("/index.html")       # the new generation writes: settings too
+    srv.wait_recorded("/index.html")
+    out = export_and_compare(srv, "/sitemap.xml",
+                             ["sitemap.xml", "sitemap-1.xml", "sitemap-2.xml"])
+    with open(os.path.join(out, "sitemap-1.xml"), "rb") as f:
+        assert b"hourly" in f.read()
+    with open(os.path.join(out, "sitemap-2.xml"), "rb") as f:
+        assert b"<priority>0.9</priority>" in f.read()
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs root")
+def test_store_created_by_root_goes_to_the_directory_owner(tmp_root):
+    d = os.path.join(tmp_root, "state")
+    os.makedirs(d)
+    os.chown(d, RUN_UID, RUN_GID)
+    db = os.path.join(d, "new.db")
+    ctl("add", db, "--site", BASE, "/x", want=EX_OK)
+    st = os.stat(db)
+    assert (st.st_uid, st.st_gid) == (RUN_UID, RUN_GID)
+
+
+# ---------------------------------------------------------------------------
+# errors and exit statuses
+
+def make_store(tmp_root, *urls):
+    db = os.path.join(tmp_root, "store.db")
+    ctl("add", db, "--site", BASE, *(urls or ("/x",)), want=EX_OK)
+    return db
+
+
+def test_help():
+    r = ctl("--help", want=EX_OK)
+    assert "Exit status:" in r.stdout and "sitemapctl import" in r.stdout
+    for cmd in ("stats", "list", "import", "add", "remove", "export", "prune", "check"):
+        r = ctl(cmd, "--help", want=EX_OK)
+        assert r.stdout.startswith(f"Usage: sitemapctl {cmd} "), r.stdout
+        assert ctl("help", cmd, want=EX_OK).stdout == r.stdout
+    assert ctl("--version", want=EX_OK).stdout.startswith("sitemapctl")
+
+
+@pytest.mark.parametrize("args,needle", [
+    ((), "Usage:"),
+    (("frobnicate", "x.db"), "unknown command 'frobnicate'"),
+    (("stats",), "no DB"),
+    (("stats", "{db}", "--bogus"), "does not take the option --bogus"),
+    (("stats", "{db}", "-x"), "unknown option '-x'"),
+    (("stats", "{db}", "extra"), "unexpected argument 'extra'"),
+    (("list", "{db}"), "needs --site BASE"),
+    (("list", "{db}", "--site"), "--site needs a value"),
+    (("list", "{db}", "--site", "ftp://x"), "is not a base URL"),
+    (("list", "{db}", "--site", "https://x.example/path"), "is not a base URL"),
+    (("list", "{db}", "--site", BASE, "--page", "0"), "--page '0'"),
+    (("list", "{db}", "--site", BASE, "--site", BASE), "given twice"),
+    (("import", "{db}", "--site", BASE), "at least one LOG"),
+    (("import", "{db}", "--site", BASE, "--exclude", "(", "x.log"), "not a valid regular expression"),
+    (("import", "{db}", "--site", BASE, "--allow-query", "a=b", "x.log"), "--allow-query 'a=b'"),
+    (("import", "{db}", "--site", BASE, "--page-size", "50001", "x.log"), "--page-size '50001'"),
+    (("import", "{db}", "--site", BASE, "--all-types=1", "x.log"), "takes no value"),
+    (("add", "{db}", "--site", BASE), "at least one URL"),
+    (("add", "{db}", "--site", BASE, "https://other.example/x"), "is not on the site"),
+    (("add", "{db}", "--site", BASE, "relative"), "neither a path"),
+    (("add", "{db}", "--site", BASE, "/a%zz"), "hex"),
+    (("add", "{db}", "--site", BASE, "--lastmod", "soon", "/x"), "--lastmod 'soon'"),
+    (("remove", "{db}", "--site", BASE, "/" + "a" * 2100), "too long"),
+    (("export", "{db}", "--site", BASE), "a DIR"),
+    (("export", "{db}", "--site", BASE, "d1", "d2"), "unexpected argument 'd2'"),
+    (("prune", "{db}", "--site", BASE), "needs --older-than"),
+    (("prune", "{db}", "--site", BASE, "--older-than", "0d"), "more than 0"),
+    (("prune", "{db}", "--site", BASE, "--older-than", "5m"), "--older-than '5m'"),
+    (("check", "{db}", "--site", BASE), "does not take the option --site"),
+])
+def test_usage_errors(tmp_root, args, needle):
+    db = make_store(tmp_root)
+    before = rows(db)
+    r = ctl(*(a.format(db=db) for a in args), want=EX_USAGE)
+    assert needle in r.stderr, r.stderr
+    assert rows(db) == before
+
+
+@pytest.mark.parametrize("cmd", [
+    ("stats",), ("list", "--site", BASE), ("export", "--site", BASE, "out"),
+    ("remove", "--site", BASE, "/x"), ("prune", "--site", BASE, "--older-than", "1d"),
+    ("check",),
+])
+def test_missing_store_is_never_created(tmp_root, cmd):
+    db = os.path.join(tmp_root, "missing.db")
+    r = ctl(cmd[0], db, *cmd[1:], want=EX_NO_STORE)
+    assert "missing.db" in r.stderr and "No such file" in r.stderr, r.stderr
+    assert os.listdir(tmp_root) == []
+
+
+def test_not_a_store(tmp_root):
+    junk = os.path.join(tmp_root, "junk.db")
+    with open(junk, "w") as f:
+        f.write("just some text, not a database\n" * 100)
+    other = os.path.join(tmp_root, "other.db")
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE t(x)")
+    con.commit()
+    con.close()
+    for path, why, check_why in ((junk, "not a database", "not an SQLite database"),
+                                 (other, "not a mod_sitemap store",
+                                  "not a mod_sitemap store")):
+        with open(path, "rb") as f:
+            before = f.read()
+        for cmd in (("stats",), ("list", "--site", BASE),
+                    ("export", "--site", BASE, os.path.join(tmp_root, "out")),
+                    ("add", "--site", BASE, "/x"),
+                    ("import", "--site", BASE, "/dev/null")):
+            r = ctl(cmd[0], path, *cmd[1:], want=EX_NO_STORE)
+            assert why in r.stderr, (cmd, r.stderr)
+        with open(path, "rb") as f:
+            assert f.read() == before, path
+        r = ctl("check", path, want=EX_CHECK)
+        assert check_why in r.stdout, r.stdout
+    ctl("stats", tmp_root, want=EX_NO_STORE)      # a directory
+
+
+def test_unknown_site(tmp_root):
+    db = make_store(tmp_root)
+    other = "https://other.example"
+    for cmd in (("stats", "--site", other), ("list", "--site", other),
+                ("export", "--site", other, os.path.join(tmp_root, "out")),
+                ("remove", "--site", other, "/x"),
+                ("prune", "--site", other, "--older-than", "1d")):
+        r = ctl(cmd[0], db, *cmd[1:], want=EX_UNKNOWN_SITE)
+        assert "has no site https://other.example" in r.stderr, r.stderr
+    assert not os.path.exists(os.path.join(tmp_root, "out"))
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT count(*) FROM sites").fetchone()[0] == 1
+    con.close()
+
+
+def test_unreadable_logs(tmp_root):
+    db = os.path.join(tmp_root, "store.db")
+    good = os.path.join(tmp_root, "good.log")
+    with open(good, "w") as f:
+        f.write(line(T0, "GET /good HTTP/1.1", 200))
+    # a missing log: nothing is done at all (not even the store created)
+    r = ctl("import", db, "--site", BASE, good, os.path.join(tmp_root, "nope.log"),
+            want=EX_LOG)
+    assert "nope.log: cannot open: No such file" in r.stderr
+    assert not os.path.exists(db)
+    r = ctl("import", db, "--site", BASE, tmp_root, want=EX_LOG)
+    assert "is a directory" in r.stderr
+    # a damaged gzip file: what could be read is imported, exit 5 all the same
+    data = gzip.compress("".join(line(T0, f"GET /z{i} HTTP/1.1", 200)
+                                 for i in range(3000)).encode())
+    cut = os.path.join(tmp_root, "cut.log.gz")
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) // 2])
+    r = ctl("import", db, "--site", BASE, good, cut, want=EX_LOG)
+    assert "cut.log.gz: cannot read after line" in r.stderr, r.stderr
+    got = rows(db)
+    assert "/good" in got and len(got) > 10
+
+
+def test_store_locked_too_long(tmp_root):
+    db = make_store(tmp_root)
+    con = sqlite3.connect(db, timeout=1, isolation_level=None)
+    con.execute("BEGIN EXCLUSIVE")
+    try:
+        t0 = time.monotonic()
+        r = ctl("add", db, "--site", BASE, "/y", want=EX_STORE)
+        assert time.monotonic() - t0 >= 4.5
+        assert "locked" in r.stderr, r.stderr
+    finally:
+        con.execute("ROLLBACK")
+        con.close()
+    assert "/y" not in rows(db)
+
+
+def test_export_cannot_write(tmp_root):
+    db = make_store(tmp_root)
+    blocker = os.path.join(tmp_root, "file")
+    with open(blocker, "w") as f:
+        f.write("x")
+    r = ctl("export", db, "--site", BASE, os.path.join(blocker, "sub"), want=EX_WRITE)
+    assert "cannot create" in r.stderr
+
+
+def test_check(tmp_root):
+    db = make_store(tmp_root, *[f"/some/long/path/number/{i:05d}.html" for i in range(3000)])
+    r = ctl("check", db, want=EX_OK)
+    assert ": ok (mod_sitemap store, schema version 1" in r.stdout
+    # summaries that disagree with the URLs
+    con = sqlite3.connect(db)
+    con.execute("UPDATE pages SET url_count = url_count + 1")
+    con.commit()
+    con.close()
+    r = ctl("check", db, want=EX_CHECK)
+    assert "page summaries disagree" in r.stdout
+    # damaged b-tree pages
+    sub = os.path.join(tmp_root, "x")
+    os.makedirs(sub)
+    db2 = make_store(sub, *[f"/p/{i:05d}" for i in range(3000)])
+    size = os.path.getsize(db2)
+    with open(db2, "r+b") as f:
+        for off in range(4096 * 3, size - 4096, 4096 * 5):
+            f.seek(off + 16)
+            f.write(b"\xff" * 8)
+    r = ctl("check", db2, want=EX_CHECK)
+    assert "integrity_check" in r.stdout or "malformed" in r.stdout, r.stdout
