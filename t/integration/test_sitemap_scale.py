@@ -31,12 +31,20 @@ def seed(srv, n, page_size, prefix="/s/", urls=None):
         con = sqlite3.connect(srv.db_path, timeout=10)
         try:
             con.execute("BEGIN IMMEDIATE")
-            row = con.execute("SELECT id FROM sites WHERE base = ?", (base,)).fetchone()
-            assert row is None, "seed() wants a site without URLs"
+            # The module's writer made the site's row at start-up (with its
+            # settings); it must hold no URLs yet.
+            row = con.execute("SELECT id, url_count FROM sites WHERE base = ?",
+                              (base,)).fetchone()
+            assert row is None or row[1] == 0, "seed() wants a site without URLs"
             last_page = (n - 1) // page_size + 1
-            cur = con.execute("INSERT INTO sites(base, page_size, last_page) VALUES (?, ?, ?)",
-                              (base, page_size, last_page))
-            site_id = cur.lastrowid
+            if row is None:
+                cur = con.execute("INSERT INTO sites(base, page_size, last_page)"
+                                  " VALUES (?, ?, ?)", (base, page_size, last_page))
+                site_id = cur.lastrowid
+            else:
+                site_id = row[0]
+                con.execute("UPDATE sites SET page_size = ?, last_page = ? WHERE id = ?",
+                            (page_size, last_page, site_id))
 
             def rows():
                 for i in range(n):
