@@ -55,14 +55,55 @@ static const char *parse_duration(cmd_parms *cmd, const char *arg,
     return NULL;
 }
 
-static const char *set_enabled(cmd_parms *cmd, void *dconf, int on)
+/* On|Off directives: cmd->info is the offset of the int to set. */
+static const char *set_server_flag(cmd_parms *cmd, void *dconf, int on)
 {
     const char *err = in_server_only(cmd);
     (void)dconf;
     if (err)
         return err;
-    SITEMAP_CONF(cmd->server)->enabled = on;
+    *(int *)((char *)SITEMAP_CONF(cmd->server) + (apr_size_t)cmd->info) = on;
     return NULL;
+}
+
+/* A whole number from min to max, digits only ("10x", "-1", " 5" and
+ * overflow are refused). */
+static const char *parse_count(cmd_parms *cmd, const char *arg,
+                               apr_int64_t min, apr_int64_t max,
+                               apr_int64_t *out)
+{
+    const char *err = in_server_only(cmd);
+    apr_int64_t n;
+    char *end;
+
+    if (err)
+        return err;
+    apr_set_os_error(0);
+    n = apr_strtoi64(arg, &end, 10);
+    if (!apr_isdigit(*arg) || *end || apr_get_os_error() || n < min
+        || n > max)
+        return apr_psprintf(cmd->pool, "%s: '%s' is not allowed: a whole "
+                            "number from %" APR_INT64_T_FMT " to %"
+                            APR_INT64_T_FMT, cmd->cmd->name, arg, min, max);
+    *out = n;
+    return NULL;
+}
+
+static const char *set_max_urls(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    (void)dconf;
+    return parse_count(cmd, arg, 1, MAX_URLS_LIMIT,
+                       &SITEMAP_CONF(cmd->server)->max_urls);
+}
+
+static const char *set_page_size(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    apr_int64_t n;
+    const char *err = parse_count(cmd, arg, 1, SM_PAGE_MAX_URLS, &n);
+    (void)dconf;
+    if (!err)
+        SITEMAP_CONF(cmd->server)->page_size = (int)n;
+    return err;
 }
 
 /* Does the nearest existing ancestor of path look usable for the store?
@@ -238,26 +279,6 @@ static const char *set_expire(cmd_parms *cmd, void *dconf, const char *arg)
                           &SITEMAP_CONF(cmd->server)->expire);
 }
 
-static const char *set_max_urls(cmd_parms *cmd, void *dconf, const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    apr_int64_t n;
-    char *end;
-    (void)dconf;
-
-    if (err)
-        return err;
-    apr_set_os_error(0);
-    n = apr_strtoi64(arg, &end, 10);
-    if (!apr_isdigit(*arg) || *end || apr_get_os_error() || n < 1
-        || n > MAX_URLS_LIMIT)
-        return apr_psprintf(cmd->pool, "SitemapMaxURLs: '%s' is not allowed: "
-                            "a whole number from 1 to %" APR_INT64_T_FMT,
-                            arg, MAX_URLS_LIMIT);
-    SITEMAP_CONF(cmd->server)->max_urls = n;
-    return NULL;
-}
-
 static const char *set_sitemap_path(cmd_parms *cmd, void *dconf,
                                     const char *arg)
 {
@@ -271,26 +292,6 @@ static const char *set_sitemap_path(cmd_parms *cmd, void *dconf,
                             "a URL path that %s, such as /sitemap.xml", arg,
                             err);
     SITEMAP_CONF(cmd->server)->sitemap_path = arg;
-    return NULL;
-}
-
-static const char *set_page_size(cmd_parms *cmd, void *dconf, const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    apr_int64_t n;
-    char *end;
-    (void)dconf;
-
-    if (err)
-        return err;
-    apr_set_os_error(0);
-    n = apr_strtoi64(arg, &end, 10);
-    if (!apr_isdigit(*arg) || *end || apr_get_os_error() || n < 1
-        || n > SM_PAGE_MAX_URLS)
-        return apr_psprintf(cmd->pool, "SitemapPageSize: '%s' is not allowed:"
-                            " a whole number from 1 to %d", arg,
-                            SM_PAGE_MAX_URLS);
-    SITEMAP_CONF(cmd->server)->page_size = (int)n;
     return NULL;
 }
 
@@ -342,26 +343,6 @@ static const char *add_priority(cmd_parms *cmd, void *dconf,
                           canon);
 }
 
-static const char *set_robots(cmd_parms *cmd, void *dconf, int on)
-{
-    const char *err = in_server_only(cmd);
-    (void)dconf;
-    if (err)
-        return err;
-    SITEMAP_CONF(cmd->server)->robots = on;
-    return NULL;
-}
-
-static const char *set_robots_fallback(cmd_parms *cmd, void *dconf, int on)
-{
-    const char *err = in_server_only(cmd);
-    (void)dconf;
-    if (err)
-        return err;
-    SITEMAP_CONF(cmd->server)->robots_fallback = on;
-    return NULL;
-}
-
 /* An absolute http(s) URL with a host, fit for a robots.txt line. */
 static const char *add_robots_extra(cmd_parms *cmd, void *dconf,
                                     const char *arg)
@@ -391,7 +372,8 @@ static const char *add_robots_extra(cmd_parms *cmd, void *dconf,
 }
 
 const command_rec sitemap_directives[] = {
-    AP_INIT_FLAG("Sitemap", set_enabled, NULL, RSRC_CONF,
+    AP_INIT_FLAG("Sitemap", set_server_flag,
+                 (void *)APR_OFFSETOF(sitemap_server_conf, enabled), RSRC_CONF,
                  "On to record this virtual host's pages and serve its "
                  "sitemap (default Off)"),
     AP_INIT_TAKE1("SitemapDatabase", set_database, NULL, RSRC_CONF,
@@ -424,12 +406,14 @@ const command_rec sitemap_directives[] = {
     AP_INIT_TAKE2("SitemapPriority", add_priority, NULL, RSRC_CONF,
                   "a regular expression and a priority 0.0-1.0 for matching "
                   "URLs (repeatable, first match wins)"),
-    AP_INIT_FLAG("SitemapRobots", set_robots, NULL, RSRC_CONF,
+    AP_INIT_FLAG("SitemapRobots", set_server_flag,
+                 (void *)APR_OFFSETOF(sitemap_server_conf, robots), RSRC_CONF,
                  "On to add the sitemap's line to /robots.txt (default On)"),
     AP_INIT_TAKE1("SitemapRobotsExtra", add_robots_extra, NULL, RSRC_CONF,
                   "another absolute sitemap URL to list in robots.txt "
                   "(repeatable)"),
-    AP_INIT_FLAG("SitemapRobotsFallback", set_robots_fallback, NULL,
+    AP_INIT_FLAG("SitemapRobotsFallback", set_server_flag,
+                 (void *)APR_OFFSETOF(sitemap_server_conf, robots_fallback),
                  RSRC_CONF, "On to answer a permissive robots.txt when the "
                  "site has none (default On)"),
     { NULL }
