@@ -393,6 +393,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         conf->rules.excludes = conf->excludes;
         conf->rules.allow_query = conf->allow_query;
         conf->config_tag = config_tag(conf);
+        conf->loaded = apr_time_now();
         robots_lines(pconf, conf);
 
         if (!apr_hash_get(prepared, conf->db_path, APR_HASH_KEY_STRING)) {

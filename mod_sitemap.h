@@ -39,6 +39,7 @@ typedef struct {
     sm_rules rules;
     apr_array_header_t *robots_urls;    /* the Sitemap lines' URLs */
     const char *robots_etag_suffix;     /* appended to robots.txt ETags */
+    apr_time_t loaded;                  /* when this configuration was read */
     apr_uint64_t config_tag;            /* what of the config shapes the
                                            XML, hashed into every ETag */
     /* This process's writer and readers for db_path (child_init). */

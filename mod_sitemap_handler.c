@@ -286,6 +286,11 @@ int sitemap_handler(request_rec *r)
               ? info.index_changed : info.settings_changed;
     }
 
+    /* Settings not stored yet (this generation's writer is starting):
+     * they are at most as old as this configuration. */
+    if ((!info.settings || strcmp(info.settings, conf->site.settings) != 0)
+        && conf->loaded > mtime)
+        mtime = conf->loaded;
     ap_set_content_type(r, "application/xml; charset=utf-8");
     apr_table_setn(r->headers_out, "X-Robots-Tag", "noindex");
     set_etag(r, tag);

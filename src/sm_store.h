@@ -83,6 +83,7 @@ typedef struct {
                                    ascending */
     apr_time_t index_changed;   /* when the index's bytes last changed */
     apr_time_t settings_changed;/* when the stored settings last changed */
+    const char *settings;       /* the stored settings (sm_settings_format) */
 } sm_site_info;
 
 /* Called for each URL of a page, in page order; a non-success return

@@ -169,7 +169,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "SELECT page, url_count, version, lastmod, changed FROM pages"
         " WHERE site_id = ?1 AND page = ?2 AND url_count > 0",
     [STMT_SITE_CHANGED] =
-        "SELECT index_changed, settings_changed FROM sites WHERE id = ?1",
+        "SELECT index_changed, settings_changed, settings FROM sites"
+        " WHERE id = ?1",
     /* The page index holds the rowid: rows come in insertion order
      * without a sort. */
     [STMT_PAGE_URLS] =
@@ -773,6 +774,7 @@ static apr_status_t sqlite_site_info(sm_store *st, apr_pool_t *p,
     if ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         out->index_changed = apr_time_from_sec(sqlite3_column_int64(q, 0));
         out->settings_changed = apr_time_from_sec(sqlite3_column_int64(q, 1));
+        out->settings = apr_pstrdup(p, (const char *)sqlite3_column_text(q, 2));
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
