@@ -63,6 +63,7 @@ struct sm_recorder {
     apr_pool_t *store_pool;
     sm_store *store;
     apr_time_t last_expire;
+    apr_interval_time_t expire_every;   /* hourly, sooner for short expiry */
     apr_time_t last_fault_log, last_full_log;
     apr_uint64_t faults_unlogged, refused_unlogged, dropped_unlogged;
     char reason[600];           /* why the last write failed */
@@ -259,7 +260,7 @@ static void run_expiry(sm_recorder *rec, apr_time_t now)
 {
     int i;
 
-    if (rec->last_expire && now - rec->last_expire < EXPIRE_EVERY)
+    if (rec->last_expire && now - rec->last_expire < rec->expire_every)
         return;
     rec->last_expire = now;
     for (i = 0; i < rec->sites->nelts; i++) {
@@ -414,7 +415,20 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thd, void *data)
         batch *b = rec->pending;
 
         if (b->items->nelts == 0 || !rec->spare) {
-            apr_thread_cond_timedwait(rec->wake, rec->lock, LOG_EVERY);
+            /* Idle: expire old URLs when due, then sleep until work. */
+            if (rec->sites->nelts
+                && now - rec->last_expire >= rec->expire_every) {
+                apr_thread_mutex_unlock(rec->lock);
+                if (ensure_store(rec) == APR_SUCCESS)
+                    run_expiry(rec, now);
+                else
+                    rec->last_expire = now;     /* the next batch logs it */
+                apr_thread_mutex_lock(rec->lock);
+                continue;
+            }
+            apr_thread_cond_timedwait(rec->wake, rec->lock,
+                                      rec->expire_every < LOG_EVERY
+                                      ? rec->expire_every : LOG_EVERY);
             continue;
         }
         if (b->items->nelts < rec->conf.batch_size
@@ -545,6 +559,7 @@ apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
         rec->conf.queue_max = rec->conf.batch_size;
     rec->pool = p;
     rec->refresh = apr_time_from_sec(REFRESH_SEC);
+    rec->expire_every = EXPIRE_EVERY;
     rec->sites = apr_array_make(p, 4, sizeof(const sm_site_conf *));
     if ((rv = apr_thread_mutex_create(&rec->lock, APR_THREAD_MUTEX_DEFAULT, p))
         || (rv = apr_thread_mutex_create(&rec->write_lock,
@@ -564,6 +579,10 @@ apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
 void sm_recorder_add_site(sm_recorder *rec, const sm_site_conf *site)
 {
     APR_ARRAY_PUSH(rec->sites, const sm_site_conf *) = site;
+    /* Expiry runs hourly, or four times per SitemapExpire when shorter. */
+    if (site->expire > 0 && site->expire / 4 < rec->expire_every)
+        rec->expire_every = site->expire / 4 > apr_time_from_sec(1)
+                          ? site->expire / 4 : apr_time_from_sec(1);
     /* A URL is refreshed often enough that it never expires while served. */
     if (site->expire > 0 && site->expire / 4 < rec->refresh)
         rec->refresh = site->expire / 4 > apr_time_from_sec(1)

@@ -1,0 +1,44 @@
+"""SitemapExpire: URLs not served for that long leave the store; URLs that
+keep being served stay, even though repeats are skipped in memory."""
+import time
+
+CRAWL = "RewriteEngine On\nRewriteRule ^/crawl/ /page.html [L]\n"
+
+
+def test_unserved_urls_expire_served_ones_stay(make_server):
+    srv = make_server(conf=CRAWL + "SitemapExpire 4s")
+    srv.start()
+    srv.get_ok("/crawl/old")
+    srv.get_ok("/crawl/kept")
+    srv.wait_recorded("/crawl/old", "/crawl/kept")
+    # Keep serving one of them for longer than the expiry.
+    deadline = time.monotonic() + 9
+    while time.monotonic() < deadline:
+        srv.get_ok("/crawl/kept")
+        time.sleep(0.25)
+    srv.wait_absent("/crawl/old")
+    assert "/crawl/kept" in srv.urls()
+    # The sitemap follows the store.
+    body = srv.get_ok("/sitemap.xml").body.decode()
+    assert "/crawl/kept" in body and "/crawl/old" not in body
+
+
+def test_expire_zero_keeps_everything(make_server):
+    srv = make_server(conf=CRAWL + "SitemapExpire 0")
+    srv.start()
+    srv.get_ok("/crawl/a")
+    srv.wait_recorded("/crawl/a")
+    # Make the URL look a year old: with expiry off it stays.
+    srv.graceful_stop()
+    import sqlite3
+    from conftest import as_run_user
+    with as_run_user():
+        con = sqlite3.connect(srv.db_path, timeout=10)
+        con.execute("UPDATE urls SET last_seen = last_seen - 400 * 86400")
+        con.commit()
+        con.close()
+    srv.start()
+    srv.get_ok("/crawl/b")
+    srv.wait_recorded("/crawl/b")
+    time.sleep(1.5)
+    assert srv.urls() == {"/crawl/a", "/crawl/b"}
