@@ -1,0 +1,21 @@
+-- bench/lua/fetch.lua: GET one path again and again (one connection:
+-- the latency percentiles are request-to-last-byte times).
+--   wrk ... -s fetch.lua URL -- PATH
+local req
+function init(args)
+    req = wrk.format("GET", args[1] or "/")
+end
+
+function request()
+    return req
+end
+
+function done(summary, latency, requests)
+    local e = summary.errors
+    io.write(string.format("BENCH requests=%d duration_us=%d bytes=%d " ..
+        "connect=%d read=%d write=%d status=%d timeout=%d " ..
+        "p50_us=%d p90_us=%d p99_us=%d\n", summary.requests,
+        summary.duration, summary.bytes, e.connect, e.read, e.write,
+        e.status, e.timeout, latency:percentile(50),
+        latency:percentile(90), latency:percentile(99)))
+end

@@ -1,0 +1,354 @@
+"""bench/overhead.py: what recording costs per request (measurements 1 and
+3 of bench/run).
+
+For each MPM, four httpd instances with the same configuration except the
+module lines run side by side (httpd pinned to one CPU, wrk to another):
+
+  none     no module
+  sitemap  mod_sitemap, `Sitemap On`
+  naive    bench/naive/mod_sitemap_naive.c: a synchronous SQLite upsert in
+           every request's log_transaction
+  control  a second server without the module: its ratio to "none" shows
+           how far two identical servers differ on this (shared) machine
+
+They are driven in turn (A B C, then C B A, ...) for as many rounds as
+asked; each round gives the ratio of each configuration's requests/s to the
+plain server's, and the ratio of their CPU time per request (every thread
+of every httpd process, the module's writer thread included, from
+/proc/PID/task/TID/schedstat), which other load on the machine disturbs far
+less than throughput.  The medians of those ratios are the results.
+
+steady  a static site of 1,000 HTML pages, all recorded before measuring
+crawl   every request a URL never seen before (/crawl/TAG-THREAD-N.html,
+        mapped to one file by an internal rewrite), until the module's
+        server has answered the target number of distinct URLs; after a
+        graceful stop its store must hold exactly the URLs its access log
+        shows answered 200.
+"""
+
+import os
+import sqlite3
+import time
+
+from benchlib import (BASE, Failure, Httpd, as_run_user, loadavg, log,
+                      median, median_ci, query, stop_all, wrk)
+
+PAGES = 1000
+PAGE_HTML = ("<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
+             "<title>Page {n}</title></head>\n<body><h1>Page {n}</h1>\n"
+             + "<p>" + "Lorem ipsum dolor sit amet, consectetur adipiscing "
+             "elit, sed do eiusmod tempor incididunt ut labore. " * 10
+             + "</p>\n" + "<p><a href=/p/{m}.html>next</a></p>\n"
+             "</body></html>\n")
+
+
+def module_conf(cfg, build):
+    if cfg == "sitemap":
+        return (f'LoadModule sitemap_module "{build.module}"\n'
+                "Sitemap On\nSitemapDatabase db/sitemap.db\n"
+                f"SitemapBaseURL {BASE}\n")
+    if cfg == "naive":
+        return (f'LoadModule naive_sitemap_module "{build.naive}"\n'
+                "NaiveSitemapDatabase db/naive.db\n"
+                f"NaiveSitemapBaseURL {BASE}\n")
+    return ""
+
+
+def make_site(srv):
+    """The 1,000 pages, and /page.html for the crawl.  Their mtime is a day
+    old, as on a real site: httpd gives a file changed in the last second
+    a weak ETag, and the module would see each page change once."""
+    old = time.time() - 86400
+    os.makedirs(os.path.join(srv.htdocs, "p"), exist_ok=True)
+    os.chmod(os.path.join(srv.htdocs, "p"), 0o755)
+    files = []
+    for i in range(PAGES):
+        files.append(os.path.join(srv.htdocs, "p", f"{i:04d}.html"))
+        with open(files[-1], "w") as f:
+            f.write(PAGE_HTML.format(n=i, m=f"{(i + 1) % PAGES:04d}"))
+    files.append(os.path.join(srv.htdocs, "page.html"))
+    with open(files[-1], "w") as f:
+        f.write(PAGE_HTML.format(n="crawl", m="0000"))
+    for f in files:
+        os.utime(f, (old, old))
+
+
+def create_naive_db(path):
+    """The naive module's table, in WAL mode, made by the children's user
+    before the start (its children would otherwise race to create it)."""
+    with as_run_user():
+        con = sqlite3.connect(path)
+        try:
+            con.execute("PRAGMA journal_mode = WAL")
+            con.execute("CREATE TABLE IF NOT EXISTS urls(site TEXT NOT NULL,"
+                        " url TEXT NOT NULL, first_seen INTEGER NOT NULL,"
+                        " last_seen INTEGER NOT NULL, PRIMARY KEY(site, url))")
+            con.commit()
+        finally:
+            con.close()
+
+
+class AccessLog:
+    """The distinct URLs a server answered 200 ("%>s %U" lines), read
+    incrementally."""
+
+    def __init__(self, path):
+        self.path = path
+        self.offset = 0
+        self.ok = set()
+        self.other = 0
+        self.crawl = 0
+        self.lines = 0
+
+    def update(self):
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                data = f.read()
+        except FileNotFoundError:
+            return self
+        end = data.rfind(b"\n") + 1
+        self.offset += end
+        for ln in data[:end].decode("latin-1").splitlines():
+            self.lines += 1
+            status, _, url = ln.partition(" ")
+            if status == "200":
+                if url not in self.ok:
+                    self.ok.add(url)
+                    if url.startswith("/crawl/"):
+                        self.crawl += 1
+            else:
+                self.other += 1
+        return self
+
+
+def stored_count(db):
+    rows = query(db, "SELECT url_count FROM sites WHERE base = ?", (BASE,))
+    return rows[0][0] if rows else 0
+
+
+def stored_urls(db):
+    rows = query(db, "SELECT s.base, u.url FROM urls u JOIN sites s"
+                     " ON s.id = u.site_id") or []
+    other = {b for b, _ in rows if b != BASE}
+    return {u for b, u in rows if b == BASE}, other
+
+
+def wait_drained(alog, db, timeout=60):
+    """Wait until the store holds as many URLs as the server answered 200
+    (the writer has caught up): seconds waited, None after timeout."""
+    t0 = time.monotonic()
+    time.sleep(0.02)        # log lines of requests in flight at wrk's end
+    while True:
+        alog.update()
+        if stored_count(db) >= len(alog.ok):
+            return time.monotonic() - t0
+        if time.monotonic() - t0 > timeout:
+            return None
+        time.sleep(0.02)
+
+
+def fmt_rps(x):
+    return f"{x:,.0f}"
+
+
+def measure(ctx, srv, alog, script, args, duration, connections,
+            drain_db=None):
+    """One wrk run: (requests/s, µs of the server's CPU per request,
+    drained).
+
+    The CPU time of every thread of every httpd process is counted, the
+    module's writer thread included.  With drain_db (mod_sitemap in the
+    crawl) the count goes on until the store holds every URL answered (the
+    writer writes what is left at the next SitemapFlushInterval), and the
+    requests/s wrk saw are scaled down by the share of the server's CPU
+    time that came after wrk's run: on a saturated CPU that work would have
+    displaced requests.  Without it, work left to the writer would be
+    hidden from the figures; with it, the flush interval's idle wait is
+    not counted against the module."""
+    alog.update()
+    lines0, cpu0 = alog.lines, srv.cpu_ns()
+    res = wrk(ctx.cpus, srv.url, script, args, duration=duration,
+              connections=connections)
+    cpu_run = srv.cpu_ns()
+    drained = True
+    if drain_db:
+        drained = wait_drained(alog, drain_db) is not None
+    else:
+        time.sleep(0.05)    # requests in flight when wrk stopped
+    alog.update()
+    cpu1 = srv.cpu_ns()
+    n = max(alog.lines - lines0, 1)
+    rps = res["rps"]
+    if drain_db and cpu1 > cpu0:
+        rps *= (cpu_run - cpu0) / (cpu1 - cpu0)
+    return rps, (cpu1 - cpu0) / 1000.0 / n, drained
+
+
+def rounds(ctx, servers, logs, cfgs, script, duration, more, drain=None):
+    """Alternate the configurations (A B C, C B A, ...) while more(round)
+    says so; returns {cfg: [(rps, cpu_us), ...]} and the rounds done."""
+    p = ctx.params
+    got = {cfg: [] for cfg in cfgs}
+    undrained = 0
+    rnd = 0
+    while more(rnd):
+        order = cfgs if rnd % 2 == 0 else cfgs[::-1]
+        for cfg in order:
+            rps, cpu, drained = measure(
+                ctx, servers[cfg], logs[cfg], script,
+                [f"r{rnd}"] if script == "crawl.lua" else [PAGES], duration,
+                p.connections, drain_db=drain if cfg == "sitemap" else None)
+            undrained += not drained
+            got[cfg].append((rps, cpu))
+        rnd += 1
+        log(f"{script} round {rnd}: " + ", ".join(
+            f"{c} {fmt_rps(got[c][-1][0])}/s {got[c][-1][1]:.1f} us"
+            for c in cfgs) + f" (load {loadavg()})")
+    return got, rnd, undrained
+
+
+def report(t, sec, what, got, cfg, base, target=None, n_rounds=0):
+    """A table row: the median of the rounds' req/s ratios (with a 95%
+    bootstrap interval), and the median ratio of CPU time per request
+    (base's / cfg's)."""
+    rps_r = [a[0] / b[0] for a, b in zip(got[cfg], got[base])]
+    cpu_r = [b[1] / a[1] for a, b in zip(got[cfg], got[base])]
+    r, c = median(rps_r), median(cpu_r)
+    lo, hi = median_ci(rps_r)
+    text = (f"**{r:.3f}** (95% CI {lo:.3f}..{hi:.3f}; "
+            f"{fmt_rps(median([x[0] for x in got[cfg]]))} vs "
+            f"{fmt_rps(median([x[0] for x in got[base]]))} req/s); "
+            f"CPU/request {median([x[1] for x in got[cfg]]):.1f} vs "
+            f"{median([x[1] for x in got[base]]):.1f} us ({c:.3f}); "
+            f"{n_rounds} rounds")
+    if target is None:
+        t.add(sec, what, text, "(comparison)")
+    else:
+        t.add(sec, what, text, f">= {target:.2f}", r >= target)
+    return r, c
+
+
+def run(ctx, mpm):
+    p = ctx.params
+    t = ctx.table
+    sec = f"1/3 {mpm}"
+    log(f"overhead, {mpm} MPM (load {loadavg()})")
+    t.note(f"{mpm}: load average before: {loadavg()}")
+    servers = {}
+    # "control" is a second server without the module: its ratio to
+    # "none" shows how far two identical servers differ on this machine.
+    all_cfgs = ("none", "sitemap", "naive") + (("control",) if p.control
+                                               else ())
+    try:
+        for cfg in all_cfgs:
+            srv = Httpd(os.path.join(ctx.work, f"overhead-{mpm}-{cfg}"), mpm,
+                        module_conf=module_conf(cfg, ctx.build),
+                        cpus=ctx.cpus)
+            make_site(srv)
+            servers[cfg] = srv
+        create_naive_db(servers["naive"].path("db/naive.db"))
+        for srv in servers.values():
+            srv.start()
+        logs = {cfg: AccessLog(srv.access_log)
+                for cfg, srv in servers.items()}
+        sm_db = servers["sitemap"].path("db/sitemap.db")
+        naive_db = servers["naive"].path("db/naive.db")
+
+        # ---- steady state -------------------------------------------------
+        # Warm up until every page is recorded: one wrk thread per
+        # connection, each walking all the pages, and as many connections
+        # as prefork has processes (each holds one), so that every process
+        # has seen every page.
+        for cfg, srv in servers.items():
+            for _ in range(p.warmup_runs):
+                n = p.warm_connections[mpm]
+                wrk(ctx.cpus, srv.url, "cycle.lua", [PAGES],
+                    duration=p.warmup, threads=n, connections=n)
+        pages = {f"/p/{i:04d}.html" for i in range(PAGES)}
+        deadline = time.monotonic() + 30
+        while True:
+            have, _ = stored_urls(sm_db)
+            if have == pages:
+                break
+            if time.monotonic() > deadline:
+                raise Failure(f"{mpm}: after the warm-up the store holds "
+                              f"{len(have & pages)} of the {PAGES} pages "
+                              f"and {len(have - pages)} other URLs")
+            time.sleep(0.2)
+        time.sleep(1.2)     # every process's first sightings written
+        cfgs = all_cfgs
+        got, n, _ = rounds(ctx, servers, logs, cfgs, "cycle.lua",
+                           p.duration, lambda r: r < p.rounds)
+        report(t, sec, f"steady state, {mpm}: req/s with mod_sitemap / "
+               "without", got, "sitemap", "none", 0.98, n)
+        report(t, sec, f"steady state, {mpm}: req/s with the naive module "
+               "/ without", got, "naive", "none", None, n)
+        if p.control:
+            report(t, sec, f"steady state, {mpm}: control: req/s of a 2nd "
+                   "server without the module / the first", got, "control",
+                   "none", None, n)
+
+        # ---- crawl ----------------------------------------------------------
+        cfgs = ("none", "sitemap", "naive")
+
+        def more(rnd):
+            if rnd < p.crawl_min_rounds:
+                return True
+            return (logs["sitemap"].update().crawl < p.crawl_urls
+                    and rnd < p.crawl_max_rounds)
+        got, n, undrained = rounds(ctx, servers, logs, cfgs, "crawl.lua",
+                                   p.crawl_duration, more, drain=sm_db)
+        report(t, sec, f"crawl, {mpm}: req/s with mod_sitemap / without "
+               "(its writer's work after each run included)", got, "sitemap",
+               "none", 0.90, n)
+        report(t, sec, f"crawl, {mpm}: req/s with the naive module / "
+               "without", got, "naive", "none", None, n)
+        if undrained:
+            t.note(f"crawl {mpm}: the writer had not caught up 60 s after "
+                   f"{undrained} of the module's runs")
+
+        # ---- the store after a graceful stop --------------------------------
+        stop_all(servers.values(), graceful=True)
+        alog = logs["sitemap"].update()
+        have, other_sites = stored_urls(sm_db)
+        missing = alog.ok - have
+        extra = have - alog.ok
+        exact = not missing and not extra and not other_sites
+        t.add(sec, f"crawl, {mpm}: store after graceful stop vs access log",
+              f"{alog.crawl:,} distinct crawl URLs ({len(alog.ok):,} URLs in "
+              f"all) answered 200; {len(have):,} stored: {len(missing)} "
+              f"missing, {len(extra)} extra", "exact", exact)
+        if not exact:
+            t.fail(f"crawl {mpm}: the store is not the access log's 200s: "
+                   f"missing {sorted(missing)[:5]}, extra "
+                   f"{sorted(extra)[:5]}, other sites {sorted(other_sites)}")
+        if alog.crawl < p.crawl_urls:
+            t.note(f"crawl {mpm}: only {alog.crawl:,} of the "
+                   f"{p.crawl_urls:,} distinct URLs asked for in "
+                   f"{p.crawl_max_rounds} rounds")
+        for cfg, lg in logs.items():
+            lg.update()
+            if lg.other:
+                t.fail(f"{mpm} {cfg}: {lg.other} answers other than 200")
+        nlog = logs["naive"]
+        nrows = query(naive_db, "SELECT count(*) FROM urls")
+        nrows = nrows[0][0] if nrows else 0
+        if nrows != len(nlog.ok):
+            t.note(f"naive {mpm}: its table holds {nrows:,} URLs for "
+                   f"{len(nlog.ok):,} answered 200 (upserts that failed, "
+                   "e.g. SQLITE_BUSY, are in its error log)")
+        for cfg, srv in servers.items():
+            bad = srv.problems()
+            if bad:
+                msg = f"{mpm} {cfg}: {len(bad)} error-log lines, e.g. {bad[0]}"
+                if cfg == "sitemap":
+                    t.fail(msg)
+                else:
+                    t.note(msg)
+        t.note(f"{mpm}: load average after: {loadavg()}")
+    finally:
+        try:
+            stop_all(servers.values(), graceful=False, timeout=60)
+        except Failure as e:
+            log(str(e))
