@@ -939,7 +939,7 @@ static int cmd_prune(ctl *c)
     site.page_size = row.page_size;
     site.expire = c->older_than;
     /* The module's expiry: transactions of at most 10,000 URLs. */
-    if (sm_store_expire(st, &site, apr_time_now(), &removed)
+    if (sm_store_expire(st, &site, apr_time_now(), 0, &removed)
         != APR_SUCCESS) {
         say("%s: %s (%d removed before)", c->db, sm_store_error(st),
             removed);

@@ -269,7 +269,8 @@ static void run_expiry(sm_recorder *rec, apr_time_t now)
         int removed = 0;
         if (site->expire <= 0)
             continue;
-        if (sm_store_expire(rec->store, site, now, &removed) != APR_SUCCESS) {
+        if (sm_store_expire(rec->store, site, now, rec->expire_every,
+                            &removed) != APR_SUCCESS) {
             sm_log(rec->conf.log, SM_LOG_WARN, 0, "store %s: %s",
                    rec->conf.db_path, sm_store_error(rec->store));
             return;

@@ -8,9 +8,10 @@ apr_status_t sm_store_apply(sm_store *st, const sm_change *changes, int n,
 }
 
 apr_status_t sm_store_expire(sm_store *st, const sm_site_conf *site,
-                             apr_time_t now, int *removed)
+                             apr_time_t now, apr_interval_time_t every,
+                             int *removed)
 {
-    return st->ops->expire(st, site, now, removed);
+    return st->ops->expire(st, site, now, every, removed);
 }
 
 apr_status_t sm_store_sync_sites(sm_store *st,

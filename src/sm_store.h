@@ -28,7 +28,7 @@
 #define SM_PAGE_OVERHEAD   256
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SM_SCHEMA_VERSION  1
+#define SM_SCHEMA_VERSION  2
 
 /* How a site is configured where that shapes what is stored. */
 typedef struct {
@@ -136,7 +136,8 @@ typedef struct {
     apr_status_t (*apply)(sm_store *st, const sm_change *changes, int n,
                           sm_apply_stats *stats);
     apr_status_t (*expire)(sm_store *st, const sm_site_conf *site,
-                           apr_time_t now, int *removed);
+                           apr_time_t now, apr_interval_time_t every,
+                           int *removed);
     /* Is the file we have open still the one at the configured path? */
     int (*is_current)(sm_store *st);
     void (*close)(sm_store *st);
@@ -184,9 +185,13 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
 /* Apply a batch in one transaction: all or nothing. */
 apr_status_t sm_store_apply(sm_store *st, const sm_change *changes, int n,
                             sm_apply_stats *stats);
-/* Remove the site's URLs not served since now - site->expire. */
+/* Remove the site's URLs not served since now - site->expire.  every > 0:
+ * only when no process of any generation did it for that long (the store
+ * records when it last ran); 0: now.  Walks the site in short
+ * transactions. */
 apr_status_t sm_store_expire(sm_store *st, const sm_site_conf *site,
-                             apr_time_t now, int *removed);
+                             apr_time_t now, apr_interval_time_t every,
+                             int *removed);
 int sm_store_is_current(sm_store *st);
 /* Give every site a row with its current settings (one transaction). */
 apr_status_t sm_store_sync_sites(sm_store *st,

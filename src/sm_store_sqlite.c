@@ -1,8 +1,10 @@
 /* sm_store_sqlite.c: the store in one SQLite file (WAL mode).
  *
- * Page summaries are kept by triggers, so every writer (the module,
- * sitemapctl, a later migration) keeps them right without repeating the
- * bookkeeping.  One connection is used by one thread at a time. */
+ * Every write goes through sqlite_apply or sqlite_expire, which keep the
+ * page and site summaries (counts, bytes, lastmods, versions) in memory
+ * for the transaction and write each touched summary row once before
+ * COMMIT: per-row triggers cost more than half of a new URL's time
+ * (schema 1 had them).  One connection is used by one thread at a time. */
 #include "sm_store.h"
 
 #include <apr_hash.h>
@@ -108,6 +110,17 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "    version = version + 1"
     "  WHERE site_id = new.site_id AND page = new.page;"
     "END;",
+    /* 1 -> 2: summaries kept by the writer, once per transaction (see the
+     * top of this file); expiry walks rowid ranges instead of an index
+     * every insert and refresh had to update, and records when it last
+     * ran so that one process a period does it. */
+    "DROP TRIGGER urls_added;"
+    "DROP TRIGGER urls_removed;"
+    "DROP TRIGGER urls_lastmod;"
+    "DROP TRIGGER pages_new;"
+    "DROP TRIGGER pages_index;"
+    "DROP INDEX urls_by_seen;"
+    "ALTER TABLE sites ADD COLUMN expired INTEGER NOT NULL DEFAULT 0;",
 };
 
 enum {
@@ -121,6 +134,10 @@ enum {
     STMT_URL_TOUCH,
     STMT_URL_DEL,
     STMT_EXPIRE,
+    STMT_EXPIRE_CLAIM,
+    STMT_MAX_ID,
+    STMT_PAGE_PUT,
+    STMT_SITE_SUMMARY,
     STMT_STORE_ID,
     STMT_PAGES_ALL,
     STMT_PAGES_ONE,
@@ -143,9 +160,11 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_SITE_NEXT_PAGE] =
         "UPDATE sites SET last_page = ?2 WHERE id = ?1",
     [STMT_PAGE_GET] =
-        "SELECT url_count, xml_bytes FROM pages WHERE site_id = ?1 AND page = ?2",
+        "SELECT url_count, xml_bytes, lastmod FROM pages"
+        " WHERE site_id = ?1 AND page = ?2",
     [STMT_URL_GET] =
-        "SELECT id, lastmod, etag FROM urls WHERE site_id = ?1 AND url = ?2",
+        "SELECT id, lastmod, etag, page FROM urls"
+        " WHERE site_id = ?1 AND url = ?2",
     [STMT_URL_ADD] =
         "INSERT INTO urls(site_id, url, page, lastmod, etag, first_seen,"
         " last_seen, xml_len) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
@@ -155,11 +174,29 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_URL_TOUCH] =
         "UPDATE urls SET last_seen = ?2 WHERE id = ?1 AND last_seen < ?2",
     [STMT_URL_DEL] =
-        "DELETE FROM urls WHERE site_id = ?1 AND url = ?2",
+        "DELETE FROM urls WHERE site_id = ?1 AND url = ?2"
+        " RETURNING page, xml_len",
+    /* Expiry walks the table in rowid ranges: no index on last_seen to
+     * keep up to date on every insert and refresh. */
     [STMT_EXPIRE] =
-        "DELETE FROM urls WHERE id IN (SELECT id FROM urls"
-        " WHERE site_id = (SELECT id FROM sites WHERE base = ?1)"
-        " AND last_seen < ?2 LIMIT 10000)",
+        "DELETE FROM urls WHERE id > ?2 AND id <= ?3 AND site_id = ?1"
+        " AND last_seen < ?4 RETURNING page, xml_len",
+    [STMT_EXPIRE_CLAIM] =
+        "UPDATE sites SET expired = ?2 WHERE id = ?1 AND expired <= ?3",
+    [STMT_MAX_ID] =
+        "SELECT max(id) FROM urls",
+    /* A page summary, written once per transaction that touched it. */
+    [STMT_PAGE_PUT] =
+        "INSERT INTO pages(site_id, page, url_count, xml_bytes, lastmod,"
+        " changed, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1)"
+        " ON CONFLICT(site_id, page) DO UPDATE SET"
+        " url_count = excluded.url_count, xml_bytes = excluded.xml_bytes,"
+        " lastmod = excluded.lastmod, changed = excluded.changed,"
+        " version = version + 1",
+    [STMT_SITE_SUMMARY] =
+        "UPDATE sites SET url_count = url_count + ?2,"
+        " index_changed = CASE WHEN ?3 THEN ?4 ELSE index_changed END"
+        " WHERE id = ?1",
     [STMT_STORE_ID] =
         "SELECT value FROM meta WHERE key = 'store_id'",
     [STMT_PAGES_ALL] =
@@ -201,6 +238,11 @@ typedef struct {
     /* base -> the settings text known to be in the site's row (checked
      * once per connection and site; forgotten when a write rolls back) */
     apr_hash_t *settings_kept;
+    /* The write transaction's summaries (see tx_begin) */
+    apr_pool_t *tx_pool;
+    apr_hash_t *tx_sites;       /* base -> tx_site */
+    apr_hash_t *tx_pages;       /* (site id, page) -> tx_page */
+    sqlite3_int64 tx_now;       /* seconds */
 } sqlite_store;
 
 static void set_error(sm_store *st, const char *what, sqlite3 *db)
@@ -370,30 +412,41 @@ typedef struct {
 static int keep_settings(sqlite_store *s, const sm_site_conf *site,
                          sqlite3_int64 id);
 
+/* The site's row, without adding it; SQLITE_DONE when there is none. */
+static int site_find(sqlite_store *s, const char *base, site_row *row)
+{
+    sqlite3_stmt *q = stmt(s, STMT_SITE_GET);
+    int rc;
+
+    if (!q)
+        return SQLITE_ERROR;
+    text(q, 1, base);
+    rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        row->id = sqlite3_column_int64(q, 0);
+        row->last_page = sqlite3_column_int64(q, 1);
+        row->url_count = sqlite3_column_int64(q, 2);
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    if (rc == SQLITE_ROW)
+        return SQLITE_OK;
+    if (rc != SQLITE_DONE)
+        set_error(&s->base, "cannot read the site", s->db);
+    return rc;
+}
+
 static int site_get(sqlite_store *s, const sm_site_conf *site, site_row *row)
 {
     sqlite3_stmt *q;
     int rc, attempt;
 
     for (attempt = 0; attempt < 2; attempt++) {
-        if (!(q = stmt(s, STMT_SITE_GET)))
-            return SQLITE_ERROR;
-        text(q, 1, site->base);
-        rc = sqlite3_step(q);
-        if (rc == SQLITE_ROW) {
-            row->id = sqlite3_column_int64(q, 0);
-            row->last_page = sqlite3_column_int64(q, 1);
-            row->url_count = sqlite3_column_int64(q, 2);
-        }
-        sqlite3_reset(q);
-        sqlite3_clear_bindings(q);
-        if (rc == SQLITE_ROW)
+        if ((rc = site_find(s, site->base, row)) == SQLITE_OK)
             return site->settings ? keep_settings(s, site, row->id)
                                   : SQLITE_OK;
-        if (rc != SQLITE_DONE) {
-            set_error(&s->base, "cannot read the site", s->db);
+        if (rc != SQLITE_DONE)
             return rc;
-        }
         if (!(q = stmt(s, STMT_SITE_ADD)))
             return SQLITE_ERROR;
         text(q, 1, site->base);
@@ -450,26 +503,122 @@ static int keep_settings(sqlite_store *s, const sm_site_conf *site,
     return SQLITE_OK;
 }
 
-/* The page a new URL of entry_bytes goes on: the last one, or a new one. */
-static int choose_page(sqlite_store *s, const sm_site_conf *site,
-                       site_row *row, apr_int64_t entry_bytes,
-                       sqlite3_int64 *page)
+/* ---- the transaction's summaries ------------------------------------------
+ *
+ * What a write transaction does to its sites and pages is added up here and
+ * written by tx_write_summaries just before COMMIT: one row per touched
+ * page and site, however many URLs the transaction changed. */
+
+typedef struct {
+    site_row row;               /* url_count includes this transaction's */
+    sqlite3_int64 url_delta;
+    int index_changed;
+    /* The last page's URLs and bytes (this transaction's included), once
+     * choose_page has read them. */
+    int last_known;
+    sqlite3_int64 last_count, last_bytes;
+} tx_site;
+
+typedef struct {
+    sqlite3_int64 key[2];       /* site id, page */
+    tx_site *site;
+    sqlite3_int64 url_delta, bytes_delta;
+    sqlite3_int64 lastmod;      /* the page shows at least this lastmod */
+} tx_page;
+
+typedef struct {
+    sqlite3_int64 url_count, xml_bytes, lastmod;
+} page_row;
+
+static void tx_begin(sqlite_store *s)
 {
-    sqlite3_stmt *q = stmt(s, STMT_PAGE_GET);
-    sqlite3_int64 count = 0, bytes = 0;
-    int page_size = site->page_size;
+    apr_pool_clear(s->tx_pool);
+    s->tx_sites = apr_hash_make(s->tx_pool);
+    s->tx_pages = apr_hash_make(s->tx_pool);
+    s->tx_now = apr_time_sec(apr_time_now());
+}
+
+static tx_site *tx_site_add(sqlite_store *s, const char *base,
+                            const site_row *row)
+{
+    tx_site *ts = apr_pcalloc(s->tx_pool, sizeof(*ts));
+
+    ts->row = *row;
+    apr_hash_set(s->tx_sites, apr_pstrdup(s->tx_pool, base),
+                 APR_HASH_KEY_STRING, ts);
+    return ts;
+}
+
+/* The site's row, read (or added) once per transaction. */
+static int tx_site_get(sqlite_store *s, const sm_site_conf *site,
+                       tx_site **out)
+{
+    site_row row;
     int rc;
 
+    *out = apr_hash_get(s->tx_sites, site->base, APR_HASH_KEY_STRING);
+    if (*out)
+        return SQLITE_OK;
+    if ((rc = site_get(s, site, &row)) != SQLITE_OK)
+        return rc;
+    *out = tx_site_add(s, site->base, &row);
+    return SQLITE_OK;
+}
+
+static tx_page *tx_page_find(sqlite_store *s, sqlite3_int64 site_id,
+                             sqlite3_int64 page)
+{
+    sqlite3_int64 key[2];
+
+    key[0] = site_id;
+    key[1] = page;
+    return apr_hash_get(s->tx_pages, key, sizeof(key));
+}
+
+/* delta URLs of bytes each joined (1) or left (-1) page; the page must
+ * show at least lastmod (0: no constraint).  delta 0 marks a URL's lastmod
+ * change: the page's bytes change, so does its version. */
+static void tx_count(sqlite_store *s, tx_site *ts, sqlite3_int64 page,
+                     int delta, sqlite3_int64 bytes, sqlite3_int64 lastmod)
+{
+    tx_page *tp = tx_page_find(s, ts->row.id, page);
+
+    if (!tp) {
+        tp = apr_pcalloc(s->tx_pool, sizeof(*tp));
+        tp->key[0] = ts->row.id;
+        tp->key[1] = page;
+        tp->site = ts;
+        apr_hash_set(s->tx_pages, tp->key, sizeof(tp->key), tp);
+    }
+    tp->url_delta += delta;
+    tp->bytes_delta += delta * bytes;
+    if (lastmod > tp->lastmod)
+        tp->lastmod = lastmod;
+    ts->row.url_count += delta;
+    ts->url_delta += delta;
+    if (ts->last_known && page == ts->row.last_page) {
+        ts->last_count += delta;
+        ts->last_bytes += delta * bytes;
+    }
+}
+
+/* The page's committed summary; a page without a row is empty. */
+static int read_page(sqlite_store *s, sqlite3_int64 site_id,
+                     sqlite3_int64 page, page_row *out)
+{
+    sqlite3_stmt *q = stmt(s, STMT_PAGE_GET);
+    int rc;
+
+    memset(out, 0, sizeof(*out));
     if (!q)
         return SQLITE_ERROR;
-    if (page_size < 1 || page_size > SM_PAGE_MAX_URLS)
-        page_size = SM_PAGE_MAX_URLS;
-    sqlite3_bind_int64(q, 1, row->id);
-    sqlite3_bind_int64(q, 2, row->last_page);
+    sqlite3_bind_int64(q, 1, site_id);
+    sqlite3_bind_int64(q, 2, page);
     rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
-        count = sqlite3_column_int64(q, 0);
-        bytes = sqlite3_column_int64(q, 1);
+        out->url_count = sqlite3_column_int64(q, 0);
+        out->xml_bytes = sqlite3_column_int64(q, 1);
+        out->lastmod = sqlite3_column_int64(q, 2);
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
@@ -477,25 +626,151 @@ static int choose_page(sqlite_store *s, const sm_site_conf *site,
         set_error(&s->base, "cannot read the page summary", s->db);
         return rc;
     }
-    if (count < page_size
-        && SM_PAGE_OVERHEAD + bytes + entry_bytes <= SM_PAGE_MAX_BYTES) {
-        *page = row->last_page;
+    return SQLITE_OK;
+}
+
+/* A page's lastmod never goes back (a removal moves it to the time of the
+ * removal, so crawlers re-fetch the page and see the URL gone); the index
+ * changes when a page's lastmod moves or it turns empty or non-empty. */
+static int tx_write_summaries(sqlite_store *s)
+{
+    apr_hash_index_t *hi;
+    sqlite3_stmt *q;
+    int rc;
+
+    for (hi = apr_hash_first(s->tx_pool, s->tx_pages); hi;
+         hi = apr_hash_next(hi)) {
+        tx_page *tp = apr_hash_this_val(hi);
+        page_row old;
+        sqlite3_int64 count, lastmod;
+
+        if ((rc = read_page(s, tp->key[0], tp->key[1], &old)) != SQLITE_OK)
+            return rc;
+        count = old.url_count + tp->url_delta;
+        lastmod = tp->lastmod > old.lastmod ? tp->lastmod : old.lastmod;
+        if (lastmod != old.lastmod || (count > 0) != (old.url_count > 0))
+            tp->site->index_changed = 1;
+        if (!(q = stmt(s, STMT_PAGE_PUT)))
+            return SQLITE_ERROR;
+        sqlite3_bind_int64(q, 1, tp->key[0]);
+        sqlite3_bind_int64(q, 2, tp->key[1]);
+        sqlite3_bind_int64(q, 3, count);
+        sqlite3_bind_int64(q, 4, old.xml_bytes + tp->bytes_delta);
+        sqlite3_bind_int64(q, 5, lastmod);
+        sqlite3_bind_int64(q, 6, s->tx_now);
+        if ((rc = run(s, q, "cannot write a page summary")) != SQLITE_OK)
+            return rc;
+    }
+    for (hi = apr_hash_first(s->tx_pool, s->tx_sites); hi;
+         hi = apr_hash_next(hi)) {
+        tx_site *ts = apr_hash_this_val(hi);
+
+        if (!ts->url_delta && !ts->index_changed)
+            continue;
+        if (!(q = stmt(s, STMT_SITE_SUMMARY)))
+            return SQLITE_ERROR;
+        sqlite3_bind_int64(q, 1, ts->row.id);
+        sqlite3_bind_int64(q, 2, ts->url_delta);
+        sqlite3_bind_int(q, 3, ts->index_changed);
+        sqlite3_bind_int64(q, 4, s->tx_now);
+        if ((rc = run(s, q, "cannot write the site summary")) != SQLITE_OK)
+            return rc;
+    }
+    return SQLITE_OK;
+}
+
+/* Start a write transaction; tx_commit or tx_rollback ends it. */
+static int tx_start(sqlite_store *s)
+{
+    tx_begin(s);
+    return exec(s, "cannot start a transaction", "BEGIN IMMEDIATE");
+}
+
+static int tx_commit(sqlite_store *s)
+{
+    int rc;
+
+    if ((rc = tx_write_summaries(s)) == SQLITE_OK)
+        rc = exec(s, "cannot commit", "COMMIT");
+    apr_pool_clear(s->tx_pool);
+    return rc;
+}
+
+static void tx_rollback(sqlite_store *s)
+{
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    apr_pool_clear(s->tx_pool);
+    /* What keep_settings wrote is gone with the transaction. */
+    if (s->settings_kept)
+        apr_hash_clear(s->settings_kept);
+}
+
+/* ---- writing -------------------------------------------------------------- */
+
+/* The page a new URL of entry_bytes goes on: the last one, or a new one. */
+static int choose_page(sqlite_store *s, const sm_site_conf *site,
+                       tx_site *ts, apr_int64_t entry_bytes,
+                       sqlite3_int64 *page)
+{
+    int page_size = site->page_size;
+    sqlite3_stmt *q;
+    int rc;
+
+    if (page_size < 1 || page_size > SM_PAGE_MAX_URLS)
+        page_size = SM_PAGE_MAX_URLS;
+    if (!ts->last_known) {
+        page_row pr;
+        tx_page *tp;
+
+        if ((rc = read_page(s, ts->row.id, ts->row.last_page, &pr))
+            != SQLITE_OK)
+            return rc;
+        tp = tx_page_find(s, ts->row.id, ts->row.last_page);
+        ts->last_count = pr.url_count + (tp ? tp->url_delta : 0);
+        ts->last_bytes = pr.xml_bytes + (tp ? tp->bytes_delta : 0);
+        ts->last_known = 1;
+    }
+    if (ts->last_count < page_size
+        && SM_PAGE_OVERHEAD + ts->last_bytes + entry_bytes
+           <= SM_PAGE_MAX_BYTES) {
+        *page = ts->row.last_page;
         return SQLITE_OK;
     }
-    row->last_page++;
+    ts->row.last_page++;
+    ts->last_count = ts->last_bytes = 0;
     if (!(q = stmt(s, STMT_SITE_NEXT_PAGE)))
         return SQLITE_ERROR;
-    sqlite3_bind_int64(q, 1, row->id);
-    sqlite3_bind_int64(q, 2, row->last_page);
-    *page = row->last_page;
+    sqlite3_bind_int64(q, 1, ts->row.id);
+    sqlite3_bind_int64(q, 2, ts->row.last_page);
+    *page = ts->row.last_page;
     return run(s, q, "cannot open a new page");
+}
+
+/* ETags compared as RFC 9110's weak comparison: httpd marks a file changed
+ * within the last second W/ and the same file later strong. */
+static const char *etag_opaque(const char *e)
+{
+    return e && e[0] == 'W' && e[1] == '/' ? e + 2 : e;
 }
 
 static int same_etag(const char *a, const char *b)
 {
     if (!a || !b)
         return a == b;
-    return strcmp(a, b) == 0;
+    return strcmp(etag_opaque(a), etag_opaque(b)) == 0;
+}
+
+static int touch(sqlite_store *s, sqlite3_int64 id, sqlite3_int64 seen,
+                 sm_apply_stats *stats)
+{
+    sqlite3_stmt *q = stmt(s, STMT_URL_TOUCH);
+
+    if (!q)
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_int64(q, 2, seen);
+    stats->touched++;
+    return run(s, q, "cannot refresh a URL");
 }
 
 static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
@@ -504,14 +779,14 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
     sqlite3_int64 lastmod = c->last_modified ? apr_time_sec(c->last_modified)
                                              : seen;
     sqlite3_stmt *q;
-    site_row site;
+    tx_site *ts;
     int rc;
 
-    if ((rc = site_get(s, c->site, &site)) != SQLITE_OK)
+    if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
         return rc;
     if (!(q = stmt(s, STMT_URL_GET)))
         return SQLITE_ERROR;
-    sqlite3_bind_int64(q, 1, site.id);
+    sqlite3_bind_int64(q, 1, ts->row.id);
     text(q, 2, c->url);
     rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
@@ -519,40 +794,32 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
         sqlite3_int64 old_lastmod = sqlite3_column_int64(q, 1);
         int etag_same = same_etag(c->etag,
                                   (const char *)sqlite3_column_text(q, 2));
+        sqlite3_int64 page = sqlite3_column_int64(q, 3);
         sqlite3_reset(q);
         sqlite3_clear_bindings(q);
 
         /* Learned from a log or an admin: what is stored stays, only
          * last_seen moves. */
-        if (c->op == SM_CHANGE_SEED) {
-            if (!(q = stmt(s, STMT_URL_TOUCH)))
-                return SQLITE_ERROR;
-            sqlite3_bind_int64(q, 1, id);
-            sqlite3_bind_int64(q, 2, seen);
-            stats->touched++;
-            return run(s, q, "cannot refresh a URL");
-        }
+        if (c->op == SM_CHANGE_SEED)
+            return touch(s, id, seen, stats);
         /* Without Last-Modified, lastmod is the first-seen time, moved
          * forward when the ETag changes. */
         if (!c->last_modified)
             lastmod = etag_same ? old_lastmod
                                 : (seen > old_lastmod ? seen : old_lastmod);
-        if (lastmod != old_lastmod || !etag_same) {
-            if (!(q = stmt(s, STMT_URL_CHANGE)))
-                return SQLITE_ERROR;
-            sqlite3_bind_int64(q, 1, id);
-            sqlite3_bind_int64(q, 2, lastmod);
-            text(q, 3, c->etag);
-            sqlite3_bind_int64(q, 4, seen);
-            stats->updated++;
-            return run(s, q, "cannot update a URL");
-        }
-        if (!(q = stmt(s, STMT_URL_TOUCH)))
+        if (lastmod == old_lastmod && etag_same)
+            return touch(s, id, seen, stats);
+        if (!(q = stmt(s, STMT_URL_CHANGE)))
             return SQLITE_ERROR;
         sqlite3_bind_int64(q, 1, id);
-        sqlite3_bind_int64(q, 2, seen);
-        stats->touched++;
-        return run(s, q, "cannot refresh a URL");
+        sqlite3_bind_int64(q, 2, lastmod);
+        text(q, 3, c->etag);
+        sqlite3_bind_int64(q, 4, seen);
+        stats->updated++;
+        if ((rc = run(s, q, "cannot update a URL")) == SQLITE_OK
+            && lastmod != old_lastmod)
+            tx_count(s, ts, page, 0, 0, lastmod);
+        return rc;
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
@@ -560,7 +827,7 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
         set_error(&s->base, "cannot read a URL", s->db);
         return rc;
     }
-    if (c->site->max_urls > 0 && site.url_count >= c->site->max_urls) {
+    if (c->site->max_urls > 0 && ts->row.url_count >= c->site->max_urls) {
         stats->refused_full++;
         return SQLITE_OK;
     }
@@ -570,11 +837,11 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
                             + SM_ENTRY_OVERHEAD;
         sqlite3_int64 page = 0;
 
-        if ((rc = choose_page(s, c->site, &site, entry, &page)) != SQLITE_OK)
+        if ((rc = choose_page(s, c->site, ts, entry, &page)) != SQLITE_OK)
             return rc;
         if (!(q = stmt(s, STMT_URL_ADD)))
             return SQLITE_ERROR;
-        sqlite3_bind_int64(q, 1, site.id);
+        sqlite3_bind_int64(q, 1, ts->row.id);
         text(q, 2, c->url);
         sqlite3_bind_int64(q, 3, page);
         sqlite3_bind_int64(q, 4, lastmod);
@@ -582,29 +849,46 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
         sqlite3_bind_int64(q, 6, seen);
         sqlite3_bind_int64(q, 7, entry);
         stats->added++;
-        return run(s, q, "cannot add a URL");
+        if ((rc = run(s, q, "cannot add a URL")) == SQLITE_OK)
+            tx_count(s, ts, page, 1, entry, lastmod);
+        return rc;
     }
+}
+
+/* Step a DELETE ... RETURNING page, xml_len to its end, counting what
+ * left which page. */
+static int delete_rows(sqlite_store *s, sqlite3_stmt *q, tx_site *ts,
+                       const char *what, int *removed)
+{
+    int rc;
+
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tx_count(s, ts, sqlite3_column_int64(q, 0), -1,
+                 sqlite3_column_int64(q, 1), s->tx_now);
+        (*removed)++;
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    if (rc != SQLITE_DONE) {
+        set_error(&s->base, what, s->db);
+        return rc;
+    }
+    return SQLITE_OK;
 }
 
 static int forget(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
 {
     sqlite3_stmt *q;
+    tx_site *ts;
     int rc;
 
+    if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
+        return rc;
     if (!(q = stmt(s, STMT_URL_DEL)))
         return SQLITE_ERROR;
-    /* The site id is looked up inside the statement's own subquery only
-     * when the site exists; a missing site means nothing to forget. */
-    {
-        site_row site;
-        if ((rc = site_get(s, c->site, &site)) != SQLITE_OK)
-            return rc;
-        sqlite3_bind_int64(q, 1, site.id);
-    }
+    sqlite3_bind_int64(q, 1, ts->row.id);
     text(q, 2, c->url);
-    if ((rc = run(s, q, "cannot remove a URL")) == SQLITE_OK)
-        stats->removed += sqlite3_changes(s->db);
-    return rc;
+    return delete_rows(s, q, ts, "cannot remove a URL", &stats->removed);
 }
 
 static apr_status_t sqlite_apply(sm_store *st, const sm_change *changes,
@@ -614,9 +898,10 @@ static apr_status_t sqlite_apply(sm_store *st, const sm_change *changes,
     int i, rc;
 
     memset(stats, 0, sizeof(*stats));
-    if ((rc = exec(s, "cannot start a transaction", "BEGIN IMMEDIATE"))
-        != SQLITE_OK)
+    if ((rc = tx_start(s)) != SQLITE_OK) {
+        apr_pool_clear(s->tx_pool);
         return sqlite_status(rc);
+    }
     for (i = 0; i < n; i++) {
         rc = changes[i].op == SM_CHANGE_FORGET
            ? forget(s, &changes[i], stats)
@@ -624,41 +909,83 @@ static apr_status_t sqlite_apply(sm_store *st, const sm_change *changes,
         if (rc != SQLITE_OK)
             goto fail;
     }
-    if ((rc = exec(s, "cannot commit", "COMMIT")) != SQLITE_OK)
+    if ((rc = tx_commit(s)) != SQLITE_OK)
         goto fail;
     return APR_SUCCESS;
 
 fail:
-    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    tx_rollback(s);
     memset(stats, 0, sizeof(*stats));
-    /* What keep_settings wrote is gone with the transaction. */
-    if (s->settings_kept)
-        apr_hash_clear(s->settings_kept);
     return APR_EGENERAL;
 }
 
+/* Rowids looked at per expiry transaction: a few milliseconds each, so
+ * writers never wait long. */
+#define EXPIRE_CHUNK 20000
+
 static apr_status_t sqlite_expire(sm_store *st, const sm_site_conf *site,
-                                  apr_time_t now, int *removed)
+                                  apr_time_t now,
+                                  apr_interval_time_t every, int *removed)
 {
     sqlite_store *s = (sqlite_store *)st;
-    sqlite3_int64 before = apr_time_sec(now) - apr_time_sec(site->expire);
-    int rc, n;
+    sqlite3_int64 now_s = apr_time_sec(now);
+    sqlite3_int64 before = now_s - apr_time_sec(site->expire);
+    sqlite3_int64 lo, max_id = 0;
+    sqlite3_stmt *q;
+    site_row row;
+    int rc;
 
     *removed = 0;
     if (site->expire <= 0)
         return APR_SUCCESS;
-    /* Short transactions of at most 10000 rows, so writers never wait long. */
-    do {
-        sqlite3_stmt *q = stmt(s, STMT_EXPIRE);
-        if (!q)
+    if ((rc = site_find(s, site->base, &row)) == SQLITE_DONE)
+        return APR_SUCCESS;
+    if (rc != SQLITE_OK)
+        return APR_EGENERAL;
+    /* One process a period walks the site: claim the run. */
+    if (every > 0) {
+        if (!(q = stmt(s, STMT_EXPIRE_CLAIM)))
             return APR_EGENERAL;
-        text(q, 1, site->base);
-        sqlite3_bind_int64(q, 2, before);
-        if ((rc = run(s, q, "cannot expire old URLs")) != SQLITE_OK)
+        sqlite3_bind_int64(q, 1, row.id);
+        sqlite3_bind_int64(q, 2, now_s);
+        sqlite3_bind_int64(q, 3, now_s - apr_time_sec(every));
+        if (run(s, q, "cannot claim the expiry run") != SQLITE_OK)
             return APR_EGENERAL;
-        n = sqlite3_changes(s->db);
-        *removed += n;
-    } while (n == 10000);
+        if (sqlite3_changes(s->db) == 0)
+            return APR_SUCCESS;
+    }
+    if (!(q = stmt(s, STMT_MAX_ID)))
+        return APR_EGENERAL;
+    if ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        max_id = sqlite3_column_int64(q, 0);
+    sqlite3_reset(q);
+    if (rc != SQLITE_ROW) {
+        set_error(&s->base, "cannot read the URLs' range", s->db);
+        return APR_EGENERAL;
+    }
+    for (lo = 0; lo < max_id; lo += EXPIRE_CHUNK) {
+        tx_site *ts;
+
+        if ((rc = tx_start(s)) != SQLITE_OK) {
+            apr_pool_clear(s->tx_pool);
+            return APR_EGENERAL;
+        }
+        ts = tx_site_add(s, site->base, &row);
+        if (!(q = stmt(s, STMT_EXPIRE))) {
+            tx_rollback(s);
+            return APR_EGENERAL;
+        }
+        sqlite3_bind_int64(q, 1, row.id);
+        sqlite3_bind_int64(q, 2, lo);
+        sqlite3_bind_int64(q, 3, lo + EXPIRE_CHUNK);
+        sqlite3_bind_int64(q, 4, before);
+        if ((rc = delete_rows(s, q, ts, "cannot expire old URLs", removed))
+            != SQLITE_OK
+            || (rc = tx_commit(s)) != SQLITE_OK) {
+            tx_rollback(s);
+            return APR_EGENERAL;
+        }
+    }
     return APR_SUCCESS;
 }
 
@@ -1000,7 +1327,10 @@ static apr_status_t sqlite_sync_sites(sm_store *st,
     site_row row;
     int i, rc;
 
-    if ((rc = exec(s, "cannot start a transaction", "BEGIN")) != SQLITE_OK)
+    /* IMMEDIATE: a deferred transaction that reads first gets SQLITE_BUSY
+     * at once, without the busy timeout, when another process writes. */
+    if ((rc = exec(s, "cannot start a transaction", "BEGIN IMMEDIATE"))
+        != SQLITE_OK)
         return APR_EGENERAL;
     for (i = 0; i < n; i++) {
         if ((rc = site_get(s, sites[i], &row)) != SQLITE_OK) {
@@ -1040,7 +1370,8 @@ static void problem(apr_array_header_t *problems, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Consistency of what the triggers keep: each query counts bad rows. */
+/* Consistency of the summaries the writers keep: each query counts bad
+ * rows. */
 static const struct {
     const char *sql, *what;
 } consistency[] = {
@@ -1195,6 +1526,8 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
     s->base.path = apr_pstrdup(p, path);
     s->base.pool = p;
     s->base.log = log;
+    if (apr_pool_create(&s->tx_pool, p) != APR_SUCCESS)
+        return APR_ENOMEM;
     if ((flags & SM_STORE_CREATE) && !readonly)
         oflags |= SQLITE_OPEN_CREATE;
     oflags |= SQLITE_OPEN_NOMUTEX;

@@ -282,7 +282,7 @@ def test_list_stats_prune(make_server):
     assert "oldest lastmod: 2025-10-09T08:53:20+00:00" in r.stdout
     assert "newest lastmod: " + time.strftime('%Y-%m-%dT%H:%M:%S+00:00',
                                               time.gmtime(t_old)) in r.stdout
-    assert "schema version: 1" in r.stdout
+    assert "schema version: 2" in r.stdout
     r = ctl("stats", db, want=EX_OK)
     assert "sites:          1" in r.stdout
 
@@ -568,7 +568,7 @@ def test_export_cannot_write(tmp_root):
 def test_check(tmp_root):
     db = make_store(tmp_root, *[f"/some/long/path/number/{i:05d}.html" for i in range(3000)])
     r = ctl("check", db, want=EX_OK)
-    assert ": ok (mod_sitemap store, schema version 1" in r.stdout
+    assert ": ok (mod_sitemap store, schema version 2" in r.stdout
     # summaries that disagree with the URLs
     con = sqlite3.connect(db)
     con.execute("UPDATE pages SET url_count = url_count + 1")

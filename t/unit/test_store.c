@@ -248,10 +248,256 @@ static void test_expire(void **state)
            now - apr_time_from_sec(99), NULL);
     apply1(st, SM_CHANGE_RECORD, &site_b, "/other", 0, NULL,
            now - apr_time_from_sec(1000), NULL);
-    assert_int_equal(sm_store_expire(st, &s, now, &removed), APR_SUCCESS);
+    assert_int_equal(sm_store_expire(st, &s, now, 0, &removed), APR_SUCCESS);
     assert_int_equal(removed, 1);
     assert_int_equal(q(path, "SELECT count(*) FROM urls WHERE url='/old'"), 0);
     assert_int_equal(q(path, "SELECT count(*) FROM urls"), 2);
+    sm_store_close(st);
+}
+
+/* sm_store_check_sqlite finds nothing wrong (summaries match the URLs). */
+static void assert_sound(unit_ctx *u, const char *path)
+{
+    apr_array_header_t *problems = apr_array_make(u->pool, 4,
+                                                  sizeof(const char *));
+    char err[256];
+    int i;
+
+    assert_int_equal(sm_store_check_sqlite(u->pool, path, 1000, problems,
+                                           NULL, err, sizeof(err)),
+                     APR_SUCCESS);
+    for (i = 0; i < problems->nelts; i++)
+        print_error("problem: %s\n", APR_ARRAY_IDX(problems, i, const char *));
+    assert_int_equal(problems->nelts, 0);
+}
+
+static sm_change change(sm_change_op op, const sm_site_conf *site,
+                        const char *url, apr_time_t lm, apr_time_t seen)
+{
+    sm_change c = { op, site, url, lm, NULL, seen };
+    return c;
+}
+
+/* One transaction with adds over several pages, a lastmod change and
+ * removals: each touched page's summary is written once, right. */
+static void test_batch_summaries(void **state)
+{
+    unit_ctx *u = *state;
+    char *path;
+    sm_store *st = open_store(u, "s.db", &path);
+    apr_time_t t = apr_time_from_sec(1700000000);
+    apr_time_t lm = apr_time_from_sec(1600000000);
+    sm_change cs[12];
+    sm_apply_stats stats;
+    sqlite3_int64 before;
+    char urls[8][8];
+    int i;
+
+    for (i = 0; i < 8; i++) {
+        snprintf(urls[i], sizeof(urls[i]), "/u%d", i);
+        cs[i] = change(SM_CHANGE_RECORD, &site_a, urls[i], lm, t);
+    }
+    assert_int_equal(sm_store_apply(st, cs, 8, &stats), APR_SUCCESS);
+    assert_int_equal(stats.added, 8);
+    /* page size 3: 3 + 3 + 2, one version each */
+    assert_int_equal(q(path, "SELECT group_concat(url_count, '') FROM (SELECT"
+                             " url_count FROM pages ORDER BY page)"), 332);
+    assert_int_equal(q(path, "SELECT sum(version) FROM pages"), 3);
+    assert_int_equal(q(path, "SELECT url_count FROM sites"), 8);
+    assert_int_equal(q(path, "SELECT last_page FROM sites"), 3);
+    assert_int_equal(q(path, "SELECT max(lastmod) FROM pages"), 1600000000);
+    before = q(path, "SELECT index_changed FROM sites");
+    assert_true(before > 0);
+    assert_sound(u, path);
+
+    /* Page 1: /u0 gone, /u1 newer; page 3: one more URL fills it, the next
+     * opens page 4, and /u7 goes.  Page 2 is not touched. */
+    cs[0] = change(SM_CHANGE_FORGET, &site_a, "/u0", 0, t);
+    cs[1] = change(SM_CHANGE_RECORD, &site_a, "/u1",
+                   lm + apr_time_from_sec(50), t);
+    cs[2] = change(SM_CHANGE_RECORD, &site_a, "/n1", lm, t);
+    cs[3] = change(SM_CHANGE_FORGET, &site_a, "/u7", 0, t);
+    cs[4] = change(SM_CHANGE_RECORD, &site_a, "/n2", lm, t);
+    cs[5] = change(SM_CHANGE_RECORD, &site_a, "/n3", lm, t);
+    cs[6] = change(SM_CHANGE_FORGET, &site_a, "/never", 0, t);
+    assert_int_equal(sm_store_apply(st, cs, 7, &stats), APR_SUCCESS);
+    assert_int_equal(stats.added, 3);
+    assert_int_equal(stats.removed, 2);
+    assert_int_equal(stats.updated, 1);
+    /* /u7's removal made room on page 3 within the transaction. */
+    assert_int_equal(q(path, "SELECT page FROM urls WHERE url='/n1'"), 3);
+    assert_int_equal(q(path, "SELECT page FROM urls WHERE url='/n2'"), 3);
+    assert_int_equal(q(path, "SELECT page FROM urls WHERE url='/n3'"), 4);
+    assert_int_equal(q(path, "SELECT url_count FROM sites"), 9);
+    assert_int_equal(q(path, "SELECT version FROM pages WHERE page=1"), 2);
+    assert_int_equal(q(path, "SELECT version FROM pages WHERE page=2"), 1);
+    assert_int_equal(q(path, "SELECT version FROM pages WHERE page=3"), 2);
+    assert_int_equal(q(path, "SELECT version FROM pages WHERE page=4"), 1);
+    /* A removal moves the page's lastmod to now, never back. */
+    assert_true(q(path, "SELECT lastmod FROM pages WHERE page=1")
+                >= before);
+    assert_int_equal(q(path, "SELECT lastmod FROM pages WHERE page=2"),
+                     1600000000);
+    assert_true(q(path, "SELECT index_changed FROM sites") >= before);
+    assert_sound(u, path);
+
+    /* Only last_seen moves: no page or site row changes. */
+    cs[0] = change(SM_CHANGE_RECORD, &site_a, "/u4", lm,
+                   t + apr_time_from_sec(10));
+    assert_int_equal(sm_store_apply(st, cs, 1, &stats), APR_SUCCESS);
+    assert_int_equal(stats.touched, 1);
+    assert_int_equal(q(path, "SELECT version FROM pages WHERE page=2"), 1);
+
+    /* A failed batch changes no summary. */
+    sql_exec(path, "CREATE TRIGGER refuse BEFORE INSERT ON urls"
+                   " WHEN new.url = '/bad' BEGIN SELECT RAISE(ABORT, 'no'); END");
+    cs[0] = change(SM_CHANGE_RECORD, &site_a, "/ok", lm, t);
+    cs[1] = change(SM_CHANGE_RECORD, &site_a, "/bad", lm, t);
+    assert_int_not_equal(sm_store_apply(st, cs, 2, &stats), APR_SUCCESS);
+    assert_int_equal(q(path, "SELECT url_count FROM sites"), 9);
+    assert_int_equal(q(path, "SELECT sum(url_count) FROM pages"), 9);
+    assert_int_equal(q(path, "SELECT count(*) FROM urls WHERE url='/ok'"), 0);
+    /* and the next batch starts clean */
+    assert_int_equal(sm_store_apply(st, cs, 1, &stats), APR_SUCCESS);
+    assert_int_equal(q(path, "SELECT url_count FROM sites"), 10);
+    assert_sound(u, path);
+    sm_store_close(st);
+}
+
+/* A page's ETag compared weakly: W/"x" and "x" are the same version. */
+static void test_weak_etag_is_same(void **state)
+{
+    unit_ctx *u = *state;
+    char *path;
+    sm_store *st = open_store(u, "s.db", &path);
+    apr_time_t t = apr_time_from_sec(1700000000);
+    sm_apply_stats stats;
+
+    apply1(st, SM_CHANGE_RECORD, &site_b, "/w", 0, "W/\"5-abc\"", t, &stats);
+    apply1(st, SM_CHANGE_RECORD, &site_b, "/w", 0, "\"5-abc\"",
+           t + apr_time_from_sec(5), &stats);
+    assert_int_equal(stats.touched, 1);
+    assert_int_equal(q(path, "SELECT lastmod FROM urls"), 1700000000);
+    apply1(st, SM_CHANGE_RECORD, &site_b, "/w", 0, "\"6-abd\"",
+           t + apr_time_from_sec(9), &stats);
+    assert_int_equal(stats.updated, 1);
+    assert_int_equal(q(path, "SELECT lastmod FROM urls"), 1700000009);
+    sm_store_close(st);
+}
+
+/* Expiry walks more than one rowid chunk, keeps the summaries right, and
+ * with a period runs once per period whichever process asks. */
+static void test_expire_chunks_and_claim(void **state)
+{
+    unit_ctx *u = *state;
+    char *path;
+    sm_store *st = open_store(u, "s.db", &path);
+    sm_site_conf s = { "http://e.example", 1000, 0, apr_time_from_sec(100),
+                       NULL };
+    apr_time_t now = apr_time_from_sec(1700000000);
+    int n = 45000, i, removed;
+    sm_change *cs = apr_palloc(u->pool, sizeof(*cs) * n);
+    sm_apply_stats stats;
+
+    /* every third URL is old */
+    for (i = 0; i < n; i++)
+        cs[i] = change(SM_CHANGE_RECORD, &s,
+                       apr_psprintf(u->pool, "/x%d", i), 0,
+                       now - apr_time_from_sec(i % 3 == 0 ? 500 : 10));
+    assert_int_equal(sm_store_apply(st, cs, n, &stats), APR_SUCCESS);
+    apply1(st, SM_CHANGE_RECORD, &site_b, "/other", 0, NULL,
+           now - apr_time_from_sec(1000), NULL);
+
+    assert_int_equal(sm_store_expire(st, &s, now, apr_time_from_sec(3600),
+                                     &removed), APR_SUCCESS);
+    assert_int_equal(removed, n / 3);
+    assert_int_equal(q(path, "SELECT url_count FROM sites WHERE"
+                             " base='http://e.example'"), n - n / 3);
+    assert_int_equal(q(path, "SELECT count(*) FROM urls WHERE url='/other'"),
+                     1);
+    assert_sound(u, path);
+
+    /* Within the period nothing runs, from this connection or another. */
+    apply1(st, SM_CHANGE_RECORD, &s, "/late", 0, NULL,
+           now - apr_time_from_sec(500), NULL);
+    assert_int_equal(sm_store_expire(st, &s, now + apr_time_from_sec(60),
+                                     apr_time_from_sec(3600), &removed),
+                     APR_SUCCESS);
+    assert_int_equal(removed, 0);
+    {
+        char *p2;
+        sm_store *other = open_store(u, "s.db", &p2);
+        assert_int_equal(sm_store_expire(other, &s,
+                                         now + apr_time_from_sec(60),
+                                         apr_time_from_sec(3600), &removed),
+                         APR_SUCCESS);
+        assert_int_equal(removed, 0);
+        sm_store_close(other);
+    }
+    /* After it, or when asked without a period (sitemapctl prune), it does. */
+    assert_int_equal(sm_store_expire(st, &s, now + apr_time_from_sec(60), 0,
+                                     &removed), APR_SUCCESS);
+    assert_int_equal(removed, 1);
+    apply1(st, SM_CHANGE_RECORD, &s, "/late2", 0, NULL,
+           now - apr_time_from_sec(500), NULL);
+    assert_int_equal(sm_store_expire(st, &s, now + apr_time_from_sec(3600),
+                                     apr_time_from_sec(3600), &removed),
+                     APR_SUCCESS);
+    /* an hour on, every URL of the site is old */
+    assert_int_equal(removed, n - n / 3 + 1);
+    assert_int_equal(q(path, "SELECT url_count FROM sites WHERE"
+                             " base='http://e.example'"), 0);
+    assert_int_equal(q(path, "SELECT count(*) FROM pages p JOIN sites s"
+                             " ON s.id = p.site_id WHERE"
+                             " s.base='http://e.example' AND p.url_count > 0"),
+                     0);
+    assert_sound(u, path);
+    sm_store_close(st);
+}
+
+/* A store written by schema 1 (summaries kept by triggers) is upgraded in
+ * place: the data stays, the triggers go, and writes keep it sound. */
+static void test_upgrade_from_1(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/v1.db", NULL);
+    char *dump, err[512];
+    apr_size_t len;
+    sm_store *st;
+    FILE *f = fopen(FIXTURES "/store-v1.sql", "rb");
+    apr_time_t t = apr_time_from_sec(1795400000);
+
+    assert_non_null(f);
+    dump = apr_palloc(u->pool, 65536);
+    len = fread(dump, 1, 65535, f);
+    fclose(f);
+    dump[len] = '\0';
+    sql_exec(path, dump);
+    assert_int_equal(q(path, "PRAGMA user_version"), 1);
+
+    if (sm_store_open_sqlite(&st, u->pool, path, 0, 1000, NULL, err,
+                             sizeof(err)) != APR_SUCCESS)
+        fail_msg("open: %s", err);
+    assert_int_equal(q(path, "PRAGMA user_version"), SM_SCHEMA_VERSION);
+    assert_int_equal(q(path, "SELECT count(*) FROM sqlite_master WHERE"
+                             " type='trigger' AND name <> 'sites_settings'"),
+                     0);
+    assert_int_equal(q(path, "SELECT count(*) FROM sqlite_master WHERE"
+                             " name='urls_by_seen'"), 0);
+    assert_int_equal(q(path, "SELECT count(*) FROM urls"), 6);
+    assert_int_equal(q(path, "SELECT url_count FROM sites WHERE id=1"), 4);
+    assert_sound(u, path);
+
+    /* site a: page 2 holds 2 of 3, so /six goes there, /seven to page 3 */
+    apply1(st, SM_CHANGE_RECORD, &site_a, "/six", 0, NULL, t, NULL);
+    apply1(st, SM_CHANGE_RECORD, &site_a, "/seven", 0, NULL, t, NULL);
+    apply1(st, SM_CHANGE_FORGET, &site_a, "/one", 0, NULL, t, NULL);
+    assert_int_equal(q(path, "SELECT page FROM urls WHERE url='/six'"), 2);
+    assert_int_equal(q(path, "SELECT page FROM urls WHERE url='/seven'"), 3);
+    assert_int_equal(q(path, "SELECT url_count FROM sites WHERE id=1"), 5);
+    assert_int_equal(q(path, "SELECT url_count FROM pages WHERE site_id=1"
+                             " AND page=1"), 1);
+    assert_sound(u, path);
     sm_store_close(st);
 }
 
@@ -329,6 +575,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_page_bytes_limit, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_max_urls_and_sites_apart, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_expire, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_batch_summaries, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_weak_etag_is_same, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_expire_chunks_and_claim, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_upgrade_from_1, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_refuses_foreign_files, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_is_current, unit_setup, unit_teardown),
         cmocka_unit_test(test_escaped_len),

@@ -65,4 +65,17 @@ static inline sqlite3_int64 sql_int(const char *path, const char *sql)
     return v;
 }
 
+/* Run SQL against a file through a separate connection (creating it). */
+static inline void sql_exec(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    char *err = NULL;
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
+        fail_msg("test SQL failed: %s", err ? err : "?");
+    sqlite3_close(db);
+}
+
 #endif
