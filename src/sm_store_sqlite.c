@@ -126,7 +126,6 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
 enum {
     STMT_SITE_GET,
     STMT_SITE_ADD,
-    STMT_SITE_NEXT_PAGE,
     STMT_PAGE_GET,
     STMT_URL_GET,
     STMT_URL_ADD,
@@ -157,8 +156,6 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "SELECT id, last_page, url_count FROM sites WHERE base = ?1",
     [STMT_SITE_ADD] =
         "INSERT INTO sites(base, page_size) VALUES (?1, ?2)",
-    [STMT_SITE_NEXT_PAGE] =
-        "UPDATE sites SET last_page = ?2 WHERE id = ?1",
     [STMT_PAGE_GET] =
         "SELECT url_count, xml_bytes, lastmod FROM pages"
         " WHERE site_id = ?1 AND page = ?2",
@@ -167,7 +164,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
         " WHERE site_id = ?1 AND url = ?2",
     [STMT_URL_ADD] =
         "INSERT INTO urls(site_id, url, page, lastmod, etag, first_seen,"
-        " last_seen, xml_len) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
+        " last_seen, xml_len) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)"
+        " ON CONFLICT(site_id, url) DO NOTHING",
     [STMT_URL_CHANGE] =
         "UPDATE urls SET lastmod = ?2, etag = ?3, last_seen = max(last_seen, ?4)"
         " WHERE id = ?1",
@@ -194,7 +192,7 @@ static const char *const stmt_sql[STMT_COUNT] = {
         " lastmod = excluded.lastmod, changed = excluded.changed,"
         " version = version + 1",
     [STMT_SITE_SUMMARY] =
-        "UPDATE sites SET url_count = url_count + ?2,"
+        "UPDATE sites SET url_count = url_count + ?2, last_page = ?5,"
         " index_changed = CASE WHEN ?3 THEN ?4 ELSE index_changed END"
         " WHERE id = ?1",
     [STMT_STORE_ID] =
@@ -513,6 +511,7 @@ typedef struct {
     site_row row;               /* url_count includes this transaction's */
     sqlite3_int64 url_delta;
     int index_changed;
+    int page_opened;            /* row.last_page moved on */
     /* The last page's URLs and bytes (this transaction's included), once
      * choose_page has read them. */
     int last_known;
@@ -665,7 +664,7 @@ static int tx_write_summaries(sqlite_store *s)
          hi = apr_hash_next(hi)) {
         tx_site *ts = apr_hash_this_val(hi);
 
-        if (!ts->url_delta && !ts->index_changed)
+        if (!ts->url_delta && !ts->index_changed && !ts->page_opened)
             continue;
         if (!(q = stmt(s, STMT_SITE_SUMMARY)))
             return SQLITE_ERROR;
@@ -673,6 +672,7 @@ static int tx_write_summaries(sqlite_store *s)
         sqlite3_bind_int64(q, 2, ts->url_delta);
         sqlite3_bind_int(q, 3, ts->index_changed);
         sqlite3_bind_int64(q, 4, s->tx_now);
+        sqlite3_bind_int64(q, 5, ts->row.last_page);
         if ((rc = run(s, q, "cannot write the site summary")) != SQLITE_OK)
             return rc;
     }
@@ -707,13 +707,13 @@ static void tx_rollback(sqlite_store *s)
 
 /* ---- writing -------------------------------------------------------------- */
 
-/* The page a new URL of entry_bytes goes on: the last one, or a new one. */
+/* The page a new URL of entry_bytes would go on: the last one, or the
+ * next (opened by add_url once the URL is in). */
 static int choose_page(sqlite_store *s, const sm_site_conf *site,
                        tx_site *ts, apr_int64_t entry_bytes,
                        sqlite3_int64 *page)
 {
     int page_size = site->page_size;
-    sqlite3_stmt *q;
     int rc;
 
     if (page_size < 1 || page_size > SM_PAGE_MAX_URLS)
@@ -736,14 +736,8 @@ static int choose_page(sqlite_store *s, const sm_site_conf *site,
         *page = ts->row.last_page;
         return SQLITE_OK;
     }
-    ts->row.last_page++;
-    ts->last_count = ts->last_bytes = 0;
-    if (!(q = stmt(s, STMT_SITE_NEXT_PAGE)))
-        return SQLITE_ERROR;
-    sqlite3_bind_int64(q, 1, ts->row.id);
-    sqlite3_bind_int64(q, 2, ts->row.last_page);
-    *page = ts->row.last_page;
-    return run(s, q, "cannot open a new page");
+    *page = ts->row.last_page + 1;
+    return SQLITE_OK;
 }
 
 /* ETags compared as RFC 9110's weak comparison: httpd marks a file changed
@@ -773,6 +767,47 @@ static int touch(sqlite_store *s, sqlite3_int64 id, sqlite3_int64 seen,
     return run(s, q, "cannot refresh a URL");
 }
 
+/* Add c's URL unless the site is full or the URL is stored: *added says
+ * whether it went in. */
+static int add_url(sqlite_store *s, const sm_change *c, tx_site *ts,
+                   sqlite3_int64 lastmod, sqlite3_int64 seen, int *added)
+{
+    apr_int64_t entry = (apr_int64_t)strlen(c->site->base)
+                        + (apr_int64_t)sm_xml_escaped_len(c->url)
+                        + SM_ENTRY_OVERHEAD;
+    sqlite3_int64 page = 0;
+    sqlite3_stmt *q;
+    int rc;
+
+    *added = 0;
+    if (c->site->max_urls > 0 && ts->row.url_count >= c->site->max_urls)
+        return SQLITE_OK;
+    if ((rc = choose_page(s, c->site, ts, entry, &page)) != SQLITE_OK)
+        return rc;
+    if (!(q = stmt(s, STMT_URL_ADD)))
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, ts->row.id);
+    text(q, 2, c->url);
+    sqlite3_bind_int64(q, 3, page);
+    sqlite3_bind_int64(q, 4, lastmod);
+    text(q, 5, c->etag);
+    sqlite3_bind_int64(q, 6, seen);
+    sqlite3_bind_int64(q, 7, entry);
+    if ((rc = run(s, q, "cannot add a URL")) != SQLITE_OK
+        || sqlite3_changes(s->db) == 0)
+        return rc;
+    if (page > ts->row.last_page) {
+        ts->row.last_page = page;
+        ts->last_count = ts->last_bytes = 0;
+        ts->page_opened = 1;
+    }
+    tx_count(s, ts, page, 1, entry, lastmod);
+    *added = 1;
+    return SQLITE_OK;
+}
+
+/* A URL served (RECORD) or learned (SEED).  What the module records is
+ * most often new: it is inserted first, and read only when already there. */
 static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
 {
     sqlite3_int64 seen = apr_time_sec(c->seen);
@@ -780,10 +815,18 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
                                              : seen;
     sqlite3_stmt *q;
     tx_site *ts;
-    int rc;
+    int rc, added = 0;
 
     if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
         return rc;
+    if (c->op == SM_CHANGE_RECORD) {
+        if ((rc = add_url(s, c, ts, lastmod, seen, &added)) != SQLITE_OK)
+            return rc;
+        if (added) {
+            stats->added++;
+            return SQLITE_OK;
+        }
+    }
     if (!(q = stmt(s, STMT_URL_GET)))
         return SQLITE_ERROR;
     sqlite3_bind_int64(q, 1, ts->row.id);
@@ -827,32 +870,15 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
         set_error(&s->base, "cannot read a URL", s->db);
         return rc;
     }
-    if (c->site->max_urls > 0 && ts->row.url_count >= c->site->max_urls) {
-        stats->refused_full++;
-        return SQLITE_OK;
-    }
-    {
-        apr_int64_t entry = (apr_int64_t)strlen(c->site->base)
-                            + (apr_int64_t)sm_xml_escaped_len(c->url)
-                            + SM_ENTRY_OVERHEAD;
-        sqlite3_int64 page = 0;
-
-        if ((rc = choose_page(s, c->site, ts, entry, &page)) != SQLITE_OK)
-            return rc;
-        if (!(q = stmt(s, STMT_URL_ADD)))
-            return SQLITE_ERROR;
-        sqlite3_bind_int64(q, 1, ts->row.id);
-        text(q, 2, c->url);
-        sqlite3_bind_int64(q, 3, page);
-        sqlite3_bind_int64(q, 4, lastmod);
-        text(q, 5, c->etag);
-        sqlite3_bind_int64(q, 6, seen);
-        sqlite3_bind_int64(q, 7, entry);
-        stats->added++;
-        if ((rc = run(s, q, "cannot add a URL")) == SQLITE_OK)
-            tx_count(s, ts, page, 1, entry, lastmod);
+    /* Not stored: a seed goes in now; a record was refused for room. */
+    if (c->op == SM_CHANGE_SEED
+        && (rc = add_url(s, c, ts, lastmod, seen, &added)) != SQLITE_OK)
         return rc;
-    }
+    if (added)
+        stats->added++;
+    else
+        stats->refused_full++;
+    return SQLITE_OK;
 }
 
 /* Step a DELETE ... RETURNING page, xml_len to its end, counting what
