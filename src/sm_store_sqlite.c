@@ -175,9 +175,10 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "DELETE FROM urls WHERE site_id = ?1 AND url = ?2"
         " RETURNING page, xml_len",
     /* Expiry walks the table in rowid ranges: no index on last_seen to
-     * keep up to date on every insert and refresh. */
+     * keep up to date on every insert and refresh.  (The unary + keeps
+     * SQLite from walking the site's whole urls_by_page range instead.) */
     [STMT_EXPIRE] =
-        "DELETE FROM urls WHERE id > ?2 AND id <= ?3 AND site_id = ?1"
+        "DELETE FROM urls WHERE id > ?2 AND id <= ?3 AND +site_id = ?1"
         " AND last_seen < ?4 RETURNING page, xml_len",
     [STMT_EXPIRE_CLAIM] =
         "UPDATE sites SET expired = ?2 WHERE id = ?1 AND expired <= ?3",
