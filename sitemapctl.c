@@ -52,7 +52,7 @@
 
 #define BUSY_TIMEOUT_MS 5000
 /* Changes per write transaction; between two, the module gets its turn. */
-#define BATCH           10000
+#define BATCH           50000
 #define PAUSE           apr_time_from_msec(110)
 
 static const char *progname = "sitemapctl";

@@ -210,16 +210,16 @@ def test_add_remove_while_httpd_records(make_server):
     big = srv.path("big.log")
     t = int(time.time()) - 86400
     with open(big, "w") as f:
-        for i in range(25000):
-            f.write(line(t + i // 10, f"GET /imported/{i} HTTP/1.1", 200))
+        for i in range(110000):
+            f.write(line(t + i // 100, f"GET /imported/{i} HTTP/1.1", 200))
 
     threads = [threading.Thread(target=traffic) for _ in range(3)]
     for t in threads:
         t.start()
     try:
-        # three write transactions of up to 10,000 URLs, while httpd writes
+        # three write transactions of up to 50,000 URLs, while httpd writes
         r = ctl("import", db, "--site", srv.base, big, want=EX_OK)
-        assert "25000 added" in r.stdout, r.stdout
+        assert "110000 added" in r.stdout, r.stdout
         for round_ in range(5):
             added = [f"/admin/{round_}/{k}" for k in range(200)]
             ctl("add", db, "--site", srv.base, *added, want=EX_OK)
@@ -236,7 +236,7 @@ def test_add_remove_while_httpd_records(make_server):
             t.join()
     assert not errors, errors[:5]
     have = srv.wait_recorded(*[f"/live{i}.html" for i in range(40)])
-    assert {f"/imported/{i}" for i in range(25000)} <= have
+    assert {f"/imported/{i}" for i in range(110000)} <= have
     for round_ in range(5):
         assert {f"/admin/{round_}/{k}" for k in range(100, 200)} <= have
         assert not ({f"/admin/{round_}/{k}" for k in range(100)} & have)
