@@ -1,5 +1,6 @@
 /* sm_recorder.c: see sm_recorder.h. */
 #include "sm_recorder.h"
+#include "sm_hash.h"
 
 #include <apr_hash.h>
 #include <apr_strings.h>
@@ -28,6 +29,15 @@ typedef struct {
     apr_uint32_t written;       /* seconds, truncated: only differences count */
 } seen_slot;
 
+/* A response seen before, by the hash of its raw facts (see
+ * sm_recorder_repeat): the URL's key and fingerprint it led to. */
+typedef struct {
+    apr_uint64_t raw;
+    apr_uint64_t key;
+    apr_uint32_t fingerprint;
+    apr_uint32_t forget;        /* the change was SM_CHANGE_FORGET */
+} alias_slot;
+
 typedef struct {
     sm_change change;
     apr_uint64_t key;
@@ -54,6 +64,8 @@ struct sm_recorder {
     apr_array_header_t *sites;  /* const sm_site_conf * */
     seen_slot seen[SEEN_SETS][SEEN_WAYS];
     unsigned seen_victim;
+    alias_slot alias[SEEN_SETS][SEEN_WAYS];
+    unsigned alias_victim;
     sm_recorder_stats stats;
     apr_interval_time_t refresh;
 
@@ -71,33 +83,19 @@ struct sm_recorder {
 
 /* ---- hashing -------------------------------------------------------------- */
 
-/* 64-bit FNV-1a: a URL's identity in the memory and the queue. */
-static apr_uint64_t fnv1a(apr_uint64_t h, const char *s, apr_size_t n)
-{
-    while (n--) {
-        h ^= (unsigned char)*s++;
-        h *= APR_UINT64_C(0x100000001b3);
-    }
-    return h;
-}
-
+/* A URL's identity in the memory and the queue. */
 static apr_uint64_t change_key(const sm_change *c)
 {
-    apr_uint64_t h = APR_UINT64_C(0xcbf29ce484222325);
-    h = fnv1a(h, c->site->base, strlen(c->site->base) + 1);
-    return fnv1a(h, c->url, strlen(c->url));
+    return sm_hash_str(sm_hash_str(SM_HASH_SEED, c->site->base), c->url);
 }
 
 /* What about a URL, once written, makes writing it again pointless. */
 static apr_uint32_t change_fingerprint(const sm_change *c)
 {
-    apr_uint64_t h = APR_UINT64_C(0xcbf29ce484222325);
-    apr_int64_t lm = c->last_modified;
+    apr_uint64_t h = sm_hash_u64(SM_HASH_SEED, (apr_uint64_t)c->op);
 
-    h = fnv1a(h, (const char *)&c->op, sizeof(c->op));
-    h = fnv1a(h, (const char *)&lm, sizeof(lm));
-    if (c->etag)
-        h = fnv1a(h, c->etag, strlen(c->etag));
+    h = sm_hash_u64(h, (apr_uint64_t)c->last_modified);
+    h = sm_hash_str(h, c->etag);
     return (apr_uint32_t)(h ^ (h >> 32));
 }
 
@@ -136,6 +134,50 @@ static void seen_drop(sm_recorder *rec, apr_uint64_t key)
     seen_slot *slot = seen_find(rec, key);
     if (slot)
         memset(slot, 0, sizeof(*slot));
+}
+
+/* Is a URL written with this fingerprint recently enough to skip? */
+static int seen_fresh(sm_recorder *rec, apr_uint64_t key, apr_uint32_t fp,
+                      int forget, apr_uint32_t now_s)
+{
+    seen_slot *slot = seen_find(rec, key);
+    apr_uint32_t refresh = forget ? FORGET_REFRESH_SEC
+                                  : (apr_uint32_t)apr_time_sec(rec->refresh);
+
+    return slot && slot->fingerprint == fp
+           && (apr_uint32_t)(now_s - slot->written) < refresh;
+}
+
+/* The aliases: raw facts -> the URL they were found to be.  Entries are
+ * only hints: a hit still needs the URL fresh in the memory above. */
+static alias_slot *alias_find(sm_recorder *rec, apr_uint64_t raw)
+{
+    alias_slot *set = rec->alias[raw % SEEN_SETS];
+    int i;
+
+    for (i = 0; i < SEEN_WAYS; i++)
+        if (set[i].raw == raw)
+            return &set[i];
+    return NULL;
+}
+
+static void alias_put(sm_recorder *rec, apr_uint64_t raw, apr_uint64_t key,
+                      apr_uint32_t fp, int forget)
+{
+    alias_slot *slot = alias_find(rec, raw);
+
+    if (!slot) {
+        alias_slot *set = rec->alias[raw % SEEN_SETS];
+        int i;
+        for (i = 0; i < SEEN_WAYS && set[i].raw; i++)
+            ;
+        slot = &set[i < SEEN_WAYS ? (unsigned)i
+                                  : rec->alias_victim++ % SEEN_WAYS];
+    }
+    slot->raw = raw;
+    slot->key = key;
+    slot->fingerprint = fp;
+    slot->forget = forget != 0;
 }
 
 /* ---- batches -------------------------------------------------------------- */
@@ -448,20 +490,38 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thd, void *data)
 
 /* ---- the public side ------------------------------------------------------ */
 
-void sm_recorder_add(sm_recorder *rec, const sm_change *c)
+int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw, apr_time_t seen)
+{
+    alias_slot *a;
+    int repeat;
+
+    if (!raw)
+        return 0;
+    apr_thread_mutex_lock(rec->lock);
+    a = alias_find(rec, raw);
+    repeat = a && seen_fresh(rec, a->key, a->fingerprint, a->forget,
+                             (apr_uint32_t)apr_time_sec(seen));
+    if (repeat) {
+        rec->stats.offered++;
+        rec->stats.skipped++;
+        rec->stats.repeats++;
+    }
+    apr_thread_mutex_unlock(rec->lock);
+    return repeat;
+}
+
+void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
 {
     apr_uint64_t key = change_key(c);
     apr_uint32_t fp = change_fingerprint(c);
     apr_uint32_t now_s = (apr_uint32_t)apr_time_sec(c->seen);
-    apr_uint32_t refresh = c->op == SM_CHANGE_FORGET
-                         ? FORGET_REFRESH_SEC : (apr_uint32_t)apr_time_sec(rec->refresh);
-    seen_slot *slot;
+    int forget = c->op == SM_CHANGE_FORGET;
 
     apr_thread_mutex_lock(rec->lock);
     rec->stats.offered++;
-    slot = seen_find(rec, key);
-    if (slot && slot->fingerprint == fp
-        && (apr_uint32_t)(now_s - slot->written) < refresh) {
+    if (raw)
+        alias_put(rec, raw, key, fp, forget);
+    if (seen_fresh(rec, key, fp, forget, now_s)) {
         rec->stats.skipped++;
         apr_thread_mutex_unlock(rec->lock);
         return;

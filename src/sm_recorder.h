@@ -43,6 +43,7 @@ typedef struct {
     apr_uint64_t waits;         /* times a request waited for room */
     apr_uint64_t batches;       /* transactions committed */
     apr_uint64_t refused_full;  /* new URLs refused by max_urls */
+    apr_uint64_t repeats;       /* of skipped: by sm_recorder_repeat */
 } sm_recorder_stats;
 
 /* conf is copied.  The recorder lives in (and is stopped with) pool p. */
@@ -56,8 +57,24 @@ void sm_recorder_add_site(sm_recorder *rec, const sm_site_conf *site);
  * sm_recorder_flush writes. */
 apr_status_t sm_recorder_start(sm_recorder *rec);
 
-/* Hand over one change; its strings are copied.  Thread-safe. */
-void sm_recorder_add(sm_recorder *rec, const sm_change *change);
+/* Hand over one change; its strings are copied.  Thread-safe.
+ *
+ * raw (0: none) is the caller's hash (sm_hash) of every raw fact of the
+ * response that decided this change: the site, the request target, status,
+ * method and the headers the rules and the change read.  The recorder
+ * remembers which URL and fingerprint it led to, so that the same
+ * response again can be recognised by sm_recorder_repeat before any
+ * parsing. */
+void sm_recorder_add(sm_recorder *rec, const sm_change *change,
+                     apr_uint64_t raw);
+
+/* 1 when a response with these raw facts was handed to sm_recorder_add
+ * before and what it changed is still fresh in the memory: nothing to do
+ * (counted as offered and skipped).  0 (the caller decides and adds) when
+ * unknown, when the URL has since been written with other facts, when its
+ * refresh is due, or when raw is 0.  Thread-safe; a few hundred
+ * instructions. */
+int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw, apr_time_t seen);
 
 /* Write everything pending now, in the calling thread. */
 apr_status_t sm_recorder_flush(sm_recorder *rec);

@@ -205,9 +205,45 @@ static sm_verdict ignore(const char **url, const char **why, const char *r)
 {
     if (url)
         *url = NULL;
-    if (why)
+    if (why && r)
         *why = r;
     return SM_IGNORE;
+}
+
+/* For sm_rules_worth_deciding: "no", and why. */
+static int refuse(const char **why, const char *r)
+{
+    if (why)
+        *why = r;
+    return 0;
+}
+
+int sm_rules_worth_deciding(const sm_rules *rules, const sm_response *resp,
+                            const char **why)
+{
+    int get, forget;
+
+    if (resp->is_subrequest)
+        return refuse(why, "subrequest");
+    get = resp->method && !strcmp(resp->method, "GET");
+    forget = resp->status == 404 || resp->status == 410
+             || resp->status == 301;
+    if (forget) {
+        if (!get && !(resp->method && !strcmp(resp->method, "HEAD")))
+            return refuse(why, "not GET");
+        return 1;
+    }
+    if (!get)
+        return refuse(why, "not GET");
+    if (resp->status != 200)
+        return refuse(why, "status");
+    if (!type_listed(rules->content_types, resp->content_type))
+        return refuse(why, "content type");
+    if (resp->authenticated)
+        return refuse(why, "authenticated");
+    if (resp->has_path_info)
+        return refuse(why, "path info");
+    return 1;
 }
 
 sm_verdict sm_rules_decide(apr_pool_t *p, const sm_rules *rules,
@@ -216,34 +252,19 @@ sm_verdict sm_rules_decide(apr_pool_t *p, const sm_rules *rules,
 {
     char *path, *u;
     sm_url_status st;
-    int get, forget;
+    int forget;
 
-    if (resp->is_subrequest)
-        return ignore(url, why, "subrequest");
-    get = resp->method && !strcmp(resp->method, "GET");
+    if (!sm_rules_worth_deciding(rules, resp, why))
+        return ignore(url, NULL, NULL);
     forget = resp->status == 404 || resp->status == 410
              || resp->status == 301;
-    if (forget) {
-        if (!get && !(resp->method && !strcmp(resp->method, "HEAD")))
-            return ignore(url, why, "not GET");
-    }
-    else {
-        if (!get)
-            return ignore(url, why, "not GET");
-        if (resp->status != 200)
-            return ignore(url, why, "status");
-        if (!type_listed(rules->content_types, resp->content_type))
-            return ignore(url, why, "content type");
-        if (resp->authenticated)
-            return ignore(url, why, "authenticated");
+    if (!forget) {
         if (sm_header_has_token(resp->x_robots_tag, "noindex")
             || sm_header_has_token(resp->x_robots_tag, "none"))
             return ignore(url, why, "x-robots-tag");
         if (sm_header_has_token(resp->cache_control, "private")
             || sm_header_has_token(resp->cache_control, "no-store"))
             return ignore(url, why, "cache-control");
-        if (resp->has_path_info)
-            return ignore(url, why, "path info");
     }
 
     st = sm_url_from_target(p, resp->target, rules->allow_query,

@@ -68,6 +68,13 @@ sm_verdict sm_rules_decide(apr_pool_t *p, const sm_rules *rules,
                            const sm_response *resp, const char **url,
                            const char **why);
 
+/* The part of sm_rules_decide that needs neither the response's headers
+ * nor the URL's parsing: 0 (with *why, as sm_rules_decide) when the
+ * response is ignored whatever they say, 1 when sm_rules_decide must be
+ * asked.  Lets the module skip gathering headers for most responses. */
+int sm_rules_worth_deciding(const sm_rules *rules, const sm_response *resp,
+                            const char **why);
+
 /* 1 when the comma-separated header value holds token (case-insensitive),
  * alone or as "token=..." or after an "agent:" prefix. */
 int sm_header_has_token(const char *value, const char *token);

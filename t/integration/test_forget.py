@@ -54,6 +54,22 @@ def test_forget_on_410(make_server):
     srv.wait_absent("/gone.html")
 
 
+def test_back_after_410_with_the_same_response(make_server):
+    """The same bytes and headers as when first recorded, after a 410 in
+    between: recorded again (a remembered response must not hide that the
+    URL was forgotten since; one process serves all three)."""
+    srv = flagged(make_server)
+    first = srv.get_ok("/gone.html")
+    srv.wait_recorded("/gone.html")
+    srv.write("flags/gone", "")
+    assert srv.get("/gone.html").status == 410
+    srv.wait_absent("/gone.html")
+    os.unlink(srv.path("flags/gone"))
+    again = srv.get_ok("/gone.html")
+    assert again.header("ETag") == first.header("ETag")
+    srv.wait_recorded("/gone.html")
+
+
 def test_forget_on_301(make_server):
     srv = flagged(make_server)
     srv.get_ok("/moved.html")

@@ -3,6 +3,7 @@
  * nothing lost at stop. */
 #include "unit.h"
 
+#include "sm_hash.h"
 #include "sm_recorder.h"
 
 #include <stdio.h>
@@ -40,7 +41,15 @@ static void add(sm_recorder *rec, sm_change_op op, const char *url,
                 const char *etag)
 {
     sm_change c = { op, &site, url, 0, etag, apr_time_now() };
-    sm_recorder_add(rec, &c);
+    sm_recorder_add(rec, &c, 0);
+}
+
+/* As the module: a change handed over with the hash of its raw facts. */
+static void add_raw(sm_recorder *rec, sm_change_op op, const char *url,
+                    const char *etag, apr_uint64_t raw, apr_time_t seen)
+{
+    sm_change c = { op, &site, url, 0, etag, seen };
+    sm_recorder_add(rec, &c, raw);
 }
 
 static sqlite3_int64 count_urls(const char *path)
@@ -76,6 +85,93 @@ static void test_repeats_are_skipped(void **state)
     sm_recorder_stop(rec);
     assert_int_equal(sql_int(path, "SELECT count(*) FROM urls WHERE "
                                    "etag='\"2\"'"), 1);
+}
+
+static void test_raw_repeats_are_recognised(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_recorder *rec = make(u, path, apr_time_from_sec(3600), 100, 1000);
+    apr_time_t now = apr_time_now();
+    apr_uint64_t a = sm_hash_str(SM_HASH_SEED, "raw a");
+    apr_uint64_t b = sm_hash_str(SM_HASH_SEED, "raw b");
+    apr_uint64_t c = sm_hash_str(SM_HASH_SEED, "raw c");
+    sm_recorder_stats st;
+
+    assert_int_equal(sm_recorder_repeat(rec, 0, now), 0);
+    assert_int_equal(sm_recorder_repeat(rec, a, now), 0);
+    add_raw(rec, SM_CHANGE_RECORD, "/x", "\"1\"", a, now);
+    assert_int_equal(sm_recorder_repeat(rec, a, now), 1);
+    assert_int_equal(sm_recorder_repeat(rec, b, now), 0);
+    /* Another raw form of the same URL and facts: skipped, and known. */
+    add_raw(rec, SM_CHANGE_RECORD, "/x", "\"1\"", b, now);
+    assert_int_equal(sm_recorder_repeat(rec, b, now), 1);
+    sm_recorder_get_stats(rec, &st);
+    assert_int_equal(st.offered, 4);
+    assert_int_equal(st.queued, 1);
+    assert_int_equal(st.skipped, 3);
+    assert_int_equal(st.repeats, 2);
+
+    /* The URL written since with other facts: a's facts are news again. */
+    add_raw(rec, SM_CHANGE_RECORD, "/x", "\"2\"", c, now);
+    assert_int_equal(sm_recorder_repeat(rec, c, now), 1);
+    assert_int_equal(sm_recorder_repeat(rec, a, now), 0);
+    assert_int_equal(sm_recorder_repeat(rec, b, now), 0);
+
+    /* A refresh is due after an hour: not a repeat then. */
+    assert_int_equal(sm_recorder_repeat(rec, c, now
+                                        + apr_time_from_sec(3599)), 1);
+    assert_int_equal(sm_recorder_repeat(rec, c, now
+                                        + apr_time_from_sec(3601)), 0);
+
+    /* A forgotten URL is forgotten again after a minute. */
+    add_raw(rec, SM_CHANGE_FORGET, "/x", NULL, a, now);
+    assert_int_equal(sm_recorder_repeat(rec, a, now
+                                        + apr_time_from_sec(59)), 1);
+    assert_int_equal(sm_recorder_repeat(rec, a, now
+                                        + apr_time_from_sec(61)), 0);
+    sm_recorder_stop(rec);
+    assert_int_equal(count_urls(path), 0);
+}
+
+/* Refused by SitemapMaxURLs: offered again, so never a known repeat. */
+static void test_raw_refused_is_not_a_repeat(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_site_conf small = { "http://small.example", 50000, 1, 0, NULL };
+    sm_recorder *rec;
+    sm_recorder_conf conf = { path, apr_time_from_sec(3600), 100, 1000, 200,
+                              &logger };
+    apr_time_t now = apr_time_now();
+    sm_change c1 = { SM_CHANGE_RECORD, &small, "/one", 0, NULL, now };
+    sm_change c2 = { SM_CHANGE_RECORD, &small, "/two", 0, NULL, now };
+
+    assert_int_equal(sm_recorder_create(&rec, u->pool, &conf), APR_SUCCESS);
+    sm_recorder_add_site(rec, &small);
+    sm_recorder_add(rec, &c1, 1);
+    sm_recorder_add(rec, &c2, 2);
+    assert_int_equal(sm_recorder_repeat(rec, 2, now), 1);
+    assert_int_equal(sm_recorder_flush(rec), APR_SUCCESS);
+    assert_int_equal(sm_recorder_repeat(rec, 2, now), 0);
+    sm_recorder_stop(rec);
+    assert_int_equal(count_urls(path), 1);
+}
+
+static void test_hash(void **state)
+{
+    apr_uint64_t h = SM_HASH_SEED;
+    (void)state;
+    /* Concatenations differ, NULL differs from "", every length counts. */
+    assert_true(sm_hash_str(sm_hash_str(h, "ab"), "c")
+                != sm_hash_str(sm_hash_str(h, "a"), "bc"));
+    assert_true(sm_hash_str(h, NULL) != sm_hash_str(h, ""));
+    assert_true(sm_hash_str(h, "/p/0001.html")
+                != sm_hash_str(h, "/p/0002.html"));
+    assert_true(sm_hash_bytes(h, "12345678", 8)
+                != sm_hash_bytes(h, "12345678\0", 9));
+    assert_true(sm_hash_u64(h, 1) != sm_hash_u64(h, 2));
+    assert_int_equal(sm_hash_str(h, "same"), sm_hash_str(h, "same"));
 }
 
 static void test_last_change_wins(void **state)
@@ -211,6 +307,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_repeats_are_skipped, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_raw_repeats_are_recognised, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_raw_refused_is_not_a_repeat, unit_setup, unit_teardown),
+        cmocka_unit_test(test_hash),
         cmocka_unit_test_setup_teardown(test_last_change_wins, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_writer_thread_flushes_in_time, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_stop_writes_everything, unit_setup, unit_teardown),
