@@ -3,7 +3,7 @@
  * are in the core (sm_rules), the queue and writer in sm_recorder.
  *
  * Cheapest first: the facts that need no header are checked before any
- * header is read; the headers are found in one pass; a response whose raw
+ * header is read; a response whose raw
  * facts were handed over before (the steady state of a site) is recognised
  * by their hash (sm_recorder_repeat) before any parsing. */
 #include "mod_sitemap.h"
@@ -11,9 +11,9 @@
 #include "http_log.h"
 #include "http_request.h"
 
-#include <apr_date.h>
 #include <apr_strings.h>
 
+#include "sm_date.h"
 #include "sm_hash.h"
 
 APLOG_USE_MODULE(sitemap);
@@ -26,44 +26,32 @@ typedef struct {
     const char *cache_control;  /* likewise */
 } response_headers;
 
-static void join(apr_pool_t *p, const char **to, const char *val)
+/* Every value of a response header, from headers_out and err_headers_out,
+ * comma-joined; NULL when absent.  apr_table_get first: it is the cheap
+ * answer for the usual "absent", and apr_table_getm is paid only when the
+ * header is there. */
+static const char *all_values(request_rec *r, int errs, const char *name)
 {
-    *to = *to ? apr_pstrcat(p, *to, ",", val, NULL) : val;
+    const char *a = apr_table_get(r->headers_out, name);
+    const char *b = errs ? apr_table_get(r->err_headers_out, name) : NULL;
+
+    if (a)
+        a = apr_table_getm(r->pool, r->headers_out, name);
+    if (b)
+        b = apr_table_getm(r->pool, r->err_headers_out, name);
+    if (a && b)
+        return apr_pstrcat(r->pool, a, ",", b, NULL);
+    return a ? a : b;
 }
 
-/* One pass over a table (most responses have a handful of headers);
- * first_only: Last-Modified and ETag are read from this table. */
-static void find_headers(apr_pool_t *p, const apr_table_t *t, int first_only,
-                         response_headers *h)
+static void find_headers(request_rec *last, response_headers *h)
 {
-    const apr_array_header_t *arr = apr_table_elts(t);
-    const apr_table_entry_t *e = (const apr_table_entry_t *)arr->elts;
-    int i;
+    int errs = !apr_is_empty_table(last->err_headers_out);
 
-    for (i = 0; i < arr->nelts; i++) {
-        const char *k = e[i].key;
-        if (!k || !e[i].val)
-            continue;
-        switch (*k) {
-        case 'L': case 'l':
-            if (first_only && !h->last_modified
-                && !ap_cstr_casecmp(k, "Last-Modified"))
-                h->last_modified = e[i].val;
-            break;
-        case 'E': case 'e':
-            if (first_only && !h->etag && !ap_cstr_casecmp(k, "ETag"))
-                h->etag = e[i].val;
-            break;
-        case 'X': case 'x':
-            if (!ap_cstr_casecmp(k, "X-Robots-Tag"))
-                join(p, &h->x_robots_tag, e[i].val);
-            break;
-        case 'C': case 'c':
-            if (!ap_cstr_casecmp(k, "Cache-Control"))
-                join(p, &h->cache_control, e[i].val);
-            break;
-        }
-    }
+    h->last_modified = apr_table_get(last->headers_out, "Last-Modified");
+    h->etag = apr_table_get(last->headers_out, "ETag");
+    h->x_robots_tag = all_values(last, errs, "X-Robots-Tag");
+    h->cache_control = all_values(last, errs, "Cache-Control");
 }
 
 /* Everything that decides the verdict and the change, once the cheap
@@ -74,16 +62,18 @@ static apr_uint64_t raw_facts_hash(const sitemap_server_conf *conf,
                                    const char *content_type,
                                    const response_headers *h)
 {
-    apr_uint64_t x = sm_hash_u64(SM_HASH_SEED, (apr_uint64_t)(apr_uintptr_t)conf);
+    const char *strs[6];
+    apr_uint64_t x = ((apr_uint64_t)(apr_uintptr_t)conf << 16)
+                     ^ ((apr_uint64_t)orig->method_number << 10)
+                     ^ (apr_uint64_t)status;
 
-    x = sm_hash_u64(x, ((apr_uint64_t)orig->method_number << 16)
-                       | (apr_uint64_t)status);
-    x = sm_hash_str(x, orig->unparsed_uri);
-    x = sm_hash_str(x, content_type);
-    x = sm_hash_str(x, h->last_modified);
-    x = sm_hash_str(x, h->etag);
-    x = sm_hash_str(x, h->x_robots_tag);
-    x = sm_hash_str(x, h->cache_control);
+    strs[0] = orig->unparsed_uri;
+    strs[1] = content_type;
+    strs[2] = h->last_modified;
+    strs[3] = h->etag;
+    strs[4] = h->x_robots_tag;
+    strs[5] = h->cache_control;
+    x = sm_hash_strs(x ^ SM_HASH_SEED, strs, 6);
     return x ? x : 1;
 }
 
@@ -91,7 +81,7 @@ int sitemap_log_transaction(request_rec *r)
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
     request_rec *orig = r, *last = r;
-    response_headers h = { NULL, NULL, NULL, NULL };
+    response_headers h;
     sm_response resp;
     sm_change change;
     sm_verdict verdict;
@@ -129,9 +119,7 @@ int sitemap_log_transaction(request_rec *r)
         return DECLINED;
     }
 
-    find_headers(r->pool, last->headers_out, 1, &h);
-    if (!apr_is_empty_table(last->err_headers_out))
-        find_headers(r->pool, last->err_headers_out, 0, &h);
+    find_headers(last, &h);
     raw = raw_facts_hash(conf, orig, status, last->content_type, &h);
     if (sm_recorder_repeat(conf->recorder, raw, r->request_time))
         return OK;
@@ -152,10 +140,7 @@ int sitemap_log_transaction(request_rec *r)
     change.last_modified = 0;
     change.etag = NULL;
     if (verdict == SM_RECORD) {
-        if (h.last_modified) {
-            apr_time_t t = apr_date_parse_http(h.last_modified);
-            change.last_modified = t == APR_DATE_BAD ? 0 : t;
-        }
+        change.last_modified = sm_parse_http_date(h.last_modified);
         change.etag = h.etag;
     }
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "%s %s%s",

@@ -45,7 +45,10 @@ static int robots_wanted(request_rec *r, const sitemap_server_conf **out)
     for (; orig->prev; orig = orig->prev)
         if (ap_is_HTTP_ERROR(orig->prev->status))
             return 0;
-    if (!orig->parsed_uri.path || strcmp(orig->parsed_uri.path, ROBOTS_PATH))
+    /* Runs three times a request: "/r" rules out most before strcmp. */
+    if (!orig->parsed_uri.path || orig->parsed_uri.path[0] != '/'
+        || orig->parsed_uri.path[1] != 'r'
+        || strcmp(orig->parsed_uri.path, ROBOTS_PATH))
         return 0;
     *out = conf;
     return 1;

@@ -19,6 +19,10 @@ apr_uint64_t sm_hash_bytes(apr_uint64_t h, const void *p, apr_size_t n);
 /* A NUL-terminated string, or NULL (which differs from ""). */
 apr_uint64_t sm_hash_str(apr_uint64_t h, const char *s);
 
+/* Several strings (NULL entries allowed) in one go: as chained
+ * sm_hash_str calls would separate them, at less cost. */
+apr_uint64_t sm_hash_strs(apr_uint64_t h, const char *const *strs, int n);
+
 /* One 64-bit value. */
 apr_uint64_t sm_hash_u64(apr_uint64_t h, apr_uint64_t v);
 

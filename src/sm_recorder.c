@@ -2,7 +2,6 @@
 #include "sm_recorder.h"
 #include "sm_hash.h"
 
-#include <apr_hash.h>
 #include <apr_strings.h>
 #include <apr_thread_cond.h>
 #include <apr_thread_mutex.h>
@@ -47,7 +46,11 @@ typedef struct {
  * under the lock, written by the writer thread after the swap. */
 typedef struct {
     apr_pool_t *pool;
-    apr_hash_t *index;          /* key -> 1 + position in items */
+    /* key -> 1 + position in items: open addressing, kept at most half
+     * full (apr_hash costs twice as much and allocates per entry). */
+    apr_uint64_t *slot_keys;
+    int *slot_pos;
+    apr_size_t mask;
     apr_array_header_t *items;  /* pending_item */
     apr_time_t first;           /* when the oldest item arrived */
 } batch;
@@ -86,7 +89,13 @@ struct sm_recorder {
 /* A URL's identity in the memory and the queue. */
 static apr_uint64_t change_key(const sm_change *c)
 {
-    return sm_hash_str(sm_hash_str(SM_HASH_SEED, c->site->base), c->url);
+    const char *strs[2];
+
+    strs[0] = c->site->base;
+    strs[1] = c->url;
+    apr_uint64_t key = sm_hash_strs(SM_HASH_SEED, strs, 2);
+
+    return key ? key : 1;               /* 0 marks empty slots */
 }
 
 /* What about a URL, once written, makes writing it again pointless. */
@@ -201,6 +210,31 @@ static apr_status_t private_pool(apr_pool_t **out, apr_pool_t *parent)
     return APR_SUCCESS;
 }
 
+#define BATCH_SLOTS_MIN 256
+
+static void batch_index_make(batch *b, apr_size_t slots)
+{
+    b->slot_keys = apr_pcalloc(b->pool, slots * sizeof(*b->slot_keys));
+    b->slot_pos = apr_pcalloc(b->pool, slots * sizeof(*b->slot_pos));
+    b->mask = slots - 1;
+}
+
+/* Where key is, or the empty slot where it goes.  Keys are never 0. */
+static apr_size_t batch_slot(const batch *b, apr_uint64_t key)
+{
+    apr_size_t i = (apr_size_t)(key ^ (key >> 29)) & b->mask;
+
+    while (b->slot_keys[i] && b->slot_keys[i] != key)
+        i = (i + 1) & b->mask;
+    return i;
+}
+
+/* 1 + position of key's item, 0 when not in the batch. */
+static int batch_find(const batch *b, apr_uint64_t key)
+{
+    return b->slot_pos[batch_slot(b, key)];
+}
+
 static apr_status_t batch_create(batch **out, apr_pool_t *parent)
 {
     apr_status_t rv;
@@ -208,7 +242,7 @@ static apr_status_t batch_create(batch **out, apr_pool_t *parent)
 
     if ((rv = private_pool(&b->pool, parent)) != APR_SUCCESS)
         return rv;
-    b->index = apr_hash_make(b->pool);
+    batch_index_make(b, BATCH_SLOTS_MIN);
     b->items = apr_array_make(b->pool, 64, sizeof(pending_item));
     *out = b;
     return APR_SUCCESS;
@@ -217,7 +251,7 @@ static apr_status_t batch_create(batch **out, apr_pool_t *parent)
 static void batch_reset(batch *b)
 {
     apr_pool_clear(b->pool);
-    b->index = apr_hash_make(b->pool);
+    batch_index_make(b, BATCH_SLOTS_MIN);
     b->items = apr_array_make(b->pool, 64, sizeof(pending_item));
     b->first = 0;
 }
@@ -226,20 +260,31 @@ static void batch_reset(batch *b)
 static void batch_put(batch *b, const sm_change *c, apr_uint64_t key,
                       apr_time_t now)
 {
-    apr_uint64_t *k;
     pending_item *item;
-    apr_size_t pos = (apr_size_t)apr_hash_get(b->index, &key, sizeof(key));
+    apr_size_t i = batch_slot(b, key);
 
-    if (pos) {
-        item = &APR_ARRAY_IDX(b->items, pos - 1, pending_item);
+    if (b->slot_pos[i]) {
+        item = &APR_ARRAY_IDX(b->items, b->slot_pos[i] - 1, pending_item);
     }
     else {
         item = apr_array_push(b->items);
-        k = apr_palloc(b->pool, sizeof(*k));
-        *k = key;
-        apr_hash_set(b->index, k, sizeof(*k), (void *)(apr_size_t)b->items->nelts);
+        b->slot_keys[i] = key;
+        b->slot_pos[i] = b->items->nelts;
         if (!b->first)
             b->first = now;
+        if ((apr_size_t)b->items->nelts * 2 > b->mask) {
+            /* Grow: the old arrays stay in the pool until the reset. */
+            apr_uint64_t *keys = b->slot_keys;
+            int *pos = b->slot_pos;
+            apr_size_t j, old = b->mask + 1;
+            batch_index_make(b, old * 2);
+            for (j = 0; j < old; j++)
+                if (keys[j]) {
+                    apr_size_t k = batch_slot(b, keys[j]);
+                    b->slot_keys[k] = keys[j];
+                    b->slot_pos[k] = pos[j];
+                }
+        }
     }
     item->key = key;
     item->change = *c;
@@ -393,7 +438,7 @@ static void settle_batch(sm_recorder *rec, batch *b, int ok, const char *why,
     rec->faulted = 1;
     for (i = 0; i < n; i++) {
         pending_item *item = &APR_ARRAY_IDX(b->items, i, pending_item);
-        if (apr_hash_get(rec->pending->index, &item->key, sizeof(item->key)))
+        if (batch_find(rec->pending, item->key))
             continue;                   /* a newer change is queued */
         if (rec->pending->items->nelts < rec->conf.queue_max) {
             batch_put(rec->pending, &item->change, item->key, now);

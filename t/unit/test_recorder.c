@@ -189,6 +189,36 @@ static void test_last_change_wins(void **state)
                                    "url='/kept'"), 1);
 }
 
+/* Many URLs in one batch (its index grows several times): each change
+ * still replaces the earlier one of its own URL, and no other. */
+static void test_big_batch_last_change_wins(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_recorder *rec = make(u, path, apr_time_from_sec(3600), 100000,
+                            100000);
+    sm_recorder_stats st;
+    char url[32];
+    int i;
+
+    for (i = 0; i < 5000; i++) {
+        apr_snprintf(url, sizeof(url), "/p/%d", i);
+        add(rec, SM_CHANGE_RECORD, url, NULL);
+    }
+    for (i = 0; i < 5000; i += 50) {
+        apr_snprintf(url, sizeof(url), "/p/%d", i);
+        add(rec, SM_CHANGE_FORGET, url, NULL);
+    }
+    sm_recorder_get_stats(rec, &st);
+    assert_int_equal(st.queued, 5100);
+    sm_recorder_stop(rec);
+    assert_int_equal(count_urls(path), 4900);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM urls WHERE "
+                                   "url IN ('/p/0', '/p/50', '/p/4950')"), 0);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM urls WHERE "
+                                   "url IN ('/p/1', '/p/49', '/p/4999')"), 3);
+}
+
 static void test_writer_thread_flushes_in_time(void **state)
 {
     unit_ctx *u = *state;
@@ -311,6 +341,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_raw_refused_is_not_a_repeat, unit_setup, unit_teardown),
         cmocka_unit_test(test_hash),
         cmocka_unit_test_setup_teardown(test_last_change_wins, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_big_batch_last_change_wins, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_writer_thread_flushes_in_time, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_stop_writes_everything, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_backpressure_loses_nothing, unit_setup, unit_teardown),

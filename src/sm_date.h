@@ -1,0 +1,15 @@
+/* sm_date.h: Last-Modified values to times.
+ *
+ * apr_date_parse_http accepts every HTTP date format, trying each in turn
+ * (about 700 instructions); nearly every server sends the one RFC 9110
+ * prefers, IMF-fixdate ("Sun, 06 Nov 1994 08:49:37 GMT"), and httpd always
+ * does.  That one is read directly; anything else goes to APR. */
+#ifndef SM_DATE_H
+#define SM_DATE_H
+
+#include <apr_time.h>
+
+/* The time of an HTTP date, or 0 when it is not one. */
+apr_time_t sm_parse_http_date(const char *s);
+
+#endif
