@@ -10,8 +10,7 @@ static int two_digits(const char *s)
     return (s[0] - '0') * 10 + (s[1] - '0');
 }
 
-/* 0..11, or -1. */
-static int month_of(const char *m)
+int sm_month_of(const char *m)
 {
     static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
     int i;
@@ -19,21 +18,21 @@ static int month_of(const char *m)
     for (i = 0; i < 12; i++)
         if (m[0] == names[3 * i] && m[1] == names[3 * i + 1]
             && m[2] == names[3 * i + 2])
-            return i;
-    return -1;
+            return i + 1;
+    return 0;
 }
 
-/* Days from 1970-01-01 to y-m-d (m 1..12), proleptic Gregorian. */
-static apr_int64_t days_from_civil(int y, int m, int d)
+/* H. Hinnant's days_from_civil. */
+apr_int64_t sm_days_from_civil(apr_int64_t y, int m, int d)
 {
-    int era, yoe, doy, doe;
+    apr_int64_t era, yoe, doy, doe;
 
     y -= m <= 2;
     era = (y >= 0 ? y : y - 399) / 400;
     yoe = y - era * 400;
     doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
     doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return (apr_int64_t)era * 146097 + doe - 719468;
+    return era * 146097 + doe - 719468;
 }
 
 static int month_days(int y, int m)
@@ -55,7 +54,7 @@ static apr_time_t imf_fixdate(const char *s)
         || s[26] != 'G' || s[27] != 'M' || s[28] != 'T' || s[29] != '\0')
         return -1;
     d = two_digits(s + 5);
-    mon = month_of(s + 8);
+    mon = sm_month_of(s + 8) - 1;
     yh = two_digits(s + 12);
     yl = two_digits(s + 14);
     h = two_digits(s + 17);
@@ -67,7 +66,7 @@ static apr_time_t imf_fixdate(const char *s)
     y = yh * 100 + yl;
     if (y < 1970 || d > month_days(y, mon))
         return -1;
-    return apr_time_from_sec(((days_from_civil(y, mon + 1, d) * 24 + h) * 60
+    return apr_time_from_sec(((sm_days_from_civil(y, mon + 1, d) * 24 + h) * 60
                               + mi) * 60 + sec);
 }
 

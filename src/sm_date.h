@@ -12,4 +12,10 @@
 /* The time of an HTTP date, or 0 when it is not one. */
 apr_time_t sm_parse_http_date(const char *s);
 
+/* "Jan".."Dec" (case-sensitive, the first 3 bytes of m): 1..12, or 0. */
+int sm_month_of(const char *m);
+
+/* Days from 1970-01-01 to y-m-d (m 1..12), proleptic Gregorian. */
+apr_int64_t sm_days_from_civil(apr_int64_t y, int m, int d);
+
 #endif

@@ -1,5 +1,6 @@
 /* sm_import.c: see sm_import.h. */
 #include "sm_import.h"
+#include "sm_date.h"
 
 #include <apr_hash.h>
 #include <apr_strings.h>
@@ -24,30 +25,6 @@ static int digits(const char *s, int n, int *out)
     }
     *out = v;
     return 1;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant). */
-static apr_int64_t days_from_civil(apr_int64_t y, int m, int d)
-{
-    apr_int64_t era, yoe, doy, doe;
-
-    y -= m <= 2;
-    era = (y >= 0 ? y : y - 399) / 400;
-    yoe = y - era * 400;
-    doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-static int month_of(const char *s)
-{
-    static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
-    int i;
-    for (i = 0; i < 12; i++)
-        if (s[0] == names[3 * i] && s[1] == names[3 * i + 1]
-            && s[2] == names[3 * i + 2])
-            return i + 1;
-    return 0;
 }
 
 /* "10/Oct/2000:13:55:36 -0700" or epoch digits; 0 if neither. */
@@ -75,13 +52,13 @@ clf:
         || s[14] != ':' || s[17] != ':' || s[20] != ' '
         || (s[21] != '+' && s[21] != '-'))
         return 0;
-    if (!digits(s, 2, &d) || !(mon = month_of(s + 3))
+    if (!digits(s, 2, &d) || !(mon = sm_month_of(s + 3))
         || !digits(s + 7, 4, &y) || !digits(s + 12, 2, &hh)
         || !digits(s + 15, 2, &mm) || !digits(s + 18, 2, &ss)
         || !digits(s + 22, 2, &zh) || !digits(s + 24, 2, &zm)
         || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 60 || zm > 59)
         return 0;
-    sec = days_from_civil(y, mon, d) * 86400 + hh * 3600 + mm * 60 + ss;
+    sec = sm_days_from_civil(y, mon, d) * 86400 + hh * 3600 + mm * 60 + ss;
     sec -= (s[21] == '-' ? -1 : 1) * (zh * 3600 + zm * 60);
     if (sec <= 0)
         return 0;
