@@ -33,13 +33,17 @@ const char *sm_page_path(apr_pool_t *p, const char *sitemap_path,
 
 apr_int64_t sm_name_parse(const char *sitemap_path, const char *uri)
 {
-    apr_size_t stem = strlen(sitemap_path) - 4;
-    apr_size_t len = strlen(uri), digits;
+    apr_size_t stem, len, digits;
     apr_int64_t n = 0;
     const char *d;
-
     const char *seg_end;
 
+    /* Asked of every request: most differ in their first two bytes
+     * (sitemap_path is at least "/x.xml"). */
+    if (uri[0] != sitemap_path[0] || uri[1] != sitemap_path[1])
+        return SM_NAME_NOT_OURS;
+    stem = strlen(sitemap_path) - 4;
+    len = strlen(uri);
     if (strcmp(uri, sitemap_path) == 0)
         return SM_NAME_INDEX;
     if (strncmp(uri, sitemap_path, stem) != 0 || uri[stem] != '-')

@@ -107,6 +107,12 @@ static void test_names(void **state)
     assert_int_equal(sm_name_parse(sp, "/sitemap.xml.bak"), SM_NAME_NOT_OURS);
     assert_int_equal(sm_name_parse(sp, "/index.html"), SM_NAME_NOT_OURS);
     assert_int_equal(sm_name_parse(sp, "/sitemap-2.xmlx"), SM_NAME_NOT_OURS);
+    /* Shorter than the first two bytes, or differing only there. */
+    assert_int_equal(sm_name_parse(sp, "/"), SM_NAME_NOT_OURS);
+    assert_int_equal(sm_name_parse(sp, ""), SM_NAME_NOT_OURS);
+    assert_int_equal(sm_name_parse(sp, "/Sitemap.xml"), SM_NAME_NOT_OURS);
+    assert_int_equal(sm_name_parse("/s.xml", "/s.xml"), SM_NAME_INDEX);
+    assert_int_equal(sm_name_parse("/s.xml", "/s-3.xml"), 3);
 }
 
 static void test_annotations(void **state)
