@@ -104,7 +104,10 @@ static apr_uint32_t change_fingerprint(const sm_change *c)
     apr_uint64_t h = sm_hash_u64(SM_HASH_SEED, (apr_uint64_t)c->op);
 
     h = sm_hash_u64(h, (apr_uint64_t)c->last_modified);
-    h = sm_hash_str(h, c->etag);
+    /* Compared weakly (RFC 9110, 8.8.3.2), as the store does: httpd makes
+     * a file's ETag weak for its first second, strong afterwards. */
+    h = sm_hash_str(h, c->etag && c->etag[0] == 'W' && c->etag[1] == '/'
+                       ? c->etag + 2 : c->etag);
     return (apr_uint32_t)(h ^ (h >> 32));
 }
 
