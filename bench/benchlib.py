@@ -135,10 +135,11 @@ def children_of(pid):
     return sorted(out)
 
 
-def cpu_ns(pids):
+def cpu_ns(pids, thread_name=None):
     """CPU time (ns) used so far by every thread of these processes
-    (/proc/PID/task/TID/schedstat); the benchmarks' processes keep their
-    threads, so differences are exact."""
+    (/proc/PID/task/TID/schedstat), or only by the threads of that name
+    (comm, e.g. the module's "sitemap-writer"); the benchmarks' processes
+    keep their threads, so differences are exact."""
     total = 0
     for pid in pids:
         try:
@@ -147,6 +148,10 @@ def cpu_ns(pids):
             continue
         for tid in tids:
             try:
+                if thread_name is not None:
+                    with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                        if f.read().strip() != thread_name:
+                            continue
                 with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
                     total += int(f.read().split()[0])
             except (OSError, ValueError, IndexError):
@@ -462,8 +467,9 @@ RewriteRule ^/crawl/ /page.html [L]
     def children(self):
         return children_of(self.pid) if self.pid else []
 
-    def cpu_ns(self):
-        return cpu_ns([self.pid, *self.children()]) if self.pid else 0
+    def cpu_ns(self, thread_name=None):
+        return (cpu_ns([self.pid, *self.children()], thread_name)
+                if self.pid else 0)
 
     def stop(self, graceful=True, timeout=300):
         stop_all([self], graceful, timeout)

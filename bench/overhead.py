@@ -34,6 +34,7 @@ from benchlib import (BASE, Failure, Httpd, as_run_user, loadavg, log,
                       median, median_ci, query, stop_all, wrk)
 
 PAGES = 1000
+WRITER_THREAD = "sitemap-writer"   # the recorder names its thread (Linux)
 PAGE_HTML = ("<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
              "<title>Page {n}</title></head>\n<body><h1>Page {n}</h1>\n"
              + "<p>" + "Lorem ipsum dolor sit amet, consectetur adipiscing "
@@ -42,9 +43,15 @@ PAGE_HTML = ("<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
              "</body></html>\n")
 
 
+# For experiments: BENCH_VARIANT_MODULE=/path/to/mod_sitemap.so adds a
+# configuration "variant", mod_sitemap built differently, to the same runs.
+VARIANT = os.environ.get("BENCH_VARIANT_MODULE")
+
+
 def module_conf(cfg, build):
-    if cfg == "sitemap":
-        return (f'LoadModule sitemap_module "{build.module}"\n'
+    if cfg in ("sitemap", "variant"):
+        path = build.module if cfg == "sitemap" else VARIANT
+        return (f'LoadModule sitemap_module "{path}"\n'
                 "Sitemap On\nSitemapDatabase db/sitemap.db\n"
                 f"SitemapBaseURL {BASE}\n")
     if cfg == "naive":
@@ -154,8 +161,8 @@ def fmt_rps(x):
 
 def measure(ctx, srv, alog, script, args, duration, connections,
             drain_db=None):
-    """One wrk run: (requests/s, µs of the server's CPU per request,
-    drained).
+    """One wrk run: (requests/s, µs of the server's CPU per request, µs of
+    it in the module's writer threads, drained).
 
     The CPU time of every thread of every httpd process is counted, the
     module's writer thread included.  With drain_db (mod_sitemap in the
@@ -168,6 +175,7 @@ def measure(ctx, srv, alog, script, args, duration, connections,
     not counted against the module."""
     alog.update()
     lines0, cpu0 = alog.lines, srv.cpu_ns()
+    writer0 = srv.cpu_ns(WRITER_THREAD)
     res = wrk(ctx.cpus, srv.url, script, args, duration=duration,
               connections=connections)
     cpu_run = srv.cpu_ns()
@@ -178,16 +186,20 @@ def measure(ctx, srv, alog, script, args, duration, connections,
         time.sleep(0.05)    # requests in flight when wrk stopped
     alog.update()
     cpu1 = srv.cpu_ns()
+    writer = srv.cpu_ns(WRITER_THREAD) - writer0
     n = max(alog.lines - lines0, 1)
     rps = res["rps"]
     if drain_db and cpu1 > cpu0:
         rps *= (cpu_run - cpu0) / (cpu1 - cpu0)
-    return rps, (cpu1 - cpu0) / 1000.0 / n, drained
+    return rps, (cpu1 - cpu0) / 1000.0 / n, writer / 1000.0 / n, drained
 
 
 def rounds(ctx, servers, logs, cfgs, script, duration, more, drain=None):
     """Alternate the configurations (A B C, C B A, ...) while more(round)
-    says so; returns {cfg: [(rps, cpu_us), ...]} and the rounds done."""
+    says so; returns {cfg: [(rps, cpu_us, writer_us), ...]} and the rounds
+    done.
+    drain: {cfg: store} of the configurations whose writer's work after
+    each run is counted (see measure)."""
     p = ctx.params
     got = {cfg: [] for cfg in cfgs}
     undrained = 0
@@ -195,12 +207,12 @@ def rounds(ctx, servers, logs, cfgs, script, duration, more, drain=None):
     while more(rnd):
         order = cfgs if rnd % 2 == 0 else cfgs[::-1]
         for cfg in order:
-            rps, cpu, drained = measure(
+            rps, cpu, writer, drained = measure(
                 ctx, servers[cfg], logs[cfg], script,
                 [f"r{rnd}"] if script == "crawl.lua" else [PAGES], duration,
-                p.connections, drain_db=drain if cfg == "sitemap" else None)
+                p.connections, drain_db=(drain or {}).get(cfg))
             undrained += not drained
-            got[cfg].append((rps, cpu))
+            got[cfg].append((rps, cpu, writer))
         rnd += 1
         log(f"{script} round {rnd}: " + ", ".join(
             f"{c} {fmt_rps(got[c][-1][0])}/s {got[c][-1][1]:.1f} us"
@@ -222,6 +234,10 @@ def report(t, sec, what, got, cfg, base, target=None, n_rounds=0):
             f"CPU/request {median([x[1] for x in got[cfg]]):.1f} vs "
             f"{median([x[1] for x in got[base]]):.1f} us ({c:.3f}); "
             f"{n_rounds} rounds")
+    writer = median([x[2] for x in got[cfg]])
+    if writer > 0:
+        text += (f"; of the CPU/request, {writer:.1f} us in the writer "
+                 "threads")
     if target is None:
         t.add(sec, what, text, "(comparison)")
     else:
@@ -239,7 +255,8 @@ def run(ctx, mpm):
     # "control" is a second server without the module: its ratio to
     # "none" shows how far two identical servers differ on this machine.
     all_cfgs = ("none", "sitemap", "naive") + (("control",) if p.control
-                                               else ())
+                                               else ()) \
+        + (("variant",) if VARIANT else ())
     try:
         for cfg in all_cfgs:
             srv = Httpd(os.path.join(ctx.work, f"overhead-{mpm}-{cfg}"), mpm,
@@ -288,22 +305,32 @@ def run(ctx, mpm):
             report(t, sec, f"steady state, {mpm}: control: req/s of a 2nd "
                    "server without the module / the first", got, "control",
                    "none", None, n)
+        if VARIANT:
+            report(t, sec, f"steady state, {mpm}: variant {VARIANT} / "
+                   "without", got, "variant", "none", None, n)
 
         # ---- crawl ----------------------------------------------------------
-        cfgs = ("none", "sitemap", "naive")
+        cfgs = ("none", "sitemap", "naive") + (("variant",) if VARIANT
+                                               else ())
 
         def more(rnd):
             if rnd < p.crawl_min_rounds:
                 return True
             return (logs["sitemap"].update().crawl < p.crawl_urls
                     and rnd < p.crawl_max_rounds)
+        drain = {"sitemap": sm_db}
+        if VARIANT:
+            drain["variant"] = servers["variant"].path("db/sitemap.db")
         got, n, undrained = rounds(ctx, servers, logs, cfgs, "crawl.lua",
-                                   p.crawl_duration, more, drain=sm_db)
+                                   p.crawl_duration, more, drain=drain)
         report(t, sec, f"crawl, {mpm}: req/s with mod_sitemap / without "
                "(its writer's work after each run included)", got, "sitemap",
                "none", 0.90, n)
         report(t, sec, f"crawl, {mpm}: req/s with the naive module / "
                "without", got, "naive", "none", None, n)
+        if VARIANT:
+            report(t, sec, f"crawl, {mpm}: variant / without", got,
+                   "variant", "none", None, n)
         if undrained:
             t.note(f"crawl {mpm}: the writer had not caught up 60 s after "
                    f"{undrained} of the module's runs")
