@@ -465,6 +465,8 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
 
 static void register_hooks(apr_pool_t *p)
 {
+    /* At load, before any store is opened. */
+    sm_store_sqlite_init();
     ap_hook_post_config(sitemap_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(sitemap_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_log_transaction(sitemap_log_transaction, NULL, NULL,

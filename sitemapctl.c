@@ -987,6 +987,7 @@ int main(int argc, const char *const *argv)
     ctl c;
     int rc, done;
 
+    sm_store_sqlite_init();
     if (argc > 0 && argv[0] && strrchr(argv[0], '/'))
         progname = strrchr(argv[0], '/') + 1;
     else if (argc > 0 && argv[0] && *argv[0])

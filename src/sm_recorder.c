@@ -25,25 +25,48 @@
 #define LOG_EVERY apr_time_from_sec(60)
 #define EXPIRE_EVERY apr_time_from_sec(3600)
 
+/* Both memories are sets of 4 slots in one 64-byte cache line: a lookup
+ * costs one line (they miss the cache on most requests of a big site).
+ * A fingerprint's lowest bit tells a forgotten URL (FP_FORGET). */
+#define FP_FORGET 1u
+
 typedef struct {
     apr_uint64_t key;
     apr_uint32_t fingerprint;
     apr_uint32_t written;       /* seconds, truncated: only differences count */
 } seen_slot;
 
+typedef struct {
+    seen_slot way[SEEN_WAYS];
+} seen_set;
+
 /* A response seen before, by the hash of its raw facts (see
- * sm_recorder_repeat): the URL's key and fingerprint it led to. */
+ * sm_recorder_repeat): the URL and fingerprint it led to.  The key's low
+ * 32 bits pick its seen set and tell it from the set's other URLs. */
 typedef struct {
     apr_uint64_t raw;
-    apr_uint64_t key;
+    apr_uint32_t key_low;
     apr_uint32_t fingerprint;
-    apr_uint32_t forget;        /* the change was SM_CHANGE_FORGET */
 } alias_slot;
+
+typedef struct {
+    alias_slot way[SEEN_WAYS];
+} alias_set;
+
+/* Compile-time checks: a set is one cache line. */
+typedef char seen_set_is_one_line[sizeof(seen_set) == 64 ? 1 : -1];
+typedef char alias_set_is_one_line[sizeof(alias_set) == 64 ? 1 : -1];
 
 typedef struct {
     sm_change change;
     apr_uint64_t key;
 } pending_item;
+
+/* An entry of a batch's index: key and position side by side. */
+typedef struct {
+    apr_uint64_t key;
+    apr_size_t pos;             /* 1 + position in items; 0: empty */
+} batch_slot_t;
 
 /* A batch owns a pool with its own allocator: filled by request threads
  * under the lock, written by the writer thread after the swap. */
@@ -51,8 +74,7 @@ typedef struct {
     apr_pool_t *pool;
     /* key -> 1 + position in items: open addressing, kept at most half
      * full (apr_hash costs twice as much and allocates per entry). */
-    apr_uint64_t *slot_keys;
-    int *slot_pos;
+    batch_slot_t *slots;
     apr_size_t mask;
     apr_array_header_t *items;  /* pending_item */
     apr_time_t first;           /* when the oldest item arrived */
@@ -68,9 +90,9 @@ struct sm_recorder {
     int running, stopping, faulted;
     batch *pending, *spare;
     apr_array_header_t *sites;  /* const sm_site_conf * */
-    seen_slot seen[SEEN_SETS][SEEN_WAYS];
+    seen_set *seen;             /* SEEN_SETS, 64-byte aligned */
     unsigned seen_victim;
-    alias_slot alias[SEEN_SETS][SEEN_WAYS];
+    alias_set *alias;           /* SEEN_SETS, 64-byte aligned */
     unsigned alias_victim;
     sm_recorder_stats stats;
     apr_interval_time_t refresh;
@@ -111,14 +133,15 @@ static apr_uint32_t change_fingerprint(const sm_change *c)
      * a file's ETag weak for its first second, strong afterwards. */
     h = sm_hash_str(h, c->etag && c->etag[0] == 'W' && c->etag[1] == '/'
                        ? c->etag + 2 : c->etag);
-    return (apr_uint32_t)(h ^ (h >> 32));
+    return ((apr_uint32_t)(h ^ (h >> 32)) & ~FP_FORGET)
+           | (c->op == SM_CHANGE_FORGET ? FP_FORGET : 0);
 }
 
 /* ---- the memory of written URLs (caller holds the lock) ------------------ */
 
 static seen_slot *seen_find(sm_recorder *rec, apr_uint64_t key)
 {
-    seen_slot *set = rec->seen[key % SEEN_SETS];
+    seen_slot *set = rec->seen[key % SEEN_SETS].way;
     int i;
 
     for (i = 0; i < SEEN_WAYS; i++)
@@ -133,7 +156,7 @@ static void seen_put(sm_recorder *rec, apr_uint64_t key, apr_uint32_t fp,
     seen_slot *slot = seen_find(rec, key);
 
     if (!slot) {
-        seen_slot *set = rec->seen[key % SEEN_SETS];
+        seen_slot *set = rec->seen[key % SEEN_SETS].way;
         int i;
         for (i = 0; i < SEEN_WAYS && set[i].key; i++)
             ;
@@ -151,23 +174,30 @@ static void seen_drop(sm_recorder *rec, apr_uint64_t key)
         memset(slot, 0, sizeof(*slot));
 }
 
+static int slot_fresh(const sm_recorder *rec, const seen_slot *slot,
+                      apr_uint32_t fp, apr_uint32_t now_s)
+{
+    apr_uint32_t refresh = (fp & FP_FORGET) ? FORGET_REFRESH_SEC
+                           : (apr_uint32_t)apr_time_sec(rec->refresh);
+
+    return slot->fingerprint == fp
+           && (apr_uint32_t)(now_s - slot->written) < refresh;
+}
+
 /* Is a URL written with this fingerprint recently enough to skip? */
 static int seen_fresh(sm_recorder *rec, apr_uint64_t key, apr_uint32_t fp,
-                      int forget, apr_uint32_t now_s)
+                      apr_uint32_t now_s)
 {
     seen_slot *slot = seen_find(rec, key);
-    apr_uint32_t refresh = forget ? FORGET_REFRESH_SEC
-                                  : (apr_uint32_t)apr_time_sec(rec->refresh);
 
-    return slot && slot->fingerprint == fp
-           && (apr_uint32_t)(now_s - slot->written) < refresh;
+    return slot && slot_fresh(rec, slot, fp, now_s);
 }
 
 /* The aliases: raw facts -> the URL they were found to be.  Entries are
  * only hints: a hit still needs the URL fresh in the memory above. */
 static alias_slot *alias_find(sm_recorder *rec, apr_uint64_t raw)
 {
-    alias_slot *set = rec->alias[raw % SEEN_SETS];
+    alias_slot *set = rec->alias[raw % SEEN_SETS].way;
     int i;
 
     for (i = 0; i < SEEN_WAYS; i++)
@@ -177,12 +207,12 @@ static alias_slot *alias_find(sm_recorder *rec, apr_uint64_t raw)
 }
 
 static void alias_put(sm_recorder *rec, apr_uint64_t raw, apr_uint64_t key,
-                      apr_uint32_t fp, int forget)
+                      apr_uint32_t fp)
 {
     alias_slot *slot = alias_find(rec, raw);
 
     if (!slot) {
-        alias_slot *set = rec->alias[raw % SEEN_SETS];
+        alias_slot *set = rec->alias[raw % SEEN_SETS].way;
         int i;
         for (i = 0; i < SEEN_WAYS && set[i].raw; i++)
             ;
@@ -190,9 +220,30 @@ static void alias_put(sm_recorder *rec, apr_uint64_t raw, apr_uint64_t key,
                                   : rec->alias_victim++ % SEEN_WAYS];
     }
     slot->raw = raw;
-    slot->key = key;
+    slot->key_low = (apr_uint32_t)key;
     slot->fingerprint = fp;
-    slot->forget = forget != 0;
+}
+
+/* Is the URL an alias led to still fresh with the alias's fingerprint? */
+static int alias_fresh(sm_recorder *rec, const alias_slot *a,
+                       apr_uint32_t now_s)
+{
+    /* SEEN_SETS divides 2^32: the low bits pick the same set as the key. */
+    const seen_slot *set = rec->seen[a->key_low % SEEN_SETS].way;
+    int i;
+
+    for (i = 0; i < SEEN_WAYS; i++)
+        if (set[i].key && (apr_uint32_t)set[i].key == a->key_low)
+            return slot_fresh(rec, &set[i], a->fingerprint, now_s);
+    return 0;
+}
+
+/* Zeroed memory for n sets of 64 bytes, on a cache-line boundary. */
+static void *cache_lines(apr_pool_t *p, apr_size_t n)
+{
+    char *m = apr_pcalloc(p, n * 64 + 63);
+
+    return (void *)(((apr_uintptr_t)m + 63) & ~(apr_uintptr_t)63);
 }
 
 /* ---- batches -------------------------------------------------------------- */
@@ -220,25 +271,24 @@ static apr_status_t private_pool(apr_pool_t **out, apr_pool_t *parent)
 
 static void batch_index_make(batch *b, apr_size_t slots)
 {
-    b->slot_keys = apr_pcalloc(b->pool, slots * sizeof(*b->slot_keys));
-    b->slot_pos = apr_pcalloc(b->pool, slots * sizeof(*b->slot_pos));
+    b->slots = apr_pcalloc(b->pool, slots * sizeof(*b->slots));
     b->mask = slots - 1;
 }
 
 /* Where key is, or the empty slot where it goes.  Keys are never 0. */
-static apr_size_t batch_slot(const batch *b, apr_uint64_t key)
+static batch_slot_t *batch_slot(const batch *b, apr_uint64_t key)
 {
     apr_size_t i = (apr_size_t)(key ^ (key >> 29)) & b->mask;
 
-    while (b->slot_keys[i] && b->slot_keys[i] != key)
+    while (b->slots[i].key && b->slots[i].key != key)
         i = (i + 1) & b->mask;
-    return i;
+    return &b->slots[i];
 }
 
 /* 1 + position of key's item, 0 when not in the batch. */
-static int batch_find(const batch *b, apr_uint64_t key)
+static apr_size_t batch_find(const batch *b, apr_uint64_t key)
 {
-    return b->slot_pos[batch_slot(b, key)];
+    return batch_slot(b, key)->pos;
 }
 
 static apr_status_t batch_create(batch **out, apr_pool_t *parent)
@@ -267,29 +317,25 @@ static void batch_put(batch *b, const sm_change *c, apr_uint64_t key,
                       apr_time_t now)
 {
     pending_item *item;
-    apr_size_t i = batch_slot(b, key);
+    batch_slot_t *slot = batch_slot(b, key);
 
-    if (b->slot_pos[i]) {
-        item = &APR_ARRAY_IDX(b->items, b->slot_pos[i] - 1, pending_item);
+    if (slot->pos) {
+        item = &APR_ARRAY_IDX(b->items, slot->pos - 1, pending_item);
     }
     else {
         item = apr_array_push(b->items);
-        b->slot_keys[i] = key;
-        b->slot_pos[i] = b->items->nelts;
+        slot->key = key;
+        slot->pos = (apr_size_t)b->items->nelts;
         if (!b->first)
             b->first = now;
         if ((apr_size_t)b->items->nelts * 2 > b->mask) {
-            /* Grow: the old arrays stay in the pool until the reset. */
-            apr_uint64_t *keys = b->slot_keys;
-            int *pos = b->slot_pos;
-            apr_size_t j, old = b->mask + 1;
-            batch_index_make(b, old * 2);
-            for (j = 0; j < old; j++)
-                if (keys[j]) {
-                    apr_size_t k = batch_slot(b, keys[j]);
-                    b->slot_keys[k] = keys[j];
-                    b->slot_pos[k] = pos[j];
-                }
+            /* Grow: the old array stays in the pool until the reset. */
+            batch_slot_t *old = b->slots;
+            apr_size_t j, n = b->mask + 1;
+            batch_index_make(b, n * 2);
+            for (j = 0; j < n; j++)
+                if (old[j].key)
+                    *batch_slot(b, old[j].key) = old[j];
         }
     }
     item->key = key;
@@ -322,7 +368,7 @@ static apr_status_t ensure_store(sm_recorder *rec)
         /* What we wrote is gone with the old file: write it again when
          * it is next served. */
         apr_thread_mutex_lock(rec->lock);
-        memset(rec->seen, 0, sizeof(rec->seen));
+        memset(rec->seen, 0, SEEN_SETS * sizeof(seen_set));
         apr_thread_mutex_unlock(rec->lock);
     }
     if (rec->store)
@@ -554,8 +600,7 @@ int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw, apr_time_t seen)
         return 0;
     apr_thread_mutex_lock(rec->lock);
     a = alias_find(rec, raw);
-    repeat = a && seen_fresh(rec, a->key, a->fingerprint, a->forget,
-                             (apr_uint32_t)apr_time_sec(seen));
+    repeat = a && alias_fresh(rec, a, (apr_uint32_t)apr_time_sec(seen));
     if (repeat) {
         rec->stats.offered++;
         rec->stats.skipped++;
@@ -570,13 +615,12 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
     apr_uint64_t key = change_key(c);
     apr_uint32_t fp = change_fingerprint(c);
     apr_uint32_t now_s = (apr_uint32_t)apr_time_sec(c->seen);
-    int forget = c->op == SM_CHANGE_FORGET;
 
     apr_thread_mutex_lock(rec->lock);
     rec->stats.offered++;
     if (raw)
-        alias_put(rec, raw, key, fp, forget);
-    if (seen_fresh(rec, key, fp, forget, now_s)) {
+        alias_put(rec, raw, key, fp);
+    if (seen_fresh(rec, key, fp, now_s)) {
         rec->stats.skipped++;
         apr_thread_mutex_unlock(rec->lock);
         return;
@@ -677,6 +721,8 @@ apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
     rec->refresh = apr_time_from_sec(REFRESH_SEC);
     rec->expire_every = EXPIRE_EVERY;
     rec->sites = apr_array_make(p, 4, sizeof(const sm_site_conf *));
+    rec->seen = cache_lines(p, SEEN_SETS);
+    rec->alias = cache_lines(p, SEEN_SETS);
     if ((rv = apr_thread_mutex_create(&rec->lock, APR_THREAD_MUTEX_DEFAULT, p))
         || (rv = apr_thread_mutex_create(&rec->write_lock,
                                          APR_THREAD_MUTEX_DEFAULT, p))

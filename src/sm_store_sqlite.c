@@ -1537,6 +1537,12 @@ out:
     return APR_SUCCESS;
 }
 
+void sm_store_sqlite_init(void)
+{
+    /* SQLITE_MISUSE when SQLite is initialised already: nothing to do. */
+    (void)sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
                                   const char *path, int flags,
                                   int busy_timeout_ms, const sm_logger *log,
