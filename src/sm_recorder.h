@@ -43,7 +43,6 @@ typedef struct {
     apr_uint64_t waits;         /* times a request waited for room */
     apr_uint64_t batches;       /* transactions committed */
     apr_uint64_t refused_full;  /* new URLs refused by max_urls */
-    apr_uint64_t repeats;       /* of skipped: by sm_recorder_repeat */
 } sm_recorder_stats;
 
 /* conf is copied.  The recorder lives in (and is stopped with) pool p. */
@@ -69,11 +68,12 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *change,
                      apr_uint64_t raw);
 
 /* 1 when a response with these raw facts was handed to sm_recorder_add
- * before and what it changed is still fresh in the memory: nothing to do
- * (counted as offered and skipped).  0 (the caller decides and adds) when
- * unknown, when the URL has since been written with other facts, when its
- * refresh is due, or when raw is 0.  Thread-safe; a few hundred
- * instructions. */
+ * before and what it changed is still fresh in the memory: nothing to do.
+ * 0 (the caller decides and adds) when unknown, when the URL has since
+ * been written with other facts, when its refresh is due, when raw is 0,
+ * or when the memory changed while it looked.  Thread-safe and lock-free
+ * (with GCC's atomic builtins); not counted in the stats, which count
+ * what sm_recorder_add is given. */
 int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw, apr_time_t seen);
 
 /* Write everything pending now, in the calling thread. */
