@@ -3,9 +3,9 @@
  * are in the core (sm_rules), the queue and writer in sm_recorder.
  *
  * Cheapest first: the facts that need no header are checked before any
- * header is read; a response whose raw
- * facts were handed over before (the steady state of a site) is recognised
- * by their hash (sm_recorder_repeat) before any parsing. */
+ * header is read; a response whose raw facts were handed over before (the
+ * steady state of a site) is recognised by their hash (sm_recorder_repeat)
+ * before any parsing. */
 #include "mod_sitemap.h"
 
 #include "http_log.h"

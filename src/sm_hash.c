@@ -56,7 +56,7 @@ apr_uint64_t sm_hash_str(apr_uint64_t h, const char *s)
 {
     if (!s)
         return fmix(mix(h, APR_UINT64_C(0x6a09e667f3bcc908)));
-    return fmix(fold(h, (const unsigned char *)s, strlen(s)));
+    return sm_hash_bytes(h, s, strlen(s));
 }
 
 apr_uint64_t sm_hash_u64(apr_uint64_t h, apr_uint64_t v)

@@ -1,6 +1,11 @@
 /* sm_store.c: the backend-independent half of the store interface. */
 #include "sm_store.h"
 
+const char *sm_etag_opaque(const char *e)
+{
+    return e && e[0] == 'W' && e[1] == '/' ? e + 2 : e;
+}
+
 apr_status_t sm_store_apply(sm_store *st, const sm_change *changes, int n,
                             sm_apply_stats *stats)
 {

@@ -57,9 +57,15 @@ typedef struct {
     const sm_site_conf *site;
     const char *url;        /* canonical path[?query] */
     apr_time_t last_modified; /* the response's Last-Modified, 0 if none */
-    const char *etag;       /* the response's ETag, NULL if none */
+    const char *etag;       /* the response's ETag, NULL if none; compared
+                               weakly (sm_etag_opaque) */
     apr_time_t seen;        /* when it was served */
 } sm_change;
+
+/* An ETag without its weakness mark ("W/"), for the weak comparison
+ * (RFC 9110, 8.8.3.2) that the store and the recorder both use: httpd makes
+ * a file's ETag weak for its first second, strong afterwards. */
+const char *sm_etag_opaque(const char *etag);
 
 /* What one sm_store_apply did. */
 typedef struct {

@@ -743,16 +743,11 @@ static int choose_page(sqlite_store *s, const sm_site_conf *site,
 
 /* ETags compared as RFC 9110's weak comparison: httpd marks a file changed
  * within the last second W/ and the same file later strong. */
-static const char *etag_opaque(const char *e)
-{
-    return e && e[0] == 'W' && e[1] == '/' ? e + 2 : e;
-}
-
 static int same_etag(const char *a, const char *b)
 {
     if (!a || !b)
         return a == b;
-    return strcmp(etag_opaque(a), etag_opaque(b)) == 0;
+    return strcmp(sm_etag_opaque(a), sm_etag_opaque(b)) == 0;
 }
 
 static int touch(sqlite_store *s, sqlite3_int64 id, sqlite3_int64 seen,
