@@ -487,7 +487,8 @@ static int open_store(ctl *c, int mode, sm_store **st)
         apr_status_t rv;
 
         apr_pool_create(&probe, c->pool);
-        rv = sm_store_open_sqlite(&ro, probe, c->db, SM_STORE_READONLY,
+        rv = sm_store_open_sqlite(&ro, probe, c->db,
+                                  SM_STORE_READONLY | SM_STORE_PROBE,
                                   BUSY_TIMEOUT_MS, &logger, err,
                                   sizeof(err));
         apr_pool_destroy(probe);

@@ -28,7 +28,7 @@
 #define SM_PAGE_OVERHEAD   256
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SM_SCHEMA_VERSION  2
+#define SM_SCHEMA_VERSION  3
 
 /* How a site is configured where that shapes what is stored. */
 typedef struct {
@@ -189,6 +189,10 @@ void sm_store_sqlite_init(void);
  * page cache of 64 MiB instead of SQLite's 2 MiB, so that big
  * transactions do not re-read the indexes they update. */
 #define SM_STORE_BULK      0x04
+/* With SM_STORE_READONLY: only make sure that the file is a mod_sitemap
+ * store; one of an older schema is accepted (opening it read-write
+ * upgrades it). */
+#define SM_STORE_PROBE     0x08
 apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
                                   const char *path, int flags,
                                   int busy_timeout_ms, const sm_logger *log,

@@ -18,6 +18,13 @@
 /* "SMAP": marks the file as ours (PRAGMA application_id). */
 #define SM_APPLICATION_ID 0x534D4150
 
+/* A URL's id: (site id << SITE_ID_SHIFT) + the site's running number, so
+ * a site's URLs, and each of its pages, are one range of rowids. */
+#define SITE_ID_SHIFT 40
+#define SITE_ID_SHIFT_SQL "40"
+#define SITE_ID_MAX ((((sqlite3_int64)1) << (62 - SITE_ID_SHIFT)) - 1)
+#define SITE_FIRST_ID(site) (((sqlite3_int64)(site)) << SITE_ID_SHIFT)
+
 /* Schema steps: entry i upgrades user_version i to i + 1. */
 static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     /* 0 -> 1 */
@@ -121,6 +128,43 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "DROP TRIGGER pages_index;"
     "DROP INDEX urls_by_seen;"
     "ALTER TABLE sites ADD COLUMN expired INTEGER NOT NULL DEFAULT 0;",
+    /* 2 -> 3: a URL's id is its site's id times 2^40 plus a number the
+     * site hands out in order (sites.next_id), and a page is the range of
+     * ids from its first_id to the next page's (or next_id): pages and
+     * sites are rowid ranges, and the (site_id, page) index, which every
+     * insert had to update, is gone.  The URLs are renumbered in page
+     * order; a page's first id is 1 + the URLs on the site's earlier
+     * pages. */
+    "CREATE TABLE urls_v3("
+    "  id INTEGER PRIMARY KEY,"
+    "  site_id INTEGER NOT NULL,"
+    "  url TEXT NOT NULL,"
+    "  page INTEGER NOT NULL,"
+    "  lastmod INTEGER NOT NULL,"
+    "  etag TEXT,"
+    "  first_seen INTEGER NOT NULL,"
+    "  last_seen INTEGER NOT NULL,"
+    "  xml_len INTEGER NOT NULL);"
+    "CREATE TEMP TABLE page_urls_v3 AS"
+    "  SELECT site_id, page, count(*) AS n FROM urls GROUP BY site_id, page;"
+    "INSERT INTO urls_v3"
+    "  SELECT (site_id << " SITE_ID_SHIFT_SQL ") + row_number() OVER"
+    "    (PARTITION BY site_id ORDER BY page, id),"
+    "    site_id, url, page, lastmod, etag, first_seen, last_seen, xml_len"
+    "  FROM urls ORDER BY site_id, page, id;"
+    "DROP TABLE urls;"
+    "ALTER TABLE urls_v3 RENAME TO urls;"
+    "CREATE UNIQUE INDEX urls_by_url ON urls(site_id, url);"
+    "ALTER TABLE sites ADD COLUMN next_id INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE sites SET next_id = (id << " SITE_ID_SHIFT_SQL ") + 1"
+    "  + coalesce((SELECT sum(n) FROM temp.page_urls_v3 c"
+    "              WHERE c.site_id = sites.id), 0);"
+    "ALTER TABLE pages ADD COLUMN first_id INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE pages SET first_id = (site_id << " SITE_ID_SHIFT_SQL ") + 1"
+    "  + coalesce((SELECT sum(n) FROM temp.page_urls_v3 c"
+    "              WHERE c.site_id = pages.site_id AND c.page < pages.page),"
+    "             0);"
+    "DROP TABLE temp.page_urls_v3;",
 };
 
 enum {
@@ -134,7 +178,6 @@ enum {
     STMT_URL_DEL,
     STMT_EXPIRE,
     STMT_EXPIRE_CLAIM,
-    STMT_MAX_ID,
     STMT_PAGE_PUT,
     STMT_SITE_SUMMARY,
     STMT_STORE_ID,
@@ -151,11 +194,25 @@ enum {
     STMT_COUNT
 };
 
+/* The ids of page ?2 of site ?1 (by base): from the page's first id to the
+ * next page's, or to the site's next id. */
+#define PAGE_IDS \
+    "(SELECT p.first_id AS lo, coalesce((SELECT n.first_id FROM pages n" \
+    "   WHERE n.site_id = p.site_id AND n.page > p.page" \
+    "   ORDER BY n.page LIMIT 1), s.next_id) AS hi" \
+    " FROM sites s JOIN pages p ON p.site_id = s.id" \
+    " WHERE s.base = ?1 AND p.page = ?2)"
+
 static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_SITE_GET] =
-        "SELECT id, last_page, url_count FROM sites WHERE base = ?1",
+        "SELECT id, last_page, url_count, next_id FROM sites WHERE base = ?1",
+    /* The next site id, as SQLite would choose it, with the site's first
+     * URL id; no row when the ids have run out. */
     [STMT_SITE_ADD] =
-        "INSERT INTO sites(base, page_size) VALUES (?1, ?2)",
+        "INSERT INTO sites(id, base, page_size, next_id)"
+        " SELECT n, ?1, ?2, (n << " SITE_ID_SHIFT_SQL ") + 1"
+        " FROM (SELECT coalesce(max(id), 0) + 1 AS n FROM sites)"
+        " WHERE n <= ?3",
     [STMT_PAGE_GET] =
         "SELECT url_count, xml_bytes, lastmod FROM pages"
         " WHERE site_id = ?1 AND page = ?2",
@@ -163,8 +220,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "SELECT id, lastmod, etag, page FROM urls"
         " WHERE site_id = ?1 AND url = ?2",
     [STMT_URL_ADD] =
-        "INSERT INTO urls(site_id, url, page, lastmod, etag, first_seen,"
-        " last_seen, xml_len) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)"
+        "INSERT INTO urls(id, site_id, url, page, lastmod, etag, first_seen,"
+        " last_seen, xml_len) VALUES (?8, ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)"
         " ON CONFLICT(site_id, url) DO NOTHING",
     [STMT_URL_CHANGE] =
         "UPDATE urls SET lastmod = ?2, etag = ?3, last_seen = max(last_seen, ?4)"
@@ -174,26 +231,24 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_URL_DEL] =
         "DELETE FROM urls WHERE site_id = ?1 AND url = ?2"
         " RETURNING page, xml_len",
-    /* Expiry walks the table in rowid ranges: no index on last_seen to
-     * keep up to date on every insert and refresh.  (The unary + keeps
-     * SQLite from walking the site's whole urls_by_page range instead.) */
+    /* Expiry walks the site's range of ids: no index on last_seen to keep
+     * up to date on every insert and refresh. */
     [STMT_EXPIRE] =
-        "DELETE FROM urls WHERE id > ?2 AND id <= ?3 AND +site_id = ?1"
-        " AND last_seen < ?4 RETURNING page, xml_len",
+        "DELETE FROM urls WHERE id >= ?1 AND id < ?2 AND last_seen < ?3"
+        " RETURNING page, xml_len",
     [STMT_EXPIRE_CLAIM] =
         "UPDATE sites SET expired = ?2 WHERE id = ?1 AND expired <= ?3",
-    [STMT_MAX_ID] =
-        "SELECT max(id) FROM urls",
     /* A page summary, written once per transaction that touched it. */
     [STMT_PAGE_PUT] =
         "INSERT INTO pages(site_id, page, url_count, xml_bytes, lastmod,"
-        " changed, version) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1)"
+        " changed, version, first_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7)"
         " ON CONFLICT(site_id, page) DO UPDATE SET"
         " url_count = excluded.url_count, xml_bytes = excluded.xml_bytes,"
         " lastmod = excluded.lastmod, changed = excluded.changed,"
         " version = version + 1",
     [STMT_SITE_SUMMARY] =
         "UPDATE sites SET url_count = url_count + ?2, last_page = ?5,"
+        " next_id = ?6,"
         " index_changed = CASE WHEN ?3 THEN ?4 ELSE index_changed END"
         " WHERE id = ?1",
     [STMT_STORE_ID] =
@@ -207,11 +262,9 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_SITE_CHANGED] =
         "SELECT index_changed, settings_changed, settings FROM sites"
         " WHERE id = ?1",
-    /* The page index holds the rowid: rows come in insertion order
-     * without a sort. */
     [STMT_PAGE_URLS] =
-        "SELECT url, lastmod FROM urls WHERE site_id ="
-        " (SELECT id FROM sites WHERE base = ?1) AND page = ?2 ORDER BY id",
+        "SELECT u.url, u.lastmod FROM " PAGE_IDS " r, urls u"
+        " WHERE u.id >= r.lo AND u.id < r.hi ORDER BY u.id",
     [STMT_SITE_SETTINGS] =
         "SELECT settings, page_size FROM sites WHERE id = ?1",
     [STMT_SITE_SET_SETTINGS] =
@@ -219,13 +272,15 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_SITE_ROW] =
         "SELECT url_count, last_page, page_size, settings FROM sites"
         " WHERE base = ?1",
-    /* Both walk the (site_id, page) index: page order, then rowid. */
+    /* Id order is page order, and within a page the order of arrival. */
     [STMT_URL_ROWS_ALL] =
-        "SELECT url, page, lastmod, last_seen FROM urls WHERE site_id ="
-        " (SELECT id FROM sites WHERE base = ?1) ORDER BY page, id",
+        "SELECT u.url, u.page, u.lastmod, u.last_seen FROM"
+        " (SELECT id << " SITE_ID_SHIFT_SQL " AS lo, next_id AS hi FROM sites"
+        "  WHERE base = ?1) r, urls u"
+        " WHERE u.id >= r.lo AND u.id < r.hi ORDER BY u.id",
     [STMT_URL_ROWS_ONE] =
-        "SELECT url, page, lastmod, last_seen FROM urls WHERE site_id ="
-        " (SELECT id FROM sites WHERE base = ?1) AND page = ?2 ORDER BY id",
+        "SELECT u.url, u.page, u.lastmod, u.last_seen FROM " PAGE_IDS " r,"
+        " urls u WHERE u.id >= r.lo AND u.id < r.hi ORDER BY u.id",
 };
 
 typedef struct {
@@ -283,8 +338,9 @@ static int int_pragma(sqlite_store *s, const char *sql, sqlite3_int64 *out)
     return rc;
 }
 
-/* Create or upgrade the schema; one writer at a time does it. */
-static int migrate(sqlite_store *s, int readonly)
+/* Create or upgrade the schema; one writer at a time does it.  probe: a
+ * read-only look that accepts an older schema. */
+static int migrate(sqlite_store *s, int readonly, int probe)
 {
     sqlite3_int64 version, app_id;
     int rc;
@@ -311,6 +367,8 @@ static int migrate(sqlite_store *s, int readonly)
                      : "not a mod_sitemap store (an empty database)");
         return SQLITE_MISMATCH;
     }
+    if (readonly && probe)
+        goto check_id;
     if (readonly) {
         apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg),
                      "schema version %" APR_INT64_T_FMT " needs an upgrade "
@@ -406,6 +464,7 @@ static int run(sqlite_store *s, sqlite3_stmt *q, const char *what)
 
 typedef struct {
     sqlite3_int64 id, last_page, url_count;
+    sqlite3_int64 next_id;      /* the id the site's next URL gets */
 } site_row;
 
 static int keep_settings(sqlite_store *s, const sm_site_conf *site,
@@ -425,6 +484,7 @@ static int site_find(sqlite_store *s, const char *base, site_row *row)
         row->id = sqlite3_column_int64(q, 0);
         row->last_page = sqlite3_column_int64(q, 1);
         row->url_count = sqlite3_column_int64(q, 2);
+        row->next_id = sqlite3_column_int64(q, 3);
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
@@ -450,8 +510,16 @@ static int site_get(sqlite_store *s, const sm_site_conf *site, site_row *row)
             return SQLITE_ERROR;
         text(q, 1, site->base);
         sqlite3_bind_int(q, 2, site->page_size);
+        sqlite3_bind_int64(q, 3, SITE_ID_MAX);
         if ((rc = run(s, q, "cannot add the site")) != SQLITE_OK)
             return rc;
+        if (sqlite3_changes(s->db) == 0) {
+            apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg),
+                         "cannot add the site: the store has used all "
+                         "%" APR_INT64_T_FMT " site ids",
+                         (apr_int64_t)SITE_ID_MAX);
+            return SQLITE_FULL;
+        }
     }
     return SQLITE_ERROR;
 }
@@ -513,6 +581,7 @@ typedef struct {
     sqlite3_int64 url_delta;
     int index_changed;
     int page_opened;            /* row.last_page moved on */
+    int ids_used;               /* row.next_id moved on */
     /* The last page's URLs and bytes (this transaction's included), once
      * choose_page has read them. */
     int last_known;
@@ -524,6 +593,7 @@ typedef struct {
     tx_site *site;
     sqlite3_int64 url_delta, bytes_delta;
     sqlite3_int64 lastmod;      /* the page shows at least this lastmod */
+    sqlite3_int64 first_id;     /* of the first URL added to it, 0: none */
 } tx_page;
 
 typedef struct {
@@ -578,8 +648,9 @@ static tx_page *tx_page_find(sqlite_store *s, sqlite3_int64 site_id,
 /* delta URLs of bytes each joined (1) or left (-1) page; the page must
  * show at least lastmod (0: no constraint).  delta 0 marks a URL's lastmod
  * change: the page's bytes change, so does its version. */
-static void tx_count(sqlite_store *s, tx_site *ts, sqlite3_int64 page,
-                     int delta, sqlite3_int64 bytes, sqlite3_int64 lastmod)
+static tx_page *tx_count(sqlite_store *s, tx_site *ts, sqlite3_int64 page,
+                         int delta, sqlite3_int64 bytes,
+                         sqlite3_int64 lastmod)
 {
     tx_page *tp = tx_page_find(s, ts->row.id, page);
 
@@ -600,6 +671,7 @@ static void tx_count(sqlite_store *s, tx_site *ts, sqlite3_int64 page,
         ts->last_count += delta;
         ts->last_bytes += delta * bytes;
     }
+    return tp;
 }
 
 /* The page's committed summary; a page without a row is empty. */
@@ -658,6 +730,10 @@ static int tx_write_summaries(sqlite_store *s)
         sqlite3_bind_int64(q, 4, old.xml_bytes + tp->bytes_delta);
         sqlite3_bind_int64(q, 5, lastmod);
         sqlite3_bind_int64(q, 6, s->tx_now);
+        /* Used only by a page's first row: the id of its first URL (or,
+         * for a page without URLs, where the site's next ones start). */
+        sqlite3_bind_int64(q, 7, tp->first_id ? tp->first_id
+                                              : tp->site->row.next_id);
         if ((rc = run(s, q, "cannot write a page summary")) != SQLITE_OK)
             return rc;
     }
@@ -665,7 +741,8 @@ static int tx_write_summaries(sqlite_store *s)
          hi = apr_hash_next(hi)) {
         tx_site *ts = apr_hash_this_val(hi);
 
-        if (!ts->url_delta && !ts->index_changed && !ts->page_opened)
+        if (!ts->url_delta && !ts->index_changed && !ts->page_opened
+            && !ts->ids_used)
             continue;
         if (!(q = stmt(s, STMT_SITE_SUMMARY)))
             return SQLITE_ERROR;
@@ -674,6 +751,7 @@ static int tx_write_summaries(sqlite_store *s)
         sqlite3_bind_int(q, 3, ts->index_changed);
         sqlite3_bind_int64(q, 4, s->tx_now);
         sqlite3_bind_int64(q, 5, ts->row.last_page);
+        sqlite3_bind_int64(q, 6, ts->row.next_id);
         if ((rc = run(s, q, "cannot write the site summary")) != SQLITE_OK)
             return rc;
     }
@@ -771,12 +849,16 @@ static int add_url(sqlite_store *s, const sm_change *c, tx_site *ts,
     apr_int64_t entry = (apr_int64_t)strlen(c->site->base)
                         + (apr_int64_t)sm_xml_escaped_len(c->url)
                         + SM_ENTRY_OVERHEAD;
-    sqlite3_int64 page = 0;
+    sqlite3_int64 page = 0, id = ts->row.next_id;
     sqlite3_stmt *q;
+    tx_page *tp;
     int rc;
 
     *added = 0;
     if (c->site->max_urls > 0 && ts->row.url_count >= c->site->max_urls)
+        return SQLITE_OK;
+    /* 2^40 ids a site: refused as full, never reached in practice. */
+    if (id >= SITE_FIRST_ID(ts->row.id + 1))
         return SQLITE_OK;
     if ((rc = choose_page(s, c->site, ts, entry, &page)) != SQLITE_OK)
         return rc;
@@ -789,15 +871,20 @@ static int add_url(sqlite_store *s, const sm_change *c, tx_site *ts,
     text(q, 5, c->etag);
     sqlite3_bind_int64(q, 6, seen);
     sqlite3_bind_int64(q, 7, entry);
+    sqlite3_bind_int64(q, 8, id);
     if ((rc = run(s, q, "cannot add a URL")) != SQLITE_OK
         || sqlite3_changes(s->db) == 0)
         return rc;
+    ts->row.next_id = id + 1;
+    ts->ids_used = 1;
     if (page > ts->row.last_page) {
         ts->row.last_page = page;
         ts->last_count = ts->last_bytes = 0;
         ts->page_opened = 1;
     }
-    tx_count(s, ts, page, 1, entry, lastmod);
+    tp = tx_count(s, ts, page, 1, entry, lastmod);
+    if (!tp->first_id)
+        tp->first_id = id;
     *added = 1;
     return SQLITE_OK;
 }
@@ -941,7 +1028,7 @@ fail:
     return APR_EGENERAL;
 }
 
-/* Rowids looked at per expiry transaction: a few milliseconds each, so
+/* Ids looked at per expiry transaction: a few milliseconds each, so
  * writers never wait long. */
 #define EXPIRE_CHUNK 20000
 
@@ -952,7 +1039,7 @@ static apr_status_t sqlite_expire(sm_store *st, const sm_site_conf *site,
     sqlite_store *s = (sqlite_store *)st;
     sqlite3_int64 now_s = apr_time_sec(now);
     sqlite3_int64 before = now_s - apr_time_sec(site->expire);
-    sqlite3_int64 lo, max_id = 0;
+    sqlite3_int64 lo, end;
     sqlite3_stmt *q;
     site_row row;
     int rc;
@@ -976,31 +1063,24 @@ static apr_status_t sqlite_expire(sm_store *st, const sm_site_conf *site,
         if (sqlite3_changes(s->db) == 0)
             return APR_SUCCESS;
     }
-    if (!(q = stmt(s, STMT_MAX_ID)))
-        return APR_EGENERAL;
-    if ((rc = sqlite3_step(q)) == SQLITE_ROW)
-        max_id = sqlite3_column_int64(q, 0);
-    sqlite3_reset(q);
-    if (rc != SQLITE_ROW) {
-        set_error(&s->base, "cannot read the URLs' range", s->db);
-        return APR_EGENERAL;
-    }
-    for (lo = 0; lo < max_id; lo += EXPIRE_CHUNK) {
+    /* URLs added after this point are new: the walk ends where the site's
+     * ids ended when it began. */
+    end = row.next_id;
+    for (lo = SITE_FIRST_ID(row.id); lo < end; lo += EXPIRE_CHUNK) {
         tx_site *ts;
 
-        if ((rc = tx_start(s)) != SQLITE_OK) {
-            apr_pool_clear(s->tx_pool);
-            return APR_EGENERAL;
-        }
-        ts = tx_site_add(s, site->base, &row);
-        if (!(q = stmt(s, STMT_EXPIRE))) {
+        /* The site's row is read again inside each transaction: another
+         * process may have added URLs or opened a page meanwhile. */
+        if ((rc = tx_start(s)) != SQLITE_OK
+            || (rc = tx_site_get(s, site, &ts)) != SQLITE_OK
+            || !(q = stmt(s, STMT_EXPIRE))) {
             tx_rollback(s);
             return APR_EGENERAL;
         }
-        sqlite3_bind_int64(q, 1, row.id);
-        sqlite3_bind_int64(q, 2, lo);
-        sqlite3_bind_int64(q, 3, lo + EXPIRE_CHUNK);
-        sqlite3_bind_int64(q, 4, before);
+        sqlite3_bind_int64(q, 1, lo);
+        sqlite3_bind_int64(q, 2, lo + EXPIRE_CHUNK < end ? lo + EXPIRE_CHUNK
+                                                         : end);
+        sqlite3_bind_int64(q, 3, before);
         if ((rc = delete_rows(s, q, ts, "cannot expire old URLs", removed))
             != SQLITE_OK
             || (rc = tx_commit(s)) != SQLITE_OK) {
@@ -1222,8 +1302,8 @@ static apr_status_t sqlite_site_stats(sm_store *st, apr_pool_t *p,
                          " ORDER BY s.base", &sites)) != APR_SUCCESS)
         return rv;
     if ((rv = prepare(s, "SELECT max(lastmod), min(lastmod), max(last_seen),"
-                         " min(last_seen) FROM urls WHERE site_id = ?1",
-                         &urls)) != APR_SUCCESS)
+                         " min(last_seen) FROM urls WHERE id >= ?1"
+                         " AND id < ?2", &urls)) != APR_SUCCESS)
         goto done;
     text(sites, 1, base);
     while ((rc = sqlite3_step(sites)) == SQLITE_ROW) {
@@ -1244,7 +1324,9 @@ static apr_status_t sqlite_site_stats(sm_store *st, apr_pool_t *p,
     }
     for (i = 0; i < (*out)->nelts; i++) {
         sm_site_stats *ss = &APR_ARRAY_IDX(*out, i, sm_site_stats);
-        sqlite3_bind_int64(urls, 1, APR_ARRAY_IDX(ids, i, sqlite3_int64));
+        sqlite3_int64 id = APR_ARRAY_IDX(ids, i, sqlite3_int64);
+        sqlite3_bind_int64(urls, 1, SITE_FIRST_ID(id));
+        sqlite3_bind_int64(urls, 2, SITE_FIRST_ID(id + 1));
         if ((rc = sqlite3_step(urls)) != SQLITE_ROW) {
             set_error(&s->base, "cannot read the site's URLs", s->db);
             rv = APR_EGENERAL;
@@ -1402,10 +1484,28 @@ static const struct {
       " LEFT JOIN pages p ON p.site_id = u.site_id AND p.page = u.page"
       " WHERE p.url_count IS NOT u.n OR p.xml_bytes IS NOT u.b",
       "page summaries disagree with their URLs" },
-    { "SELECT count(*) FROM pages p WHERE p.url_count <> 0 AND NOT EXISTS"
-      " (SELECT 1 FROM urls u WHERE u.site_id = p.site_id"
-      "  AND u.page = p.page)",
+    { "SELECT count(*) FROM pages p LEFT JOIN"
+      " (SELECT DISTINCT site_id, page FROM urls) u"
+      " ON u.site_id = p.site_id AND u.page = p.page"
+      " WHERE p.url_count <> 0 AND u.page IS NULL",
       "page summaries count URLs that are not there" },
+    { "WITH r AS (SELECT site_id, page, first_id AS lo, coalesce(lead(first_id)"
+      "  OVER (PARTITION BY site_id ORDER BY page),"
+      "  (SELECT next_id FROM sites WHERE id = pages.site_id)) AS hi"
+      "  FROM pages)"
+      " SELECT count(*) FROM urls u LEFT JOIN r"
+      " ON r.site_id = u.site_id AND r.page = u.page"
+      " WHERE r.lo IS NULL OR u.id < r.lo OR u.id >= r.hi"
+      " OR (u.id >> " SITE_ID_SHIFT_SQL ") <> u.site_id",
+      "URLs are outside their page's range of ids" },
+    { "SELECT count(*) FROM (SELECT first_id, lag(first_id) OVER"
+      " (PARTITION BY site_id ORDER BY page) AS prev FROM pages)"
+      " WHERE first_id < prev",
+      "pages' first ids go backwards" },
+    { "SELECT count(*) FROM sites s WHERE s.next_id <= s.id << "
+      SITE_ID_SHIFT_SQL " OR s.next_id <= (SELECT max(id) FROM urls"
+      " WHERE id < (s.id + 1) << " SITE_ID_SHIFT_SQL ")",
+      "sites' next ids are not past their URLs" },
     { "SELECT count(*) FROM sites s WHERE s.url_count <>"
       " (SELECT count(*) FROM urls u WHERE u.site_id = s.id)",
       "sites' URL counts disagree with their URLs" },
@@ -1578,7 +1678,8 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
         && (rc = exec(s, "cannot size the page cache",
                       "PRAGMA cache_size = -65536")) != SQLITE_OK)
         goto fail;
-    if ((rc = migrate(s, readonly)) != SQLITE_OK)
+    if ((rc = migrate(s, readonly, (flags & SM_STORE_PROBE) != 0))
+        != SQLITE_OK)
         goto fail;
     if (stat(path, &sb) == 0) {
         s->dev = sb.st_dev;

@@ -46,24 +46,28 @@ def seed(srv, n, page_size, prefix="/s/", urls=None):
                 con.execute("UPDATE sites SET page_size = ?, last_page = ? WHERE id = ?",
                             (page_size, last_page, site_id))
 
+            # ids as the module hands them out: (site id << 40) + 1, 2, ...
+            first = (site_id << 40) + 1
+
             def rows():
                 for i in range(n):
                     url = urls[i] if urls is not None else f"{prefix}{i:07d}"
                     t = T0 + i
-                    yield (site_id, url, i // page_size + 1, t, None, t, time.time(),
-                           len(base) + xml_escaped_len(url) + ENTRY_OVERHEAD)
+                    yield (first + i, site_id, url, i // page_size + 1, t, None, t,
+                           time.time(), len(base) + xml_escaped_len(url) + ENTRY_OVERHEAD)
 
             con.executemany(
-                "INSERT INTO urls(site_id, url, page, lastmod, etag, first_seen, last_seen,"
-                " xml_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows())
+                "INSERT INTO urls(id, site_id, url, page, lastmod, etag, first_seen,"
+                " last_seen, xml_len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows())
             # the summaries, as the module's writer keeps them
             now = int(time.time())
             con.execute(
                 "INSERT INTO pages(site_id, page, url_count, xml_bytes, lastmod, changed,"
-                " version) SELECT site_id, page, count(*), sum(xml_len), max(lastmod), ?, 1"
-                " FROM urls WHERE site_id = ? GROUP BY page", (now, site_id))
-            con.execute("UPDATE sites SET url_count = ?, index_changed = ? WHERE id = ?",
-                        (n, now, site_id))
+                " version, first_id) SELECT site_id, page, count(*), sum(xml_len),"
+                " max(lastmod), ?, 1, min(id) FROM urls WHERE site_id = ? GROUP BY page",
+                (now, site_id))
+            con.execute("UPDATE sites SET url_count = ?, index_changed = ?, next_id = ?"
+                        " WHERE id = ?", (n, now, first + n, site_id))
             con.execute("COMMIT")
         finally:
             con.close()

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import IS_ROOT, RUN_GID, RUN_UID, TOP_BUILDDIR
+from conftest import IS_ROOT, RUN_GID, RUN_UID, TOP_BUILDDIR, TOP_SRCDIR
 from sitemap_check import check_document
 
 SITEMAPCTL = os.environ.get("SITEMAPCTL") or os.path.join(TOP_BUILDDIR, "sitemapctl")
@@ -282,7 +282,7 @@ def test_list_stats_prune(make_server):
     assert "oldest lastmod: 2025-10-09T08:53:20+00:00" in r.stdout
     assert "newest lastmod: " + time.strftime('%Y-%m-%dT%H:%M:%S+00:00',
                                               time.gmtime(t_old)) in r.stdout
-    assert "schema version: 2" in r.stdout
+    assert "schema version: 3" in r.stdout
     r = ctl("stats", db, want=EX_OK)
     assert "sites:          1" in r.stdout
 
@@ -568,7 +568,7 @@ def test_export_cannot_write(tmp_root):
 def test_check(tmp_root):
     db = make_store(tmp_root, *[f"/some/long/path/number/{i:05d}.html" for i in range(3000)])
     r = ctl("check", db, want=EX_OK)
-    assert ": ok (mod_sitemap store, schema version 2" in r.stdout
+    assert ": ok (mod_sitemap store, schema version 3" in r.stdout
     # summaries that disagree with the URLs
     con = sqlite3.connect(db)
     con.execute("UPDATE pages SET url_count = url_count + 1")
@@ -576,6 +576,22 @@ def test_check(tmp_root):
     con.close()
     r = ctl("check", db, want=EX_CHECK)
     assert "page summaries disagree" in r.stdout
+    # URL ids outside their page's range, a site's next id behind its URLs
+    for n, sql, needle in (
+            (1, "UPDATE pages SET first_id = first_id + 5 WHERE page = 1",
+             "URLs are outside their page's range of ids"),
+            (2, "UPDATE sites SET next_id = next_id - 2",
+             "sites' next ids are not past their URLs")):
+        sub = os.path.join(tmp_root, f"ids{n}")
+        os.makedirs(sub)
+        db_ids = make_store(sub, *[f"/i/{i}" for i in range(5)])
+        ctl("check", db_ids, want=EX_OK)
+        con = sqlite3.connect(db_ids)
+        con.execute(sql)
+        con.commit()
+        con.close()
+        r = ctl("check", db_ids, want=EX_CHECK)
+        assert needle in r.stdout, r.stdout
     # damaged b-tree pages
     sub = os.path.join(tmp_root, "x")
     os.makedirs(sub)
@@ -587,3 +603,31 @@ def test_check(tmp_root):
             f.write(b"\xff" * 8)
     r = ctl("check", db2, want=EX_CHECK)
     assert "integrity_check" in r.stdout or "malformed" in r.stdout, r.stdout
+
+
+def test_older_schema_is_upgraded_by_a_write(tmp_root):
+    """A store of schema 2: the read-only commands say it needs an upgrade
+    and leave it as it is; the first command that writes upgrades it, and
+    every page keeps its URLs in order."""
+    db = os.path.join(tmp_root, "v2.db")
+    with open(os.path.join(TOP_SRCDIR, "t", "unit", "fixtures",
+                           "store-v2.sql")) as f:
+        dump = f.read()
+    con = sqlite3.connect(db)
+    con.executescript(dump)
+    con.close()
+    for cmd in (("stats",), ("list", "--site", "http://a.example")):
+        r = ctl(cmd[0], db, *cmd[1:], want=EX_NO_STORE)
+        assert "schema version 2 needs an upgrade to 3" in r.stderr, r.stderr
+    r = ctl("check", db, want=EX_CHECK)
+    assert "schema version 2: this sitemapctl knows 3" in r.stdout
+    ctl("remove", db, "--site", "http://a.example", "/a1", want=EX_OK)
+    r = ctl("check", db, want=EX_OK)
+    assert "schema version 3" in r.stdout
+    r = ctl("list", db, "--site", "http://a.example", want=EX_OK)
+    assert [ln.split("\t")[::2] for ln in r.stdout.splitlines()] == [
+        ["http://a.example/a3", "1"], ["http://a.example/a4", "2"],
+        ["http://a.example/a6", "2"]], r.stdout
+    r = ctl("list", db, "--site", "http://b.example", "--page", "2", want=EX_OK)
+    assert [ln.split("\t")[0] for ln in r.stdout.splitlines()] == [
+        "http://b.example/b3", "http://b.example/b4"], r.stdout

@@ -455,24 +455,34 @@ static void test_expire_chunks_and_claim(void **state)
     sm_store_close(st);
 }
 
+/* A store file made from an SQL dump in t/unit/fixtures. */
+static char *load_fixture(unit_ctx *u, const char *dump_name,
+                          const char *db_name)
+{
+    char *path = apr_pstrcat(u->pool, u->dir, db_name, NULL);
+    char *dump = apr_palloc(u->pool, 65536);
+    FILE *f = fopen(apr_pstrcat(u->pool, FIXTURES "/", dump_name, NULL),
+                    "rb");
+    apr_size_t len;
+
+    assert_non_null(f);
+    len = fread(dump, 1, 65535, f);
+    fclose(f);
+    dump[len] = '\0';
+    sql_exec(path, dump);
+    return path;
+}
+
 /* A store written by schema 1 (summaries kept by triggers) is upgraded in
  * place: the data stays, the triggers go, and writes keep it sound. */
 static void test_upgrade_from_1(void **state)
 {
     unit_ctx *u = *state;
-    char *path = apr_pstrcat(u->pool, u->dir, "/v1.db", NULL);
-    char *dump, err[512];
-    apr_size_t len;
+    char *path = load_fixture(u, "store-v1.sql", "/v1.db");
+    char err[512];
     sm_store *st;
-    FILE *f = fopen(FIXTURES "/store-v1.sql", "rb");
     apr_time_t t = apr_time_from_sec(1795400000);
 
-    assert_non_null(f);
-    dump = apr_palloc(u->pool, 65536);
-    len = fread(dump, 1, 65535, f);
-    fclose(f);
-    dump[len] = '\0';
-    sql_exec(path, dump);
     assert_int_equal(q(path, "PRAGMA user_version"), 1);
 
     if (sm_store_open_sqlite(&st, u->pool, path, 0, 1000, NULL, err,
@@ -497,6 +507,137 @@ static void test_upgrade_from_1(void **state)
     assert_int_equal(q(path, "SELECT url_count FROM sites WHERE id=1"), 5);
     assert_int_equal(q(path, "SELECT url_count FROM pages WHERE site_id=1"
                              " AND page=1"), 1);
+    assert_sound(u, path);
+    sm_store_close(st);
+}
+
+/* The URLs of page N as the handler reads them ("/a /b"), or of every
+ * page as sitemapctl lists them ("1:/a 2:/b", page 0). */
+typedef struct {
+    apr_pool_t *pool;
+    const char *text;
+} url_text;
+
+static apr_status_t url_text_add(void *baton, const char *url,
+                                 apr_time_t lastmod)
+{
+    url_text *t = baton;
+    (void)lastmod;
+    t->text = *t->text ? apr_pstrcat(t->pool, t->text, " ", url, NULL)
+                       : apr_pstrdup(t->pool, url);
+    return APR_SUCCESS;
+}
+
+static apr_status_t url_row_add(void *baton, const char *url,
+                                apr_int64_t page, apr_time_t lastmod,
+                                apr_time_t seen)
+{
+    url_text *t = baton;
+    (void)lastmod;
+    (void)seen;
+    t->text = apr_psprintf(t->pool, "%s%s%" APR_INT64_T_FMT ":%s", t->text,
+                           *t->text ? " " : "", page, url);
+    return APR_SUCCESS;
+}
+
+static const char *page_text(unit_ctx *u, sm_store *st, const char *base,
+                             apr_int64_t page)
+{
+    url_text t = { u->pool, "" };
+    apr_status_t rv;
+
+    assert_int_equal(sm_store_read_begin(st), APR_SUCCESS);
+    rv = page ? sm_store_page_urls(st, base, page, url_text_add, &t)
+              : sm_store_url_rows(st, base, 0, url_row_add, &t);
+    sm_store_read_end(st);
+    if (rv != APR_SUCCESS)
+        fail_msg("page %d of %s: %s", (int)page, base, sm_store_error(st));
+    return t.text;
+}
+
+/* Two sites whose URLs arrive interleaved: every page holds its own URLs in
+ * the order they came, however the sites and pages mix in the table. */
+static void test_pages_of_interleaved_sites(void **state)
+{
+    unit_ctx *u = *state;
+    char *path;
+    sm_store *st = open_store(u, "mix.db", &path);
+    sm_site_conf two = { "http://two.example", 2, 0, 0, NULL };
+    apr_time_t t = apr_time_from_sec(1700000000);
+    sm_change batch[6];
+    sm_apply_stats stats;
+
+    batch[0] = change(SM_CHANGE_RECORD, &site_a, "/a1", 0, t);
+    batch[1] = change(SM_CHANGE_RECORD, &two, "/t1", 0, t);
+    batch[2] = change(SM_CHANGE_RECORD, &site_a, "/a2", 0, t);
+    batch[3] = change(SM_CHANGE_RECORD, &two, "/t2", 0, t);
+    batch[4] = change(SM_CHANGE_RECORD, &two, "/t3", 0, t);
+    batch[5] = change(SM_CHANGE_RECORD, &site_a, "/a3", 0, t);
+    assert_int_equal(sm_store_apply(st, batch, 6, &stats), APR_SUCCESS);
+    apply1(st, SM_CHANGE_RECORD, &site_a, "/a4", 0, NULL, t, NULL);
+    apply1(st, SM_CHANGE_RECORD, &two, "/t4", 0, NULL, t, NULL);
+    apply1(st, SM_CHANGE_RECORD, &two, "/t5", 0, NULL, t, NULL);
+    /* already stored: no id used, nothing moves */
+    apply1(st, SM_CHANGE_RECORD, &two, "/t1", 0, NULL, t, NULL);
+    apply1(st, SM_CHANGE_FORGET, &two, "/t3", 0, NULL, t, NULL);
+    apply1(st, SM_CHANGE_FORGET, &two, "/t4", 0, NULL, t, NULL);
+
+    assert_string_equal(page_text(u, st, site_a.base, 1), "/a1 /a2 /a3");
+    assert_string_equal(page_text(u, st, site_a.base, 2), "/a4");
+    assert_string_equal(page_text(u, st, two.base, 1), "/t1 /t2");
+    assert_string_equal(page_text(u, st, two.base, 2), "");
+    assert_string_equal(page_text(u, st, two.base, 3), "/t5");
+    assert_string_equal(page_text(u, st, two.base, 0), "1:/t1 1:/t2 3:/t5");
+    /* the emptied page 2 takes no new URL: the next goes on page 3 */
+    apply1(st, SM_CHANGE_RECORD, &two, "/t6", 0, NULL, t, NULL);
+    assert_string_equal(page_text(u, st, two.base, 3), "/t5 /t6");
+    assert_string_equal(page_text(u, st, two.base, 4), "");
+    assert_sound(u, path);
+    sm_store_close(st);
+}
+
+/* A store written by schema 2 (URL ids in arrival order, pages found by an
+ * index) is upgraded in place to 3: the ids are renumbered into page
+ * ranges, and every page, empty ones included, keeps its URLs in their
+ * order. */
+static void test_upgrade_from_2(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = load_fixture(u, "store-v2.sql", "/v2.db");
+    sm_site_conf a = { "http://a.example", 3, 0, 0, NULL };
+    sm_site_conf b = { "http://b.example", 2, 0, 0, NULL };
+    apr_time_t t = apr_time_from_sec(1795400000);
+    char err[512];
+    sm_store *st;
+
+    assert_int_equal(q(path, "PRAGMA user_version"), 2);
+    assert_int_equal(q(path, "SELECT count(*) FROM sqlite_master WHERE"
+                             " name='urls_by_page'"), 1);
+
+    if (sm_store_open_sqlite(&st, u->pool, path, 0, 1000, NULL, err,
+                             sizeof(err)) != APR_SUCCESS)
+        fail_msg("open: %s", err);
+    assert_int_equal(q(path, "PRAGMA user_version"), SM_SCHEMA_VERSION);
+    assert_int_equal(q(path, "SELECT count(*) FROM sqlite_master WHERE"
+                             " name='urls_by_page'"), 0);
+    assert_int_equal(q(path, "SELECT count(*) FROM urls"), 6);
+    assert_int_equal(q(path, "SELECT id - (1 << 40) FROM urls"
+                             " WHERE url='/a6'"), 4);
+    assert_int_equal(q(path, "SELECT id - (2 << 40) FROM urls"
+                             " WHERE url='/b3'"), 1);
+    assert_sound(u, path);
+    assert_string_equal(page_text(u, st, a.base, 1), "/a1 /a3");
+    assert_string_equal(page_text(u, st, a.base, 2), "/a4 /a6");
+    assert_string_equal(page_text(u, st, a.base, 3), "");
+    assert_string_equal(page_text(u, st, b.base, 1), "");
+    assert_string_equal(page_text(u, st, b.base, 2), "/b3 /b4");
+
+    /* a's last page is empty and takes the next URL; b's is full */
+    apply1(st, SM_CHANGE_RECORD, &a, "/a9", 0, NULL, t, NULL);
+    apply1(st, SM_CHANGE_RECORD, &b, "/b5", 0, NULL, t, NULL);
+    apply1(st, SM_CHANGE_FORGET, &a, "/a1", 0, NULL, t, NULL);
+    assert_string_equal(page_text(u, st, a.base, 0), "1:/a3 2:/a4 2:/a6 3:/a9");
+    assert_string_equal(page_text(u, st, b.base, 0), "2:/b3 2:/b4 3:/b5");
     assert_sound(u, path);
     sm_store_close(st);
 }
@@ -570,6 +711,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_schema_created, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_pages_of_interleaved_sites, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_upgrade_from_2, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_record_touch_update_forget, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_pages_are_stable, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_page_bytes_limit, unit_setup, unit_teardown),
