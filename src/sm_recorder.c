@@ -25,8 +25,8 @@
 #define LOG_EVERY apr_time_from_sec(60)
 #define EXPIRE_EVERY apr_time_from_sec(3600)
 
-/* Both memories are sets of 4 slots in one 64-byte cache line: a lookup
- * costs one line (they miss the cache on most requests of a big site).
+/* Both memories are sets in one 64-byte cache line (4 URLs, 3 aliases): a
+ * lookup costs one line (they miss the cache on most requests).
  * A fingerprint's lowest bit tells a forgotten URL (FP_FORGET). */
 #define FP_FORGET 1u
 
@@ -41,16 +41,16 @@ typedef struct {
 } seen_set;
 
 /* A response seen before, by the hash of its raw facts (see
- * sm_recorder_repeat): the URL and fingerprint it led to.  The key's low
- * 32 bits pick its seen set and tell it from the set's other URLs. */
+ * sm_recorder_repeat): the URL and fingerprint it led to (the key's low 32
+ * bits pick its seen set and tell it from the set's other URLs), and the
+ * epoch in which it was last found to agree with the memory of written
+ * URLs.  Three ways a line, field by field. */
+#define ALIAS_WAYS 3
 typedef struct {
-    apr_uint64_t raw;
-    apr_uint32_t key_low;
-    apr_uint32_t fingerprint;
-} alias_slot;
-
-typedef struct {
-    alias_slot way[SEEN_WAYS];
+    apr_uint64_t raw[ALIAS_WAYS];
+    apr_uint32_t key_low[ALIAS_WAYS];
+    apr_uint32_t fingerprint[ALIAS_WAYS];
+    apr_uint32_t stamp[ALIAS_WAYS];
 } alias_set;
 
 /* Compile-time checks: a set is one cache line. */
@@ -94,6 +94,15 @@ struct sm_recorder {
      * (holding lock) does: sm_recorder_repeat reads them without the lock
      * and trusts what it read only if this did not move meanwhile. */
     apr_uint32_t memory_seq;
+    /* Moves on whenever the memory of written URLs stops vouching for
+     * something it said (a URL's fingerprint changes, a URL is evicted or
+     * dropped, the memory is cleared) and every tick_sec seconds: an alias
+     * stamped with the current epoch agrees with that memory, so a repeat
+     * costs one cache line instead of two.  A tick is how late a refresh
+     * can be: a 60th of the refresh period, 1 to 60 s. */
+    apr_uint32_t epoch;
+    apr_uint32_t epoch_tick;
+    apr_uint32_t tick_sec;
     seen_set *seen;             /* SEEN_SETS, 64-byte aligned */
     unsigned seen_victim;
     alias_set *alias;           /* SEEN_SETS, 64-byte aligned */
@@ -150,10 +159,12 @@ static apr_uint32_t change_fingerprint(const sm_change *c)
 #define LOCK_FREE_READS 1
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define INCREMENT(x) ((void)__atomic_add_fetch(&(x), 1, __ATOMIC_RELAXED))
 #else
 #define LOCK_FREE_READS 0
 #define LOAD(x) (x)
 #define STORE(x, v) ((x) = (v))
+#define INCREMENT(x) ((void)++(x))
 #endif
 
 /* Caller holds lock. */
@@ -200,6 +211,7 @@ static void seen_put(sm_recorder *rec, apr_uint64_t key, apr_uint32_t fp,
                      apr_uint32_t now)
 {
     seen_slot *slot = seen_find(rec, key);
+    int unsaid;                 /* something the memory said goes */
 
     if (!slot) {
         seen_slot *set = rec->seen[key % SEEN_SETS].way;
@@ -207,9 +219,14 @@ static void seen_put(sm_recorder *rec, apr_uint64_t key, apr_uint32_t fp,
         for (i = 0; i < SEEN_WAYS && set[i].key; i++)
             ;
         slot = &set[i < SEEN_WAYS ? (unsigned)i : rec->seen_victim++ % SEEN_WAYS];
+        unsaid = slot->key != 0;
     }
+    else
+        unsaid = slot->fingerprint != fp;
     memory_changing(rec);
     slot_set(slot, key, fp, now);
+    if (unsaid)
+        INCREMENT(rec->epoch);
     memory_changed(rec);
 }
 
@@ -221,6 +238,7 @@ static void seen_drop(sm_recorder *rec, apr_uint64_t key)
     if (slot) {
         memory_changing(rec);
         slot_set(slot, 0, 0, 0);
+        INCREMENT(rec->epoch);
         memory_changed(rec);
     }
 }
@@ -235,6 +253,7 @@ static void seen_clear(sm_recorder *rec)
     for (i = 0; i < SEEN_SETS; i++)
         for (j = 0; j < SEEN_WAYS; j++)
             slot_set(&rec->seen[i].way[j], 0, 0, 0);
+    INCREMENT(rec->epoch);
     memory_changed(rec);
 }
 
@@ -257,55 +276,103 @@ static int seen_fresh(sm_recorder *rec, apr_uint64_t key, apr_uint32_t fp,
     return slot && slot_fresh(rec, slot, fp, now_s);
 }
 
-/* The aliases: raw facts -> the URL they were found to be.  Entries are
- * only hints: a hit still needs the URL fresh in the memory above. */
-static alias_slot *alias_find(sm_recorder *rec, apr_uint64_t raw)
+/* The aliases: raw facts -> the URL they were found to be.  An alias is
+ * trusted alone while its stamp is the current epoch; otherwise the URL
+ * must be fresh in the memory above. */
+static alias_set *alias_set_of(sm_recorder *rec, apr_uint64_t raw)
 {
-    alias_slot *set = rec->alias[raw % SEEN_SETS].way;
-    int i;
-
-    for (i = 0; i < SEEN_WAYS; i++)
-        if (LOAD(set[i].raw) == raw)
-            return &set[i];
-    return NULL;
+    return &rec->alias[raw % SEEN_SETS];
 }
 
-/* Caller holds lock. */
+/* The way of set holding raw, or -1. */
+static int alias_way(const alias_set *set, apr_uint64_t raw)
+{
+    int i;
+
+    for (i = 0; i < ALIAS_WAYS; i++)
+        if (LOAD(set->raw[i]) == raw)
+            return i;
+    return -1;
+}
+
+/* The current epoch, moved on first when a new tick has begun. */
+static apr_uint32_t epoch_now(sm_recorder *rec, apr_uint32_t now_s)
+{
+    apr_uint32_t tick = now_s / rec->tick_sec, was = LOAD(rec->epoch_tick);
+
+    if (was != tick) {
+#if LOCK_FREE_READS
+        if (__atomic_compare_exchange_n(&rec->epoch_tick, &was, tick, 0,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+            INCREMENT(rec->epoch);
+#else
+        rec->epoch_tick = tick;         /* caller holds lock */
+        rec->epoch++;
+#endif
+    }
+    return LOAD(rec->epoch);
+}
+
+static void refresh_set(sm_recorder *rec, apr_interval_time_t refresh)
+{
+    apr_uint32_t sec = (apr_uint32_t)apr_time_sec(refresh);
+
+    rec->refresh = refresh;
+    rec->tick_sec = sec / 60 < 1 ? 1 : sec / 60 > 60 ? 60 : sec / 60;
+}
+
+/* Caller holds lock.  The alias is not trusted alone until alias_vouch. */
 static void alias_put(sm_recorder *rec, apr_uint64_t raw, apr_uint64_t key,
                       apr_uint32_t fp)
 {
-    alias_slot *slot = alias_find(rec, raw);
+    alias_set *set = alias_set_of(rec, raw);
+    int w = alias_way(set, raw);
 
-    if (!slot) {
-        alias_slot *set = rec->alias[raw % SEEN_SETS].way;
-        int i;
-        for (i = 0; i < SEEN_WAYS && set[i].raw; i++)
+    if (w < 0) {
+        for (w = 0; w < ALIAS_WAYS && set->raw[w]; w++)
             ;
-        slot = &set[i < SEEN_WAYS ? (unsigned)i
-                                  : rec->alias_victim++ % SEEN_WAYS];
+        if (w == ALIAS_WAYS)
+            w = (int)(rec->alias_victim++ % ALIAS_WAYS);
     }
     memory_changing(rec);
-    STORE(slot->raw, raw);
-    STORE(slot->key_low, (apr_uint32_t)key);
-    STORE(slot->fingerprint, fp);
+    STORE(set->raw[w], raw);
+    STORE(set->key_low[w], (apr_uint32_t)key);
+    STORE(set->fingerprint[w], fp);
+    STORE(set->stamp[w], LOAD(rec->epoch) - 1);
     memory_changed(rec);
 }
 
-/* Is the URL an alias led to still fresh with the alias's fingerprint? */
-static int alias_fresh(sm_recorder *rec, const alias_slot *a,
+/* Is the URL way w of set leads to fresh with the alias's fingerprint in
+ * the memory of written URLs? */
+static int alias_fresh(sm_recorder *rec, const alias_set *set, int w,
                        apr_uint32_t now_s)
 {
     /* SEEN_SETS divides 2^32: the low bits pick the same set as the key. */
-    apr_uint32_t key_low = LOAD(a->key_low);
-    const seen_slot *set = rec->seen[key_low % SEEN_SETS].way;
+    apr_uint32_t key_low = LOAD(set->key_low[w]);
+    const seen_slot *seen = rec->seen[key_low % SEEN_SETS].way;
     int i;
 
     for (i = 0; i < SEEN_WAYS; i++) {
-        apr_uint64_t key = LOAD(set[i].key);
+        apr_uint64_t key = LOAD(seen[i].key);
         if (key && (apr_uint32_t)key == key_low)
-            return slot_fresh(rec, &set[i], LOAD(a->fingerprint), now_s);
+            return slot_fresh(rec, &seen[i], LOAD(set->fingerprint[w]),
+                              now_s);
     }
     return 0;
+}
+
+/* Caller holds lock: stamp raw's alias with the epoch if the memory of
+ * written URLs agrees with it now.  Only a stamp changes: readers that see
+ * either value are right. */
+static void alias_vouch(sm_recorder *rec, apr_uint64_t raw,
+                        apr_uint32_t now_s)
+{
+    alias_set *set = alias_set_of(rec, raw);
+    apr_uint32_t epoch = epoch_now(rec, now_s);
+    int w = alias_way(set, raw);
+
+    if (w >= 0 && alias_fresh(rec, set, w, now_s))
+        STORE(set->stamp[w], epoch);
 }
 
 /* Zeroed memory for n sets of 64 bytes, on a cache-line boundary. */
@@ -664,14 +731,16 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thd, void *data)
 int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw, apr_time_t seen)
 {
     apr_uint32_t now_s = (apr_uint32_t)apr_time_sec(seen);
-    alias_slot *a;
-    int repeat;
+    alias_set *set;
+    apr_uint32_t epoch;
+    int w, repeat, checked = 0;
 #if LOCK_FREE_READS
     apr_uint32_t before, after;
 #endif
 
     if (!raw)
         return 0;
+    set = alias_set_of(rec, raw);
 #if LOCK_FREE_READS
     /* Every request asks this, so no lock: on a multi-core server one
      * mutex taken by every request moves its cache line between CPUs
@@ -681,15 +750,33 @@ int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw, apr_time_t seen)
     before = __atomic_load_n(&rec->memory_seq, __ATOMIC_ACQUIRE);
     if (before & 1)
         return 0;
-    a = alias_find(rec, raw);
-    repeat = a && alias_fresh(rec, a, now_s);
+    epoch = epoch_now(rec, now_s);
+    w = alias_way(set, raw);
+    if (w < 0)
+        repeat = 0;
+    else if (LOAD(set->stamp[w]) == epoch)
+        repeat = 1;
+    else
+        repeat = checked = alias_fresh(rec, set, w, now_s);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     after = __atomic_load_n(&rec->memory_seq, __ATOMIC_RELAXED);
-    return repeat && before == after;
+    if (before != after)
+        return 0;
+    /* Checked the long way: stamp it, if nobody holds the lock, so that
+     * the next repeats of this tick take the short way. */
+    if (checked && apr_thread_mutex_trylock(rec->lock) == APR_SUCCESS) {
+        alias_vouch(rec, raw, now_s);
+        apr_thread_mutex_unlock(rec->lock);
+    }
+    return repeat;
 #else
     apr_thread_mutex_lock(rec->lock);
-    a = alias_find(rec, raw);
-    repeat = a && alias_fresh(rec, a, now_s);
+    epoch = epoch_now(rec, now_s);
+    w = alias_way(set, raw);
+    repeat = w >= 0 && (set->stamp[w] == epoch
+                        || (checked = alias_fresh(rec, set, w, now_s)));
+    if (checked)
+        alias_vouch(rec, raw, now_s);
     apr_thread_mutex_unlock(rec->lock);
     return repeat;
 #endif
@@ -707,6 +794,8 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
         alias_put(rec, raw, key, fp);
     if (seen_fresh(rec, key, fp, now_s)) {
         rec->stats.skipped++;
+        if (raw)
+            alias_vouch(rec, raw, now_s);
         apr_thread_mutex_unlock(rec->lock);
         return;
     }
@@ -740,6 +829,8 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
     }
     batch_put(rec->pending, c, key, c->seen);
     seen_put(rec, key, fp, now_s);
+    if (raw)
+        alias_vouch(rec, raw, now_s);
     rec->stats.queued++;
     /* The writer sleeps until there is work: wake it for the first item
      * (to start the interval) and for a full batch. */
@@ -803,7 +894,7 @@ apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
     if (rec->conf.queue_max < rec->conf.batch_size)
         rec->conf.queue_max = rec->conf.batch_size;
     rec->pool = p;
-    rec->refresh = apr_time_from_sec(REFRESH_SEC);
+    refresh_set(rec, apr_time_from_sec(REFRESH_SEC));
     rec->expire_every = EXPIRE_EVERY;
     rec->sites = apr_array_make(p, 4, sizeof(const sm_site_conf *));
     rec->seen = cache_lines(p, SEEN_SETS);
@@ -832,8 +923,8 @@ void sm_recorder_add_site(sm_recorder *rec, const sm_site_conf *site)
                           ? site->expire / 4 : apr_time_from_sec(1);
     /* A URL is refreshed often enough that it never expires while served. */
     if (site->expire > 0 && site->expire / 4 < rec->refresh)
-        rec->refresh = site->expire / 4 > apr_time_from_sec(1)
-                     ? site->expire / 4 : apr_time_from_sec(1);
+        refresh_set(rec, site->expire / 4 > apr_time_from_sec(1)
+                         ? site->expire / 4 : apr_time_from_sec(1));
 }
 
 apr_status_t sm_recorder_start(sm_recorder *rec)

@@ -122,20 +122,91 @@ static void test_raw_repeats_are_recognised(void **state)
     assert_int_equal(sm_recorder_repeat(rec, a, now), 0);
     assert_int_equal(sm_recorder_repeat(rec, b, now), 0);
 
-    /* A refresh is due after an hour: not a repeat then. */
+    /* A refresh is due after an hour (up to a minute later: a repeat
+     * checked within the minute is trusted for the rest of it). */
     assert_int_equal(sm_recorder_repeat(rec, c, now
                                         + apr_time_from_sec(3599)), 1);
     assert_int_equal(sm_recorder_repeat(rec, c, now
-                                        + apr_time_from_sec(3601)), 0);
+                                        + apr_time_from_sec(3599)), 1);
+    assert_int_equal(sm_recorder_repeat(rec, c, now
+                                        + apr_time_from_sec(3660)), 0);
 
-    /* A forgotten URL is forgotten again after a minute. */
+    /* A forgotten URL is forgotten again after a minute (or two). */
     add_raw(rec, SM_CHANGE_FORGET, "/x", NULL, a, now);
+    assert_int_equal(sm_recorder_repeat(rec, c, now), 0);
     assert_int_equal(sm_recorder_repeat(rec, a, now
                                         + apr_time_from_sec(59)), 1);
     assert_int_equal(sm_recorder_repeat(rec, a, now
-                                        + apr_time_from_sec(61)), 0);
+                                        + apr_time_from_sec(59)), 1);
+    assert_int_equal(sm_recorder_repeat(rec, a, now
+                                        + apr_time_from_sec(121)), 0);
     sm_recorder_stop(rec);
     assert_int_equal(count_urls(path), 0);
+}
+
+/* With a short SitemapExpire the refresh comes sooner (a quarter of it),
+ * and so does the end of the time a checked repeat is trusted alone: a
+ * URL served on is refreshed within a second or two, never expired. */
+static void test_short_expiry_refreshes_soon(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_site_conf quick = { "http://q.example", 50000, 0,
+                           apr_time_from_sec(4), NULL };
+    sm_recorder_conf conf = { path, apr_time_from_sec(3600), 100, 1000, 200,
+                              &logger };
+    sm_change c = { SM_CHANGE_RECORD, &quick, "/q", 0, NULL, 0 };
+    apr_uint64_t raw = sm_hash_str(SM_HASH_SEED, "raw q");
+    apr_time_t now = apr_time_from_sec(apr_time_sec(apr_time_now()));
+    sm_recorder *rec;
+
+    assert_int_equal(sm_recorder_create(&rec, u->pool, &conf), APR_SUCCESS);
+    sm_recorder_add_site(rec, &quick);
+    c.seen = now;
+    sm_recorder_add(rec, &c, raw);
+    assert_int_equal(sm_recorder_repeat(rec, raw, now), 1);
+    assert_int_equal(sm_recorder_repeat(rec, raw,
+                                        now + apr_time_from_msec(999)), 1);
+    assert_int_equal(sm_recorder_repeat(rec, raw,
+                                        now + apr_time_from_sec(1)), 0);
+    sm_recorder_stop(rec);
+}
+
+/* A URL pushed out of the memory of written URLs (four newer URLs of its
+ * set) is no longer vouched for by its aliases, even within the minute:
+ * it is offered again, and its raw facts once more lead to it. */
+static void test_evicted_url_is_offered_again(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_recorder *rec = make(u, path, apr_time_from_sec(3600), 100, 1000);
+    apr_time_t now = apr_time_now();
+    apr_uint64_t raw = sm_hash_str(SM_HASH_SEED, "raw x");
+    const char *strs[2] = { site.base, "/x" };
+    apr_uint64_t set = sm_hash_strs(SM_HASH_SEED, strs, 2) % 4096;
+    sm_recorder_stats st;
+    char url[32];
+    int i, others = 0;
+
+    add_raw(rec, SM_CHANGE_RECORD, "/x", "\"1\"", raw, now);
+    assert_int_equal(sm_recorder_repeat(rec, raw, now), 1);
+    assert_int_equal(sm_recorder_repeat(rec, raw, now), 1);
+    /* URLs that share /x's set in the memory (SEEN_SETS 4096, 4 ways) */
+    for (i = 0; others < 4 && i < 10000000; i++) {
+        snprintf(url, sizeof(url), "/o%d", i);
+        strs[1] = url;
+        if (sm_hash_strs(SM_HASH_SEED, strs, 2) % 4096 == set) {
+            add_raw(rec, SM_CHANGE_RECORD, url, NULL, 0, now);
+            others++;
+        }
+    }
+    assert_int_equal(others, 4);
+    assert_int_equal(sm_recorder_repeat(rec, raw, now), 0);
+    add_raw(rec, SM_CHANGE_RECORD, "/x", "\"1\"", raw, now);
+    assert_int_equal(sm_recorder_repeat(rec, raw, now), 1);
+    sm_recorder_get_stats(rec, &st);
+    assert_int_equal(st.queued, 6);
+    sm_recorder_stop(rec);
 }
 
 /* sm_recorder_repeat reads without the lock while other threads change
@@ -423,6 +494,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_repeats_are_skipped, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_short_expiry_refreshes_soon,
+                                        unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_evicted_url_is_offered_again,
+                                        unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_raw_repeats_are_recognised, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_raw_refused_is_not_a_repeat, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_raw_repeats_while_changing, unit_setup, unit_teardown),
