@@ -1669,8 +1669,14 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, busy_timeout_ms);
     if (!readonly) {
+        /* Checkpoints every 10,000 pages of WAL (40 MB with 4 KiB pages)
+         * instead of SQLite's 1,000: the pages every transaction touches
+         * (the tables' last leaves, the indexes' upper levels) are copied
+         * back to the database once instead of ten times: about 8% less
+         * CPU per new URL (bench/RESULTS.md). */
         rc = exec(s, "cannot switch to WAL mode",
-                  "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL");
+                  "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+                  " PRAGMA wal_autocheckpoint = 10000");
         if (rc != SQLITE_OK)
             goto fail;
     }
