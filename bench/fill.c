@@ -3,7 +3,7 @@
  * Links the module's core (src/) and calls sm_store_apply with batches of
  * 10,000 SM_CHANGE_RECORD changes, exactly as the module's writer thread
  * does, so the file holds what the module would have written for a site
- * that served these URLs (page summaries and all, kept by the triggers).
+ * that served these URLs (page summaries, id ranges and all).
  *
  *   fill DB BASE COUNT [PAGE_SIZE [FIRST [PAD]]]
  *
