@@ -134,7 +134,15 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
      * sites are rowid ranges, and the (site_id, page) index, which every
      * insert had to update, is gone.  The URLs are renumbered in page
      * order; a page's first id is 1 + the URLs on the site's earlier
-     * pages. */
+     * pages.
+     *
+     * Writers of schema 2 may still run (the old generation of children
+     * in a graceful restart that brings this code): their inserts would
+     * take ids outside the ranges.  pages.first_id has no default, so every
+     * schema-2 transaction that adds, changes or removes a URL fails on
+     * its page summary and rolls back (the URLs are recorded again when
+     * next served), and the expiry claim's column is renamed, so a schema-2
+     * expiry, which would walk ids from 0 up, stops at once. */
     "CREATE TABLE urls_v3("
     "  id INTEGER PRIMARY KEY,"
     "  site_id INTEGER NOT NULL,"
@@ -159,11 +167,25 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "UPDATE sites SET next_id = (id << " SITE_ID_SHIFT_SQL ") + 1"
     "  + coalesce((SELECT sum(n) FROM temp.page_urls_v3 c"
     "              WHERE c.site_id = sites.id), 0);"
-    "ALTER TABLE pages ADD COLUMN first_id INTEGER NOT NULL DEFAULT 0;"
-    "UPDATE pages SET first_id = (site_id << " SITE_ID_SHIFT_SQL ") + 1"
-    "  + coalesce((SELECT sum(n) FROM temp.page_urls_v3 c"
-    "              WHERE c.site_id = pages.site_id AND c.page < pages.page),"
-    "             0);"
+    "CREATE TABLE pages_v3("
+    "  site_id INTEGER NOT NULL,"
+    "  page INTEGER NOT NULL,"
+    "  url_count INTEGER NOT NULL DEFAULT 0,"
+    "  xml_bytes INTEGER NOT NULL DEFAULT 0,"
+    "  lastmod INTEGER NOT NULL DEFAULT 0,"
+    "  changed INTEGER NOT NULL DEFAULT 0,"
+    "  version INTEGER NOT NULL DEFAULT 0,"
+    "  first_id INTEGER NOT NULL,"
+    "  PRIMARY KEY(site_id, page)) WITHOUT ROWID;"
+    "INSERT INTO pages_v3"
+    "  SELECT site_id, page, url_count, xml_bytes, lastmod, changed, version,"
+    "    (site_id << " SITE_ID_SHIFT_SQL ") + 1"
+    "    + coalesce((SELECT sum(n) FROM temp.page_urls_v3 c"
+    "                WHERE c.site_id = p.site_id AND c.page < p.page), 0)"
+    "  FROM pages p;"
+    "DROP TABLE pages;"
+    "ALTER TABLE pages_v3 RENAME TO pages;"
+    "ALTER TABLE sites RENAME COLUMN expired TO expiry_claimed;"
     "DROP TABLE temp.page_urls_v3;",
 };
 
@@ -237,7 +259,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "DELETE FROM urls WHERE id >= ?1 AND id < ?2 AND last_seen < ?3"
         " RETURNING page, xml_len",
     [STMT_EXPIRE_CLAIM] =
-        "UPDATE sites SET expired = ?2 WHERE id = ?1 AND expired <= ?3",
+        "UPDATE sites SET expiry_claimed = ?2 WHERE id = ?1"
+        " AND expiry_claimed <= ?3",
     /* A page summary, written once per transaction that touched it. */
     [STMT_PAGE_PUT] =
         "INSERT INTO pages(site_id, page, url_count, xml_bytes, lastmod,"
@@ -470,6 +493,30 @@ typedef struct {
 static int keep_settings(sqlite_store *s, const sm_site_conf *site,
                          sqlite3_int64 id);
 
+/* A site added by a schema-2 writer after the upgrade (see schema step 3)
+ * has next_id 0: its next id is past its URLs, if any. */
+static int next_id_repair(sqlite_store *s, site_row *row)
+{
+    sqlite3_stmt *q;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT max(id) FROM urls"
+                                " WHERE id >= ?1 AND id < ?2", -1, &q, NULL);
+
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, SITE_FIRST_ID(row->id));
+        sqlite3_bind_int64(q, 2, SITE_FIRST_ID(row->id + 1));
+        if ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            row->next_id = sqlite3_column_type(q, 0) == SQLITE_NULL
+                         ? SITE_FIRST_ID(row->id) + 1
+                         : sqlite3_column_int64(q, 0) + 1;
+            rc = SQLITE_OK;
+        }
+        sqlite3_finalize(q);
+    }
+    if (rc != SQLITE_OK)
+        set_error(&s->base, "cannot read the site's ids", s->db);
+    return rc;
+}
+
 /* The site's row, without adding it; SQLITE_DONE when there is none. */
 static int site_find(sqlite_store *s, const char *base, site_row *row)
 {
@@ -489,7 +536,8 @@ static int site_find(sqlite_store *s, const char *base, site_row *row)
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     if (rc == SQLITE_ROW)
-        return SQLITE_OK;
+        return row->next_id > SITE_FIRST_ID(row->id) ? SQLITE_OK
+                                                     : next_id_repair(s, row);
     if (rc != SQLITE_DONE)
         set_error(&s->base, "cannot read the site", s->db);
     return rc;
@@ -1502,9 +1550,11 @@ static const struct {
       " (PARTITION BY site_id ORDER BY page) AS prev FROM pages)"
       " WHERE first_id < prev",
       "pages' first ids go backwards" },
-    { "SELECT count(*) FROM sites s WHERE s.next_id <= s.id << "
-      SITE_ID_SHIFT_SQL " OR s.next_id <= (SELECT max(id) FROM urls"
-      " WHERE id < (s.id + 1) << " SITE_ID_SHIFT_SQL ")",
+    /* (0: a site added by a schema-2 writer, given its next id on use) */
+    { "SELECT count(*) FROM sites s WHERE (s.next_id <> 0 AND s.next_id <= "
+      "s.id << " SITE_ID_SHIFT_SQL ") OR s.next_id <= (SELECT max(id) FROM urls"
+      " WHERE id >= s.id << " SITE_ID_SHIFT_SQL
+      " AND id < (s.id + 1) << " SITE_ID_SHIFT_SQL ")",
       "sites' next ids are not past their URLs" },
     { "SELECT count(*) FROM sites s WHERE s.url_count <>"
       " (SELECT count(*) FROM urls u WHERE u.site_id = s.id)",

@@ -455,6 +455,20 @@ static void test_expire_chunks_and_claim(void **state)
     sm_store_close(st);
 }
 
+/* The extended result code of running sql on path. */
+static int sql_rc(const char *path, const char *sql)
+{
+    sqlite3 *db;
+    int rc;
+
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_extended_result_codes(db, 1);
+    sqlite3_busy_timeout(db, 5000);
+    rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_close(db);
+    return rc;
+}
+
 /* A store file made from an SQL dump in t/unit/fixtures. */
 static char *load_fixture(unit_ctx *u, const char *dump_name,
                           const char *db_name)
@@ -631,6 +645,29 @@ static void test_upgrade_from_2(void **state)
     assert_string_equal(page_text(u, st, a.base, 3), "");
     assert_string_equal(page_text(u, st, b.base, 1), "");
     assert_string_equal(page_text(u, st, b.base, 2), "/b3 /b4");
+
+    /* A schema-2 writer still running (the old children of a graceful
+     * restart): its page summaries and its expiry claim fail, so none of
+     * its URL writes can commit; a site it adds gets ids when first used. */
+    assert_int_equal(sql_rc(path, "INSERT INTO pages(site_id, page,"
+                                  " url_count, xml_bytes, lastmod, changed,"
+                                  " version) VALUES (1, 2, 3, 3, 3, 3, 1)"
+                                  " ON CONFLICT(site_id, page) DO UPDATE SET"
+                                  " url_count = excluded.url_count"),
+                     SQLITE_CONSTRAINT_NOTNULL);
+    assert_int_equal(sql_rc(path, "UPDATE sites SET expired = 1 WHERE id = 1"),
+                     SQLITE_ERROR);
+    sql_exec(path, "INSERT INTO sites(base, page_size)"
+                   " VALUES ('http://c.example', 2)");
+    assert_sound(u, path);
+    {
+        sm_site_conf c = { "http://c.example", 2, 0, 0, NULL };
+        apply1(st, SM_CHANGE_RECORD, &c, "/c1", 0, NULL, t, NULL);
+        apply1(st, SM_CHANGE_RECORD, &c, "/c2", 0, NULL, t, NULL);
+        assert_int_equal(q(path, "SELECT id - (3 << 40) FROM urls"
+                                 " WHERE url='/c2'"), 2);
+        assert_string_equal(page_text(u, st, c.base, 1), "/c1 /c2");
+    }
 
     /* a's last page is empty and takes the next URL; b's is full */
     apply1(st, SM_CHANGE_RECORD, &a, "/a9", 0, NULL, t, NULL);
