@@ -300,7 +300,9 @@ static apr_uint32_t epoch_now(sm_recorder *rec, apr_uint32_t now_s)
 {
     apr_uint32_t tick = now_s / rec->tick_sec, was = LOAD(rec->epoch_tick);
 
-    if (was != tick) {
+    /* Forward only: a long request logged after a shorter one must not
+     * move the tick back (and the next request forward again). */
+    if ((apr_int32_t)(tick - was) > 0) {
 #if LOCK_FREE_READS
         if (__atomic_compare_exchange_n(&rec->epoch_tick, &was, tick, 0,
                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -371,8 +373,17 @@ static void alias_vouch(sm_recorder *rec, apr_uint64_t raw,
     apr_uint32_t epoch = epoch_now(rec, now_s);
     int w = alias_way(set, raw);
 
-    if (w >= 0 && alias_fresh(rec, set, w, now_s))
-        STORE(set->stamp[w], epoch);
+    /* Release: a reader whose (relaxed) load sees this stamp then sees,
+     * after its acquire fence, the sequence moves of whoever last changed
+     * the way (they happened before our lock): it cannot pair the stamp
+     * with the way's former content. */
+    if (w >= 0 && alias_fresh(rec, set, w, now_s)) {
+#if LOCK_FREE_READS
+        __atomic_store_n(&set->stamp[w], epoch, __ATOMIC_RELEASE);
+#else
+        set->stamp[w] = epoch;
+#endif
+    }
 }
 
 /* Zeroed memory for n sets of 64 bytes, on a cache-line boundary. */
