@@ -128,11 +128,11 @@ struct sm_recorder {
 static apr_uint64_t change_key(const sm_change *c)
 {
     const char *strs[2];
+    apr_uint64_t key;
 
     strs[0] = c->site->base;
     strs[1] = c->url;
-    apr_uint64_t key = sm_hash_strs(SM_HASH_SEED, strs, 2);
-
+    key = sm_hash_strs(SM_HASH_SEED, strs, 2);
     return key ? key : 1;               /* 0 marks empty slots */
 }
 
@@ -309,7 +309,7 @@ static apr_uint32_t epoch_now(sm_recorder *rec, apr_uint32_t now_s)
             INCREMENT(rec->epoch);
 #else
         rec->epoch_tick = tick;         /* caller holds lock */
-        rec->epoch++;
+        INCREMENT(rec->epoch);
 #endif
     }
     return LOAD(rec->epoch);

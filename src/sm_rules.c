@@ -217,6 +217,12 @@ static sm_verdict ignore(const char **url, const char **why, const char *r)
     return SM_IGNORE;
 }
 
+/* The statuses that make a stored URL go. */
+static int forgets(int status)
+{
+    return status == 404 || status == 410 || status == 301;
+}
+
 /* For sm_rules_worth_deciding: "no", and why. */
 static int refuse(const char **why, const char *r)
 {
@@ -228,15 +234,13 @@ static int refuse(const char **why, const char *r)
 int sm_rules_worth_deciding(const sm_rules *rules, const sm_response *resp,
                             const char **why)
 {
-    int get, forget;
+    int get;
 
     if (resp->is_subrequest)
         return refuse(why, "subrequest");
     get = resp->method && resp->method[0] == 'G' && resp->method[1] == 'E'
           && resp->method[2] == 'T' && !resp->method[3];
-    forget = resp->status == 404 || resp->status == 410
-             || resp->status == 301;
-    if (forget) {
+    if (forgets(resp->status)) {
         if (!get && !(resp->method && !strcmp(resp->method, "HEAD")))
             return refuse(why, "not GET");
         return 1;
@@ -264,8 +268,7 @@ sm_verdict sm_rules_decide(apr_pool_t *p, const sm_rules *rules,
 
     if (!sm_rules_worth_deciding(rules, resp, why))
         return ignore(url, NULL, NULL);
-    forget = resp->status == 404 || resp->status == 410
-             || resp->status == 301;
+    forget = forgets(resp->status);
     if (!forget) {
         if (sm_header_has_token(resp->x_robots_tag, "noindex")
             || sm_header_has_token(resp->x_robots_tag, "none"))

@@ -217,11 +217,12 @@ enum {
 };
 
 /* The ids of page ?2 of site ?1 (by base): from the page's first id to the
- * next page's, or to the site's next id. */
+ * next page's, or to the end of the site's range.  Readers never rely on
+ * sites.next_id, which only writers keep. */
 #define PAGE_IDS \
     "(SELECT p.first_id AS lo, coalesce((SELECT n.first_id FROM pages n" \
     "   WHERE n.site_id = p.site_id AND n.page > p.page" \
-    "   ORDER BY n.page LIMIT 1), s.next_id) AS hi" \
+    "   ORDER BY n.page LIMIT 1), (s.id + 1) << " SITE_ID_SHIFT_SQL ") AS hi" \
     " FROM sites s JOIN pages p ON p.site_id = s.id" \
     " WHERE s.base = ?1 AND p.page = ?2)"
 
@@ -298,7 +299,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
     /* Id order is page order, and within a page the order of arrival. */
     [STMT_URL_ROWS_ALL] =
         "SELECT u.url, u.page, u.lastmod, u.last_seen FROM"
-        " (SELECT id << " SITE_ID_SHIFT_SQL " AS lo, next_id AS hi FROM sites"
+        " (SELECT id << " SITE_ID_SHIFT_SQL " AS lo,"
+        "  (id + 1) << " SITE_ID_SHIFT_SQL " AS hi FROM sites"
         "  WHERE base = ?1) r, urls u"
         " WHERE u.id >= r.lo AND u.id < r.hi ORDER BY u.id",
     [STMT_URL_ROWS_ONE] =
