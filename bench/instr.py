@@ -18,6 +18,7 @@ kernel's work (network, files, SQLite's writes) is not, so these are not
 shares of CPU time: they say where the module's own work goes.
 """
 
+import glob
 import http.client
 import os
 import shutil
@@ -27,7 +28,7 @@ import time
 
 from benchlib import (BASE, HTTPD, IS_ROOT, RUN_GID, RUN_UID, Failure,
                       Httpd, give_to_run_user, log, port_open, query)
-from overhead import PAGES, create_naive_db, make_site, module_conf
+from overhead import PAGES, VARIANT, create_naive_db, make_site, module_conf
 
 def stored(db):
     rows = query(db, "SELECT url_count FROM sites WHERE base = ?", (BASE,))
@@ -63,7 +64,7 @@ def session(ctx, cfg, kind, n, tag):
     for d in ("logs", "run", "db"):
         give_to_run_user(srv.path(d))
     out = srv.path("db/callgrind.out")
-    cmd = ["valgrind", "--tool=callgrind", "--vgdb=no",
+    cmd = ["valgrind", "--tool=callgrind", "--vgdb=no", "--separate-threads=yes",
            f"--callgrind-out-file={out}", HTTPD, "-X", "-f", srv.conf_path]
     kw = {"user": RUN_UID, "group": RUN_GID} if IS_ROOT else {}
     with open(srv.path("logs/valgrind.log"), "w") as vlog:
@@ -81,12 +82,12 @@ def session(ctx, cfg, kind, n, tag):
         warm = PAGES if kind == "steady" else 0
         if kind == "steady":
             client(srv.port, pages)
-            if cfg == "sitemap":
+            if cfg in ("sitemap", "variant"):
                 wait_for(lambda: stored(db) >= PAGES, "the warm-up's pages")
             client(srv.port, [pages[i % PAGES] for i in range(n)])
         else:
             client(srv.port, [f"/crawl/{tag}-{i}.html" for i in range(n)])
-            if cfg == "sitemap":
+            if cfg in ("sitemap", "variant"):
                 wait_for(lambda: stored(db) >= n, "the crawl's URLs")
         time.sleep(1.2)     # at most one more flush interval, in every run
         proc.send_signal(signal.SIGTERM)
@@ -95,16 +96,34 @@ def session(ctx, cfg, kind, n, tag):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    if cfg == "sitemap":
+    if cfg in ("sitemap", "variant"):
         want = warm + (n if kind == "crawl" else 0)
         if stored(db) != want:
             raise Failure(f"instructions: the store holds {stored(db)} URLs "
                           f"after the {cfg} {kind} session, expected {want}")
-    with open(out) as f:
-        for ln in f:
-            if ln.startswith("totals:") or ln.startswith("summary:"):
-                return int(ln.split()[1])
-    raise Failure(f"instructions: no totals in {out}")
+    return thread_totals(out)
+
+
+def thread_totals(out):
+    """(every thread, the module's writer threads): callgrind's totals of
+    the per-thread files (--separate-threads=yes) out-01, out-02, ..."""
+    total = writer = 0
+    files = sorted(glob.glob(glob.escape(out) + "-*"))
+    for path in files:
+        n, is_writer = None, False
+        with open(path) as f:
+            for ln in f:
+                if ln.startswith("totals:") or ln.startswith("summary:"):
+                    n = int(ln.split()[1])
+                elif "writer_main" in ln and ln.startswith(("fn=", "cfn=")):
+                    is_writer = True
+        if n is None:
+            raise Failure(f"instructions: no totals in {path}")
+        total += n
+        writer += n if is_writer else 0
+    if not files:
+        raise Failure(f"instructions: no callgrind output {out}-*")
+    return total, writer
 
 
 def wait_for(cond, what, timeout=60):
@@ -122,24 +141,36 @@ def run(ctx):
         t.note("valgrind is not installed: no instruction counts")
         return None
     n = p.instr_requests
+    configs = tuple(p.instr_configs) + (("variant",) if VARIANT else ())
     per = {}
+    writer = {}
     for kind in p.instr_kinds:
-        for cfg in p.instr_configs:
+        for cfg in configs:
             t0 = time.monotonic()
             base = session(ctx, cfg, kind, 0, f"{kind}0")
             full = session(ctx, cfg, kind, n, f"{kind}1")
-            per[(kind, cfg)] = (full - base) / n
+            per[(kind, cfg)] = (full[0] - base[0]) / n
+            writer[(kind, cfg)] = (full[1] - base[1]) / n
             log(f"instructions {kind} {cfg}: {per[(kind, cfg)]:,.0f} per "
-                f"request ({time.monotonic() - t0:.0f} s)")
+                f"request, {writer[(kind, cfg)]:,.0f} of them in the "
+                f"writer thread ({time.monotonic() - t0:.0f} s)")
         none = per[(kind, "none")]
-        for cfg in p.instr_configs:
+        for cfg in configs:
             if cfg == "none":
                 continue
             x = per[(kind, cfg)]
-            name = "mod_sitemap" if cfg == "sitemap" else "the naive module"
+            name = {"sitemap": "mod_sitemap", "naive": "the naive module",
+                    "variant": f"the variant {VARIANT}"}[cfg]
+            split = ""
+            if cfg != "naive":
+                # The writer's share moves with its timer wake-ups in the
+                # session: the request threads' part is the steady figure.
+                split = (f"; request threads {x - writer[(kind, cfg)]:,.0f}"
+                         f" (**{x - writer[(kind, cfg)] - none:+,.0f}**), "
+                         f"writer thread {writer[(kind, cfg)]:+,.0f}")
             t.add("1/3 instr", f"{kind}: user-space instructions per request "
                   f"with {name} vs without (valgrind, httpd -X, prefork, "
                   f"{n:,} requests)",
                   f"{x:,.0f} vs {none:,.0f} (**{x - none:+,.0f}**, "
-                  f"{(x - none) / none * 100:+.1f}%)", "(diagnostic)")
+                  f"{(x - none) / none * 100:+.1f}%){split}", "(diagnostic)")
     return per
