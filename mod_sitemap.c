@@ -367,6 +367,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                          (unsigned)s->port, err);
             return HTTP_INTERNAL_SERVER_ERROR;
         }
+        conf->base_len = strlen(conf->site.base);
         conf->site.page_size = conf->page_size;
         /* An index lists at most 50,000 pages: the default cap shrinks
          * with small pages; a cap set by hand must fit. */

@@ -36,6 +36,7 @@ typedef struct {
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
+    apr_size_t base_len;                /* strlen(site.base) */
     sm_rules rules;
     apr_array_header_t *robots_urls;    /* the Sitemap lines' URLs */
     const char *robots_etag_suffix;     /* appended to robots.txt ETags */

@@ -5,7 +5,7 @@
  * Cheapest first: the facts that need no header are checked before any
  * header is read; a response whose raw facts were handed over before (the
  * steady state of a site) is recognised by their hash (sm_recorder_repeat)
- * before any parsing. */
+ * before any parsing, and before the request's headers are read. */
 #include "mod_sitemap.h"
 
 #include "http_log.h"
@@ -54,26 +54,26 @@ static void find_headers(request_rec *last, response_headers *h)
     h->cache_control = all_values(last, errs, "Cache-Control");
 }
 
-/* Everything that decides the verdict and the change, once the cheap
+/* Everything that still decides the verdict and the change once the cheap
  * checks (sm_rules_worth_deciding) have passed: the site's configuration,
- * method, status, request target, content type and headers. */
+ * method, status, request target and headers.  Not the content type: past
+ * those checks it is one of the listed types, and sm_rules_decide looks at
+ * it no further. */
 static apr_uint64_t raw_facts_hash(const sitemap_server_conf *conf,
                                    const request_rec *orig, int status,
-                                   const char *content_type,
                                    const response_headers *h)
 {
-    const char *strs[6];
+    const char *strs[5];
     apr_uint64_t x = ((apr_uint64_t)(apr_uintptr_t)conf << 16)
                      ^ ((apr_uint64_t)orig->method_number << 10)
                      ^ (apr_uint64_t)status;
 
     strs[0] = orig->unparsed_uri;
-    strs[1] = content_type;
-    strs[2] = h->last_modified;
-    strs[3] = h->etag;
-    strs[4] = h->x_robots_tag;
-    strs[5] = h->cache_control;
-    x = sm_hash_strs(x ^ SM_HASH_SEED, strs, 6);
+    strs[1] = h->last_modified;
+    strs[2] = h->etag;
+    strs[3] = h->x_robots_tag;
+    strs[4] = h->cache_control;
+    x = sm_hash_strs(x ^ SM_HASH_SEED, strs, 5);
     return x ? x : 1;
 }
 
@@ -109,9 +109,8 @@ int sitemap_log_transaction(request_rec *r)
     resp.has_path_info = (last->path_info && *last->path_info)
                          || (orig->path_info && *orig->path_info);
     resp.is_subrequest = orig->main != NULL;
-    resp.base_len = strlen(conf->site.base);
-    resp.authenticated = orig->user || last->user
-                         || apr_table_get(orig->headers_in, "Authorization");
+    resp.base_len = conf->base_len;
+    resp.authenticated = orig->user || last->user;
     resp.x_robots_tag = resp.cache_control = NULL;
     if (!sm_rules_worth_deciding(&conf->rules, &resp, &why)) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (%s): %s",
@@ -120,9 +119,16 @@ int sitemap_log_transaction(request_rec *r)
     }
 
     find_headers(last, &h);
-    raw = raw_facts_hash(conf, orig, status, last->content_type, &h);
+    raw = raw_facts_hash(conf, orig, status, &h);
     if (sm_recorder_repeat(conf->recorder, raw, r->request_time))
         return OK;
+    /* Credentials sent without r->user (no auth configured there) are
+     * looked up only now: a repeat has the raw facts of a response already
+     * acted on, so whoever asked, there is nothing to do; anything else is
+     * decided with them (sm_rules: an authenticated 200 is not recorded). */
+    if (!resp.authenticated)
+        resp.authenticated =
+            apr_table_get(orig->headers_in, "Authorization") != NULL;
 
     resp.x_robots_tag = h.x_robots_tag;
     resp.cache_control = h.cache_control;

@@ -106,30 +106,24 @@ static void restore_etags(request_rec *r, const sitemap_server_conf *conf,
                    apr_array_pstrcat(r->pool, kept, ','));
 }
 
-int sitemap_robots_fixups(request_rec *r)
+/* Just before the handler runs: the ETags are restored here rather than in
+ * a fixup, so the other requests pay for one hook of ours, not two. */
+void sitemap_robots_insert_filter(request_rec *r)
 {
     const sitemap_server_conf *conf;
     request_rec *orig = r;
 
     if (!robots_wanted(r, &conf))
-        return DECLINED;
+        return;
+    ap_add_output_filter(ROBOTS_FILTER, NULL, r, r->connection);
     /* Internal redirects share headers_in: restore only once. */
     while (orig->prev)
         orig = orig->prev;
     if (apr_table_get(orig->notes, "sitemap-etags-restored"))
-        return DECLINED;
+        return;
     apr_table_setn(orig->notes, "sitemap-etags-restored", "1");
     restore_etags(r, conf, "If-None-Match");
     restore_etags(r, conf, "If-Match");
-    return DECLINED;
-}
-
-void sitemap_robots_insert_filter(request_rec *r)
-{
-    const sitemap_server_conf *conf;
-
-    if (robots_wanted(r, &conf))
-        ap_add_output_filter(ROBOTS_FILTER, NULL, r, r->connection);
 }
 
 /* The site has no robots.txt: answer one that allows everything (the
@@ -138,8 +132,9 @@ int sitemap_robots_fallback(request_rec *r)
 {
     const sitemap_server_conf *conf;
 
-    if (!robots_wanted(r, &conf) || conf->robots_fallback != 1
-        || r->finfo.filetype != APR_NOFILE
+    /* Cheapest first: every request with a file declines here. */
+    if (r->finfo.filetype != APR_NOFILE || !robots_wanted(r, &conf)
+        || conf->robots_fallback != 1
         || (r->handler && strcmp(r->handler, "default-handler") != 0
             && !ap_strchr_c(r->handler, '/'))
         || r->method_number != M_GET)
@@ -253,7 +248,6 @@ void sitemap_robots_register(apr_pool_t *p)
      * added later (by type, in the handler) and so runs after us. */
     ap_register_output_filter(ROBOTS_FILTER, robots_filter, NULL,
                               AP_FTYPE_CONTENT_SET + 1);
-    ap_hook_fixups(sitemap_robots_fixups, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_insert_filter(sitemap_robots_insert_filter, NULL, NULL,
                           APR_HOOK_MIDDLE);
     ap_hook_handler(sitemap_robots_fallback, NULL, NULL, APR_HOOK_LAST);

@@ -1,6 +1,8 @@
 """Which responses are recorded.  Every rule is checked both ways: first the
 case that must not be recorded (asserted absent after a sentinel), then the
 same URL with one fact changed, which must be recorded."""
+import time
+
 import pytest
 
 from conftest import sha_htpasswd
@@ -192,6 +194,28 @@ def test_authorization_header_is_not_recorded(srv):
         srv.get_ok("/auth.html", headers={"Authorization": "Basic Ym9iOnB3"})
         srv.get_ok("/auth.html", headers={"Authorization": "Bearer abc"})
     both_ways(srv, "/auth.html", neg, lambda: srv.get_ok("/auth.html"))
+
+
+def test_credentials_never_change_a_recorded_page(srv):
+    """The Authorization header is looked at only when a response is not a
+    repeat: a recorded page asked for again with credentials changes
+    nothing, and neither does a changed version of it (a new Last-Modified,
+    so no repeat) until a request without credentials sees it."""
+    srv.write("htdocs/auth2.html", HTML, mtime=1600000000)
+    srv.get_ok("/auth2.html")
+    srv.wait_recorded("/auth2.html")
+    assert srv.row("/auth2.html")["lastmod"] == 1600000000
+    srv.get_ok("/auth2.html", headers={"Authorization": "Basic Ym9iOnB3"})
+    srv.write("htdocs/auth2.html", HTML + "changed\n", mtime=1650000000)
+    r = srv.get_ok("/auth2.html", headers={"Authorization": "Bearer abc"})
+    assert r.header("Last-Modified") == "Fri, 15 Apr 2022 05:20:00 GMT", r
+    srv.assert_not_recorded("/nothing-else.html")
+    assert srv.row("/auth2.html")["lastmod"] == 1600000000
+    srv.get_ok("/auth2.html")
+    deadline = time.monotonic() + 10
+    while srv.row("/auth2.html")["lastmod"] != 1650000000:
+        assert time.monotonic() < deadline, srv.row("/auth2.html")
+        time.sleep(0.1)
 
 
 def test_authenticated_user_is_not_recorded(srv):

@@ -194,7 +194,17 @@ static void test_record_content_type(void **state)
     RECORDS(&r, "/a");
     r.content_type = "application/xhtml+xml";
     RECORDS(&r, "/a");
+    /* lowercase up to a point, then not: the exact-match shortcut fails,
+     * the case-folding comparison decides */
+    r.content_type = "text/HTML";
+    RECORDS(&r, "/a");
+    r.content_type = "Application/XHTML+xml ;charset=utf-8";
+    RECORDS(&r, "/a");
 
+    r.content_type = "text/HTMLx";
+    IGNORES(&r, "content type");
+    r.content_type = "text/html/";
+    IGNORES(&r, "content type");
     r.content_type = "text/plain";
     IGNORES(&r, "content type");
     r.content_type = "text/plain; charset=text/html";
