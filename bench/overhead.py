@@ -11,8 +11,10 @@ module lines run side by side (httpd pinned to one CPU, wrk to another):
   control  a second server without the module: its ratio to "none" shows
            how far two identical servers differ on this (shared) machine
 
-They are driven in turn (A B C, then C B A, ...) for as many rounds as
-asked; each round gives the ratio of each configuration's requests/s to the
+They are driven in turn, in orders that give each configuration every
+position and every predecessor equally often (balanced_orders), for as many
+rounds as asked, the steady state's spread over several instances of each
+server (restarted in between); each round gives the ratio of each configuration's requests/s to the
 plain server's, and the ratio of their CPU time per request (every thread
 of every httpd process, the module's writer thread included, from
 /proc/PID/task/TID/schedstat), which other load on the machine disturbs far
@@ -219,18 +221,40 @@ def warm_up(ctx, servers, mpm, sm_db):
     time.sleep(1.2)     # every process's first sightings written
 
 
-def rounds(ctx, servers, logs, cfgs, script, duration, more, drain=None):
-    """Alternate the configurations (A B C, C B A, ...) while more(round)
-    says so; returns {cfg: [(rps, cpu_us, writer_us), ...]} and the rounds
-    done.
+def balanced_orders(n):
+    """Orders of n configurations in which each comes in every position,
+    and right after every other one, equally often (a Williams design):
+    a run goes faster after its own server's (caches warm) and slower after
+    some others' (the naive module's writes), and A B C, C B A would let
+    that favour A and C against B."""
+    first, lo, hi = [0], 1, n - 1
+    while len(first) < n:
+        first.append(lo if len(first) % 2 else hi)
+        if len(first) % 2:
+            hi -= 1
+        else:
+            lo += 1
+    orders = [[(x + i) % n for x in first] for i in range(n)]
+    if n % 2:
+        orders += [o[::-1] for o in orders]
+    return orders
+
+
+def rounds(ctx, servers, logs, cfgs, script, duration, more, drain=None,
+           start=0):
+    """Run every configuration once a round, in balanced orders (round
+    start, start + 1, ... of balanced_orders), while more(round) says so;
+    returns {cfg: [(rps, cpu_us, writer_us), ...]}, the rounds done and
+    how many drains timed out.
     drain: {cfg: store} of the configurations whose writer's work after
     each run is counted (see measure)."""
     p = ctx.params
     got = {cfg: [] for cfg in cfgs}
+    orders = balanced_orders(len(cfgs))
     undrained = 0
     rnd = 0
     while more(rnd):
-        order = cfgs if rnd % 2 == 0 else cfgs[::-1]
+        order = [cfgs[i] for i in orders[(start + rnd) % len(orders)]]
         for cfg in order:
             rps, cpu, writer, drained = measure(
                 ctx, servers[cfg], logs[cfg], script,
@@ -314,7 +338,8 @@ def run(ctx, mpm):
             warm_up(ctx, servers, mpm, sm_db)
             more = min(per_instance, p.rounds - n)
             part, k, _ = rounds(ctx, servers, logs, cfgs, "cycle.lua",
-                                p.duration, lambda r, m=more: r < m)
+                                p.duration, lambda r, m=more: r < m,
+                                start=n)
             for cfg in cfgs:
                 got[cfg] += part[cfg]
             n += k
