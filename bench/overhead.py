@@ -13,8 +13,8 @@ module lines run side by side (httpd pinned to one CPU, wrk to another):
 
 They are driven in turn, in orders that give each configuration every
 position and every predecessor equally often (balanced_orders), for as many
-rounds as asked, the steady state's spread over several instances of each
-server (restarted in between); each round gives the ratio of each configuration's requests/s to the
+rounds as asked, the steady state's spread over several fresh instances of
+the servers, created and started in a rotated order; each round gives the ratio of each configuration's requests/s to the
 plain server's, and the ratio of their CPU time per request (every thread
 of every httpd process, the module's writer thread included, from
 /proc/PID/task/TID/schedstat), which other load on the machine disturbs far
@@ -294,6 +294,40 @@ def report(t, sec, what, got, cfg, base, target=None, n_rounds=0):
     return r, c
 
 
+def make_servers(ctx, mpm, cfgs, tag):
+    """Fresh servers of the configurations cfgs, each in its own root with
+    its own site (and store), created and started in that order."""
+    servers = {}
+    for cfg in cfgs:
+        srv = Httpd(os.path.join(ctx.work, f"overhead-{mpm}-{tag}-{cfg}"),
+                    mpm, module_conf=module_conf(cfg, ctx.build),
+                    cpus=ctx.cpus)
+        make_site(srv)
+        servers[cfg] = srv
+    if "naive" in servers:
+        create_naive_db(servers["naive"].path("db/naive.db"))
+    for srv in servers.values():
+        srv.start()
+    return servers
+
+
+def check_servers(t, mpm, servers, logs):
+    """Answers other than 200, and error-log lines that say something went
+    wrong: the module's fail the run, the others' are noted."""
+    for cfg, lg in logs.items():
+        lg.update()
+        if lg.other:
+            t.fail(f"{mpm} {cfg}: {lg.other} answers other than 200")
+    for cfg, srv in servers.items():
+        bad = srv.problems()
+        if bad:
+            msg = f"{mpm} {cfg}: {len(bad)} error-log lines, e.g. {bad[0]}"
+            if cfg == "sitemap":
+                t.fail(msg)
+            else:
+                t.note(msg)
+
+
 def run(ctx, mpm):
     p = ctx.params
     t = ctx.table
@@ -307,45 +341,38 @@ def run(ctx, mpm):
                                                else ()) \
         + (("variant",) if VARIANT else ())
     try:
-        for cfg in all_cfgs:
-            srv = Httpd(os.path.join(ctx.work, f"overhead-{mpm}-{cfg}"), mpm,
-                        module_conf=module_conf(cfg, ctx.build),
-                        cpus=ctx.cpus)
-            make_site(srv)
-            servers[cfg] = srv
-        create_naive_db(servers["naive"].path("db/naive.db"))
-        for srv in servers.values():
-            srv.start()
-        logs = {cfg: AccessLog(srv.access_log)
-                for cfg, srv in servers.items()}
-        sm_db = servers["sitemap"].path("db/sitemap.db")
-        naive_db = servers["naive"].path("db/naive.db")
-
         # ---- steady state -------------------------------------------------
-        # Each server process brings its own luck (where its memory landed
-        # in the caches): two identical servers can differ by 1-2% for as
-        # long as they run, whatever the rounds.  So the rounds are spread
-        # over several instances of every server, restarted in between.
-        cfgs = all_cfgs
-        got, n = {cfg: [] for cfg in cfgs}, 0
+        # Two identical servers differ by 1-2% for as long as they run, and
+        # not at random: the first ones created and started came out slower
+        # than the later ones, in run after run.  So the rounds are spread
+        # over fresh instances of all the servers (new roots, sites and
+        # stores), created and started in a rotated order each time.
+        got, n = {cfg: [] for cfg in all_cfgs}, 0
         instances = max(1, min(p.instances, p.rounds))
         per_instance = -(-p.rounds // instances)
         for inst in range(instances):
-            if inst:
+            if servers:
+                check_servers(t, mpm, servers, logs)
                 stop_all(servers.values(), graceful=True)
-                for srv in servers.values():
-                    srv.start()
+            rot = inst % len(all_cfgs)
+            servers = make_servers(ctx, mpm, all_cfgs[rot:] + all_cfgs[:rot],
+                                   f"{inst + 1}")
+            logs = {cfg: AccessLog(srv.access_log)
+                    for cfg, srv in servers.items()}
+            sm_db = servers["sitemap"].path("db/sitemap.db")
             warm_up(ctx, servers, mpm, sm_db)
             more = min(per_instance, p.rounds - n)
-            part, k, _ = rounds(ctx, servers, logs, cfgs, "cycle.lua",
+            part, k, _ = rounds(ctx, servers, logs, all_cfgs, "cycle.lua",
                                 p.duration, lambda r, m=more: r < m,
                                 start=n)
-            for cfg in cfgs:
+            for cfg in all_cfgs:
                 got[cfg] += part[cfg]
             n += k
+        naive_db = servers["naive"].path("db/naive.db")
         if instances > 1:
             t.note(f"steady state {mpm}: {n} rounds over {instances} "
-                   "instances of each server")
+                   "instances of the servers, each created and started in "
+                   "a rotated order")
         report(t, sec, f"steady state, {mpm}: req/s with mod_sitemap / "
                "without", got, "sitemap", "none", 0.98, n)
         report(t, sec, f"steady state, {mpm}: req/s with the naive module "
@@ -403,25 +430,14 @@ def run(ctx, mpm):
             t.note(f"crawl {mpm}: only {alog.crawl:,} of the "
                    f"{p.crawl_urls:,} distinct URLs asked for in "
                    f"{p.crawl_max_rounds} rounds")
-        for cfg, lg in logs.items():
-            lg.update()
-            if lg.other:
-                t.fail(f"{mpm} {cfg}: {lg.other} answers other than 200")
         nlog = logs["naive"]
         nrows = query(naive_db, "SELECT count(*) FROM urls")
         nrows = nrows[0][0] if nrows else 0
-        if nrows != len(nlog.ok):
+        if nrows != len(nlog.update().ok):
             t.note(f"naive {mpm}: its table holds {nrows:,} URLs for "
                    f"{len(nlog.ok):,} answered 200 (upserts that failed, "
                    "e.g. SQLITE_BUSY, are in its error log)")
-        for cfg, srv in servers.items():
-            bad = srv.problems()
-            if bad:
-                msg = f"{mpm} {cfg}: {len(bad)} error-log lines, e.g. {bad[0]}"
-                if cfg == "sitemap":
-                    t.fail(msg)
-                else:
-                    t.note(msg)
+        check_servers(t, mpm, servers, logs)
         t.note(f"{mpm}: load average after: {loadavg()}")
     finally:
         try:
