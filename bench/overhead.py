@@ -219,6 +219,9 @@ def warm_up(ctx, servers, mpm, sm_db):
                           f"and {len(have - pages)} other URLs")
         time.sleep(0.2)
     time.sleep(1.2)     # every process's first sightings written
+    # The new sites' files, the stores and the logs go to disk now, not
+    # (by the kernel's flusher, on the server's CPU) during the rounds.
+    os.sync()
 
 
 def balanced_orders(n):
@@ -347,8 +350,11 @@ def run(ctx, mpm):
         # than the later ones, in run after run.  So the rounds are spread
         # over fresh instances of all the servers (new roots, sites and
         # stores), created and started in a rotated order each time.
+        # By default two instances per configuration, so that each is
+        # created first twice, second twice, ...; every instance runs the
+        # same number of rounds (at least p.rounds in all).
         got, n = {cfg: [] for cfg in all_cfgs}, 0
-        instances = max(1, min(p.instances, p.rounds))
+        instances = max(1, min(p.instances or 2 * len(all_cfgs), p.rounds))
         per_instance = -(-p.rounds // instances)
         for inst in range(instances):
             if servers:
@@ -361,9 +367,8 @@ def run(ctx, mpm):
                     for cfg, srv in servers.items()}
             sm_db = servers["sitemap"].path("db/sitemap.db")
             warm_up(ctx, servers, mpm, sm_db)
-            more = min(per_instance, p.rounds - n)
             part, k, _ = rounds(ctx, servers, logs, all_cfgs, "cycle.lua",
-                                p.duration, lambda r, m=more: r < m,
+                                p.duration, lambda r: r < per_instance,
                                 start=n)
             for cfg in all_cfgs:
                 got[cfg] += part[cfg]
