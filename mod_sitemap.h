@@ -6,6 +6,7 @@
 #include "httpd.h"
 #include "http_config.h"
 
+#include "sm_hot.h"
 #include "sm_recorder.h"
 #include "sm_rules.h"
 #include "sm_store.h"

@@ -29,7 +29,7 @@ APLOG_USE_MODULE(sitemap);
 
 /* SitemapPath and its pages belong to the module in vhosts with Sitemap On,
  * whatever the document root or later rewrites would make of them. */
-int sitemap_translate_name(request_rec *r)
+SM_HOT int sitemap_translate_name(request_rec *r)
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
 
@@ -44,7 +44,7 @@ int sitemap_translate_name(request_rec *r)
 }
 
 /* Not a file: no directory walk, no stat (as mod_proxy does). */
-int sitemap_map_to_storage(request_rec *r)
+SM_HOT int sitemap_map_to_storage(request_rec *r)
 {
     if (r->handler && strcmp(r->handler, SITEMAP_HANDLER) == 0
         && r->filename && strncmp(r->filename, "sitemap:", 8) == 0)
@@ -215,7 +215,8 @@ static void abort_response(request_rec *r)
     c->keepalive = AP_CONN_CLOSE;
 }
 
-int sitemap_handler(request_rec *r)
+/* A request for the sitemap (r->handler is ours). */
+static SM_NOINLINE int serve(request_rec *r)
 {
     sitemap_server_conf *conf;
     apr_int64_t name;
@@ -228,8 +229,6 @@ int sitemap_handler(request_rec *r)
     int status, i;
     apr_status_t rv;
 
-    if (!r->handler || strcmp(r->handler, SITEMAP_HANDLER) != 0)
-        return DECLINED;
     conf = SITEMAP_CONF(r->server);
     if (conf->enabled != 1 || !conf->readers)
         return DECLINED;
@@ -359,4 +358,12 @@ int sitemap_handler(request_rec *r)
     sm_store_read_end(st);
     apr_reslist_release(conf->readers, st);
     return OK;
+}
+
+/* Every request asks: only the sitemap's own go further (serve). */
+SM_HOT int sitemap_handler(request_rec *r)
+{
+    if (!r->handler || strcmp(r->handler, SITEMAP_HANDLER) != 0)
+        return DECLINED;
+    return serve(r);
 }

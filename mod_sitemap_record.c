@@ -30,7 +30,8 @@ typedef struct {
  * comma-joined; NULL when absent.  apr_table_get first: it is the cheap
  * answer for the usual "absent", and apr_table_getm is paid only when the
  * header is there. */
-static const char *all_values(request_rec *r, int errs, const char *name)
+SM_HOT static const char *all_values(request_rec *r, int errs,
+                                     const char *name)
 {
     const char *a = apr_table_get(r->headers_out, name);
     const char *b = errs ? apr_table_get(r->err_headers_out, name) : NULL;
@@ -44,7 +45,7 @@ static const char *all_values(request_rec *r, int errs, const char *name)
     return a ? a : b;
 }
 
-static void find_headers(request_rec *last, response_headers *h)
+SM_HOT static void find_headers(request_rec *last, response_headers *h)
 {
     int errs = !apr_is_empty_table(last->err_headers_out);
 
@@ -59,9 +60,10 @@ static void find_headers(request_rec *last, response_headers *h)
  * method, status, request target and headers.  Not the content type: past
  * those checks it is one of the listed types, and sm_rules_decide looks at
  * it no further. */
-static apr_uint64_t raw_facts_hash(const sitemap_server_conf *conf,
-                                   const request_rec *orig, int status,
-                                   const response_headers *h)
+SM_HOT static apr_uint64_t raw_facts_hash(const sitemap_server_conf *conf,
+                                          const request_rec *orig,
+                                          int status,
+                                          const response_headers *h)
 {
     const char *strs[5];
     apr_uint64_t x = ((apr_uint64_t)(apr_uintptr_t)conf << 16)
@@ -77,16 +79,57 @@ static apr_uint64_t raw_facts_hash(const sitemap_server_conf *conf,
     return x ? x : 1;
 }
 
-int sitemap_log_transaction(request_rec *r)
+/* Not a repeat: the rules decide, and a record or forget is handed to the
+ * recorder.  Apart from the hot path, as it runs for few requests. */
+static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
+                              request_rec *orig, sm_response *resp,
+                              const response_headers *h, apr_uint64_t raw)
+{
+    sm_change change;
+    sm_verdict verdict;
+    const char *url, *why = NULL;
+
+    /* Credentials sent without r->user (no auth configured there) are
+     * looked up only now: a repeat has the raw facts of a response already
+     * acted on, so whoever asked, there is nothing to do; anything else is
+     * decided with them (sm_rules: an authenticated 200 is not recorded). */
+    if (!resp->authenticated)
+        resp->authenticated =
+            apr_table_get(orig->headers_in, "Authorization") != NULL;
+    resp->x_robots_tag = h->x_robots_tag;
+    resp->cache_control = h->cache_control;
+    verdict = sm_rules_decide(r->pool, &conf->rules, resp, &url, &why);
+    if (verdict == SM_IGNORE) {
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (%s): %s",
+                      why ? why : "-", orig->unparsed_uri);
+        return DECLINED;
+    }
+
+    change.op = verdict == SM_RECORD ? SM_CHANGE_RECORD : SM_CHANGE_FORGET;
+    change.site = &conf->site;
+    change.url = url;
+    change.seen = r->request_time;
+    change.last_modified = 0;
+    change.etag = NULL;
+    if (verdict == SM_RECORD) {
+        change.last_modified = sm_parse_http_date(h->last_modified);
+        change.etag = h->etag;
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "%s %s%s",
+                  verdict == SM_RECORD ? "recording" : "forgetting",
+                  conf->site.base, url);
+    sm_recorder_add(conf->recorder, &change, raw);
+    return OK;
+}
+
+SM_HOT int sitemap_log_transaction(request_rec *r)
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
     request_rec *orig = r, *last = r;
     response_headers h;
     sm_response resp;
-    sm_change change;
-    sm_verdict verdict;
     apr_uint64_t raw;
-    const char *url, *why = NULL;
+    const char *why = NULL;
     int status;
 
     if (conf->enabled != 1 || !conf->recorder)
@@ -122,36 +165,5 @@ int sitemap_log_transaction(request_rec *r)
     raw = raw_facts_hash(conf, orig, status, &h);
     if (sm_recorder_repeat(conf->recorder, raw, r->request_time))
         return OK;
-    /* Credentials sent without r->user (no auth configured there) are
-     * looked up only now: a repeat has the raw facts of a response already
-     * acted on, so whoever asked, there is nothing to do; anything else is
-     * decided with them (sm_rules: an authenticated 200 is not recorded). */
-    if (!resp.authenticated)
-        resp.authenticated =
-            apr_table_get(orig->headers_in, "Authorization") != NULL;
-
-    resp.x_robots_tag = h.x_robots_tag;
-    resp.cache_control = h.cache_control;
-    verdict = sm_rules_decide(r->pool, &conf->rules, &resp, &url, &why);
-    if (verdict == SM_IGNORE) {
-        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (%s): %s",
-                      why ? why : "-", orig->unparsed_uri);
-        return DECLINED;
-    }
-
-    change.op = verdict == SM_RECORD ? SM_CHANGE_RECORD : SM_CHANGE_FORGET;
-    change.site = &conf->site;
-    change.url = url;
-    change.seen = r->request_time;
-    change.last_modified = 0;
-    change.etag = NULL;
-    if (verdict == SM_RECORD) {
-        change.last_modified = sm_parse_http_date(h.last_modified);
-        change.etag = h.etag;
-    }
-    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "%s %s%s",
-                  verdict == SM_RECORD ? "recording" : "forgetting",
-                  conf->site.base, url);
-    sm_recorder_add(conf->recorder, &change, raw);
-    return OK;
+    return decide(r, conf, orig, &resp, &h, raw);
 }

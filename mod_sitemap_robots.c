@@ -34,7 +34,8 @@ typedef struct {
 /* Is this the answer to a client's /robots.txt?  Decided on the request
  * the client made, so robots.txt produced through a rewrite (to a script,
  * or an internal redirect) counts; an ErrorDocument does not. */
-static int robots_wanted(request_rec *r, const sitemap_server_conf **out)
+SM_HOT static int robots_wanted(request_rec *r,
+                                const sitemap_server_conf **out)
 {
     const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
     request_rec *orig = r;
@@ -108,7 +109,7 @@ static void restore_etags(request_rec *r, const sitemap_server_conf *conf,
 
 /* Just before the handler runs: the ETags are restored here rather than in
  * a fixup, so the other requests pay for one hook of ours, not two. */
-void sitemap_robots_insert_filter(request_rec *r)
+SM_HOT void sitemap_robots_insert_filter(request_rec *r)
 {
     const sitemap_server_conf *conf;
     request_rec *orig = r;
@@ -128,7 +129,7 @@ void sitemap_robots_insert_filter(request_rec *r)
 
 /* The site has no robots.txt: answer one that allows everything (the
  * filter adds the Sitemap lines). */
-int sitemap_robots_fallback(request_rec *r)
+SM_HOT int sitemap_robots_fallback(request_rec *r)
 {
     const sitemap_server_conf *conf;
 

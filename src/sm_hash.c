@@ -3,6 +3,7 @@
  * header values): the tail is read as the string's last 8 bytes (or byte by
  * byte when shorter), never through a variable-length memcpy call. */
 #include "sm_hash.h"
+#include "sm_hot.h"
 
 #include <string.h>
 
@@ -25,7 +26,8 @@ static apr_uint64_t fmix(apr_uint64_t h)
     return h ^ (h >> 33);
 }
 
-static apr_uint64_t fold(apr_uint64_t h, const unsigned char *s, apr_size_t n)
+SM_HOT static apr_uint64_t fold(apr_uint64_t h, const unsigned char *s,
+                               apr_size_t n)
 {
     apr_uint64_t w = 0;
     apr_size_t len = n;
@@ -64,7 +66,8 @@ apr_uint64_t sm_hash_u64(apr_uint64_t h, apr_uint64_t v)
     return fmix(mix(h, v));
 }
 
-apr_uint64_t sm_hash_strs(apr_uint64_t h, const char *const *strs, int n)
+SM_HOT apr_uint64_t sm_hash_strs(apr_uint64_t h, const char *const *strs,
+                                 int n)
 {
     int i;
 

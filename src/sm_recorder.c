@@ -1,6 +1,7 @@
 /* sm_recorder.c: see sm_recorder.h. */
 #include "sm_recorder.h"
 #include "sm_hash.h"
+#include "sm_hot.h"
 
 #include <apr_strings.h>
 #include <apr_thread_cond.h>
@@ -296,7 +297,7 @@ static int alias_way(const alias_set *set, apr_uint64_t raw)
 }
 
 /* The current epoch, moved on first when a new tick has begun. */
-static apr_uint32_t epoch_now(sm_recorder *rec, apr_uint32_t now_s)
+SM_HOT static apr_uint32_t epoch_now(sm_recorder *rec, apr_uint32_t now_s)
 {
     apr_uint32_t tick = now_s / rec->tick_sec, was = LOAD(rec->epoch_tick);
 
@@ -739,7 +740,8 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thd, void *data)
 
 /* ---- the public side ------------------------------------------------------ */
 
-int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw, apr_time_t seen)
+SM_HOT int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw,
+                              apr_time_t seen)
 {
     apr_uint32_t now_s = (apr_uint32_t)apr_time_sec(seen);
     alias_set *set;

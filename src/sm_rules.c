@@ -7,6 +7,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 
 #include "sm_rules.h"
+#include "sm_hot.h"
 
 #include <apr_cstr.h>
 #include <apr_strings.h>
@@ -172,7 +173,8 @@ int sm_header_has_token(const char *value, const char *token)
  * listed types are lowercase.  Runs on every response: most name a listed
  * type in lowercase, which strncmp (vectorised) decides at once; the byte
  * loop folding case is for the rest. */
-static int type_listed(const apr_array_header_t *types, const char *ct)
+SM_HOT static int type_listed(const apr_array_header_t *types,
+                              const char *ct)
 {
     const char *s = ct;
     int i;
@@ -237,8 +239,8 @@ static int refuse(const char **why, const char *r)
     return 0;
 }
 
-int sm_rules_worth_deciding(const sm_rules *rules, const sm_response *resp,
-                            const char **why)
+SM_HOT int sm_rules_worth_deciding(const sm_rules *rules,
+                                   const sm_response *resp, const char **why)
 {
     int get;
 

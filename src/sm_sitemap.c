@@ -1,5 +1,6 @@
 /* sm_sitemap.c: see sm_sitemap.h. */
 #include "sm_sitemap.h"
+#include "sm_hot.h"
 
 #include <apr_lib.h>
 #include <apr_strings.h>
@@ -31,7 +32,7 @@ const char *sm_page_path(apr_pool_t *p, const char *sitemap_path,
                         sitemap_path, n);
 }
 
-apr_int64_t sm_name_parse(const char *sitemap_path, const char *uri)
+SM_HOT apr_int64_t sm_name_parse(const char *sitemap_path, const char *uri)
 {
     apr_size_t stem, len, digits;
     apr_int64_t n = 0;
