@@ -1,7 +1,8 @@
 /* mod_sitemap_robots.c: advertise the sitemap in /robots.txt.
  *
- * An output filter (just after the content-setting filters) appends "Sitemap:" lines to whatever produces the
- * site's robots.txt (a file, a script, a proxy), streaming: the body
+ * An output filter (just after the content-setting filters) appends
+ * "Sitemap:" lines to whatever produces the site's robots.txt (a file, a
+ * script, a proxy), streaming: the body
  * passes through untouched and the scan (src/sm_robots.c) keeps only the
  * line in progress.  When the site has no robots.txt, a last-resort
  * handler answers a permissive one and the same filter adds the lines. */

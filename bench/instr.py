@@ -64,8 +64,9 @@ def session(ctx, cfg, kind, n, tag):
     for d in ("logs", "run", "db"):
         give_to_run_user(srv.path(d))
     out = srv.path("db/callgrind.out")
-    cmd = ["valgrind", "--tool=callgrind", "--vgdb=no", "--separate-threads=yes",
-           f"--callgrind-out-file={out}", HTTPD, "-X", "-f", srv.conf_path]
+    cmd = ["valgrind", "--tool=callgrind", "--vgdb=no",
+           "--separate-threads=yes", f"--callgrind-out-file={out}",
+           HTTPD, "-X", "-f", srv.conf_path]
     kw = {"user": RUN_UID, "group": RUN_GID} if IS_ROOT else {}
     with open(srv.path("logs/valgrind.log"), "w") as vlog:
         proc = subprocess.Popen(ctx.cpus.server_cmd(cmd),

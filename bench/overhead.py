@@ -14,11 +14,12 @@ module lines run side by side (httpd pinned to one CPU, wrk to another):
 They are driven in turn, in orders that give each configuration every
 position and every predecessor equally often (balanced_orders), for as many
 rounds as asked, the steady state's spread over several fresh instances of
-the servers, created and started in a rotated order; each round gives the ratio of each configuration's requests/s to the
-plain server's, and the ratio of their CPU time per request (every thread
-of every httpd process, the module's writer thread included, from
-/proc/PID/task/TID/schedstat), which other load on the machine disturbs far
-less than throughput.  The medians of those ratios are the results.
+the servers, created and started in a rotated order.  Each round gives the
+ratio of each configuration's requests/s to the plain server's, and the
+ratio of their CPU time per request (every thread of every httpd process,
+the module's writer thread included, from /proc/PID/task/TID/schedstat),
+which other load on the machine disturbs far less than throughput.  The
+medians of those ratios are the results.
 
 steady  a static site of 1,000 HTML pages, all recorded before measuring
 crawl   every request a URL never seen before (/crawl/TAG-THREAD-N.html,
@@ -226,10 +227,10 @@ def warm_up(ctx, servers, mpm, sm_db):
 
 def balanced_orders(n):
     """Orders of n configurations in which each comes in every position,
-    and right after every other one, equally often (a Williams design):
-    a run goes faster after its own server's (caches warm) and slower after
-    some others' (the naive module's writes), and A B C, C B A would let
-    that favour A and C against B."""
+    and right after every other one, equally often (a Williams design).
+    A B C, C B A runs A and C twice in a row and B never: whatever a run
+    leaves behind for the next one (warm caches, a neighbour's writes to
+    disk) would not fall on all configurations alike."""
     first, lo, hi = [0], 1, n - 1
     while len(first) < n:
         first.append(lo if len(first) % 2 else hi)
