@@ -52,6 +52,8 @@ typedef struct {
 /* Hooks implemented by the glue files, registered in mod_sitemap.c. */
 int sitemap_log_transaction(request_rec *r);
 int sitemap_translate_name(request_rec *r);
+void sitemap_record_prefetch(const request_rec *r,
+                             const sitemap_server_conf *conf);
 int sitemap_map_to_storage(request_rec *r);
 int sitemap_handler(request_rec *r);
 void sitemap_robots_register(apr_pool_t *p);

@@ -36,8 +36,10 @@ SM_HOT int sitemap_translate_name(request_rec *r)
     if (conf->enabled != 1 || !conf->site.base || r->main || !r->uri
         || r->uri[0] != '/')
         return DECLINED;
-    if (sm_name_parse(conf->sitemap_path, r->uri) == SM_NAME_NOT_OURS)
+    if (sm_name_parse(conf->sitemap_path, r->uri) == SM_NAME_NOT_OURS) {
+        sitemap_record_prefetch(r, conf);
         return DECLINED;
+    }
     r->handler = SITEMAP_HANDLER;
     r->filename = apr_pstrcat(r->pool, "sitemap:", r->uri, NULL);
     return OK;

@@ -55,28 +55,43 @@ SM_HOT static void find_headers(request_rec *last, response_headers *h)
     h->cache_control = all_values(last, errs, "Cache-Control");
 }
 
+/* The raw facts known when the request arrives: the site's configuration,
+ * the method and the request target.  They pick the recorder's memory line
+ * (sm_recorder_raw), which sitemap_record_prefetch starts loading then. */
+SM_HOT static apr_uint64_t raw_facts_first(const sitemap_server_conf *conf,
+                                           const request_rec *orig)
+{
+    apr_uint64_t x = ((apr_uint64_t)(apr_uintptr_t)conf << 16)
+                     ^ (apr_uint64_t)orig->method_number;
+
+    return sm_hash_str(x ^ SM_HASH_SEED, orig->unparsed_uri);
+}
+
+SM_HOT void sitemap_record_prefetch(const request_rec *r,
+                                    const sitemap_server_conf *conf)
+{
+    if (conf->recorder && !r->prev && r->unparsed_uri)
+        sm_recorder_prefetch(conf->recorder, raw_facts_first(conf, r));
+}
+
 /* Everything that still decides the verdict and the change once the cheap
- * checks (sm_rules_worth_deciding) have passed: the site's configuration,
- * method, status, request target and headers.  Not the content type: past
- * those checks it is one of the listed types, and sm_rules_decide looks at
- * it no further. */
+ * checks (sm_rules_worth_deciding) have passed: the first part above, the
+ * status and the headers.  Not the content type: past those checks it is
+ * one of the listed types, and sm_rules_decide looks at it no further. */
 SM_HOT static apr_uint64_t raw_facts_hash(const sitemap_server_conf *conf,
                                           const request_rec *orig,
                                           int status,
                                           const response_headers *h)
 {
-    const char *strs[5];
-    apr_uint64_t x = ((apr_uint64_t)(apr_uintptr_t)conf << 16)
-                     ^ ((apr_uint64_t)orig->method_number << 10)
-                     ^ (apr_uint64_t)status;
+    const char *strs[4];
+    apr_uint64_t first = raw_facts_first(conf, orig);
 
-    strs[0] = orig->unparsed_uri;
-    strs[1] = h->last_modified;
-    strs[2] = h->etag;
-    strs[3] = h->x_robots_tag;
-    strs[4] = h->cache_control;
-    x = sm_hash_strs(x ^ SM_HASH_SEED, strs, 5);
-    return x ? x : 1;
+    strs[0] = h->last_modified;
+    strs[1] = h->etag;
+    strs[2] = h->x_robots_tag;
+    strs[3] = h->cache_control;
+    return sm_recorder_raw(first, sm_hash_strs(first ^ (apr_uint64_t)status,
+                                               strs, 4));
 }
 
 /* Not a repeat: the rules decide, and a record or forget is handed to the

@@ -82,16 +82,11 @@ typedef struct {
 } batch;
 
 struct sm_recorder {
-    sm_recorder_conf conf;
-    apr_pool_t *pool;
-    apr_thread_mutex_t *lock;
-    apr_thread_cond_t *wake;    /* the writer: work to do, or stop */
-    apr_thread_cond_t *room;    /* requests: the queue has room again */
-    apr_thread_t *thread;
-    int running, stopping, faulted;
-    batch *pending, *spare;
-    apr_array_header_t *sites;  /* const sm_site_conf * */
-    /* Even while nobody changes the memories below, odd while someone
+    /* What every request reads (sm_recorder_repeat), in one cache line:
+     * the recorder is allocated on a line of its own (cache_lines). */
+    alias_set *alias;           /* SEEN_SETS, 64-byte aligned */
+    seen_set *seen;             /* SEEN_SETS, 64-byte aligned */
+    /* Even while nobody changes the memories, odd while someone
      * (holding lock) does: sm_recorder_repeat reads them without the lock
      * and trusts what it read only if this did not move meanwhile. */
     apr_uint32_t memory_seq;
@@ -104,9 +99,17 @@ struct sm_recorder {
     apr_uint32_t epoch;
     apr_uint32_t epoch_tick;
     apr_uint32_t tick_sec;
-    seen_set *seen;             /* SEEN_SETS, 64-byte aligned */
+
+    sm_recorder_conf conf;
+    apr_pool_t *pool;
+    apr_thread_mutex_t *lock;
+    apr_thread_cond_t *wake;    /* the writer: work to do, or stop */
+    apr_thread_cond_t *room;    /* requests: the queue has room again */
+    apr_thread_t *thread;
+    int running, stopping, faulted;
+    batch *pending, *spare;
+    apr_array_header_t *sites;  /* const sm_site_conf * */
     unsigned seen_victim;
-    alias_set *alias;           /* SEEN_SETS, 64-byte aligned */
     unsigned alias_victim;
     sm_recorder_stats stats;
     apr_interval_time_t refresh;
@@ -795,6 +798,25 @@ SM_HOT int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw,
 #endif
 }
 
+/* The set is raw % SEEN_SETS: raw takes those bits from first. */
+SM_HOT apr_uint64_t sm_recorder_raw(apr_uint64_t first, apr_uint64_t rest)
+{
+    apr_uint64_t low = SEEN_SETS - 1;
+    apr_uint64_t raw = (rest & ~low) | (first & low);
+
+    return raw ? raw : SEEN_SETS;       /* 0 is "no raw facts" */
+}
+
+SM_HOT void sm_recorder_prefetch(const sm_recorder *rec, apr_uint64_t first)
+{
+#if defined(__GNUC__)
+    __builtin_prefetch(&rec->alias[first % SEEN_SETS]);
+#else
+    (void)rec;
+    (void)first;
+#endif
+}
+
 void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
 {
     apr_uint64_t key = change_key(c);
@@ -897,7 +919,7 @@ static apr_status_t recorder_cleanup(void *data)
 apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
                                 const sm_recorder_conf *conf)
 {
-    sm_recorder *rec = apr_pcalloc(p, sizeof(*rec));
+    sm_recorder *rec = cache_lines(p, (sizeof(*rec) + 63) / 64);
     apr_status_t rv;
 
     rec->conf = *conf;

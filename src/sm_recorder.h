@@ -76,6 +76,16 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *change,
  * what sm_recorder_add is given. */
 int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw, apr_time_t seen);
 
+/* The raw facts' hash in two parts.  first, a hash of what is known when
+ * the request arrives (site, method, target), picks the memory line that
+ * sm_recorder_repeat will read: sm_recorder_prefetch starts loading it
+ * then, so that it is in the cache when the response is logged, tens of
+ * microseconds later.  sm_recorder_raw joins first with rest (a hash of
+ * everything, first included) into the raw that sm_recorder_repeat and
+ * sm_recorder_add take. */
+void sm_recorder_prefetch(const sm_recorder *rec, apr_uint64_t first);
+apr_uint64_t sm_recorder_raw(apr_uint64_t first, apr_uint64_t rest);
+
 /* Write everything pending now, in the calling thread. */
 apr_status_t sm_recorder_flush(sm_recorder *rec);
 

@@ -333,6 +333,55 @@ static void test_hash(void **state)
     assert_int_equal(sm_hash_str(h, "same"), sm_hash_str(h, "same"));
 }
 
+/* The module's raw facts come in two parts (sm_recorder_raw): whatever the
+ * parts, the joined hash is never "none", keeps both parts' differences,
+ * and responses that share the first part (one URL, several answers) are
+ * told apart and recognised, with their line prefetched or not. */
+static void test_raw_from_two_parts(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_recorder *rec = make(u, path, apr_time_from_sec(3600), 100, 1000);
+    apr_time_t now = apr_time_now();
+    apr_uint64_t first = sm_hash_str(SM_HASH_SEED, "/one/url");
+    apr_uint64_t other = sm_hash_str(SM_HASH_SEED, "/another/url");
+    apr_uint64_t raw[6];
+    char url[16];
+    int i, j;
+
+    assert_true(sm_recorder_raw(0, 0) != 0);
+    assert_true(sm_recorder_raw(first, 0) != 0);
+    assert_int_equal(sm_recorder_raw(first, 42), sm_recorder_raw(first, 42));
+    assert_true(sm_recorder_raw(first, 42) != sm_recorder_raw(other, 42));
+    for (i = 0; i < 6; i++) {
+        raw[i] = sm_recorder_raw(first,
+                                 sm_hash_u64(first, (apr_uint64_t)i));
+        for (j = 0; j < i; j++)
+            assert_true(raw[i] != raw[j]);
+    }
+    /* Prefetching is only a hint: the answers are the same either way. */
+    sm_recorder_prefetch(rec, first);
+    assert_int_equal(sm_recorder_repeat(rec, raw[0], now), 0);
+    add_raw(rec, SM_CHANGE_RECORD, "/u0", "\"1\"", raw[0], now);
+    sm_recorder_prefetch(rec, first);
+    assert_int_equal(sm_recorder_repeat(rec, raw[0], now), 1);
+    assert_int_equal(sm_recorder_repeat(rec, raw[1], now), 0);
+    /* More answers with one first part than a memory line holds: the
+     * newest are recognised, none is ever taken for another. */
+    for (i = 1; i < 6; i++) {
+        sprintf(url, "/u%d", i);
+        add_raw(rec, SM_CHANGE_RECORD, url, "\"1\"", raw[i], now);
+    }
+    assert_int_equal(sm_recorder_repeat(rec, raw[5], now), 1);
+    assert_int_equal(sm_recorder_repeat(rec,
+                                        sm_recorder_raw(first, 7), now), 0);
+    sm_recorder_prefetch(rec, other);
+    assert_int_equal(sm_recorder_repeat(rec, sm_recorder_raw(other, 7),
+                                        now), 0);
+    sm_recorder_stop(rec);
+    assert_int_equal(count_urls(path), 6);
+}
+
 static void test_last_change_wins(void **state)
 {
     unit_ctx *u = *state;
@@ -504,6 +553,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_raw_refused_is_not_a_repeat, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_raw_repeats_while_changing, unit_setup, unit_teardown),
         cmocka_unit_test(test_hash),
+        cmocka_unit_test_setup_teardown(test_raw_from_two_parts, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_last_change_wins, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_big_batch_last_change_wins, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_writer_thread_flushes_in_time, unit_setup, unit_teardown),
