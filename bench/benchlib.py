@@ -546,32 +546,57 @@ LUA = os.path.join(BENCH, "lua")
 BENCH_LINE = re.compile(r"^BENCH (.*)$", re.M)
 
 
-def wrk(cpus, url, script, args=(), duration=3, threads=1, connections=8,
-        allow_status_errors=False):
-    """Run wrk; returns the figures of its summary line (requests, rps,
-    p50_us, ...).  Non-2xx/3xx answers or connection failures mean the
-    server is broken (Failure)."""
+def wrk_command(url, script, args=(), duration=3, threads=1, connections=8):
     cmd = [WRK, "-t", str(threads), "-c", str(connections),
            "-d", f"{duration}s", "--timeout", "30s",
            "-s", os.path.join(LUA, script), url]
     if args:
         cmd += ["--", *map(str, args)]
-    r = sh(cpus.client_cmd(cmd), timeout=duration + 120)
-    m = BENCH_LINE.search(r.stdout)
-    if r.returncode != 0 or not m:
-        raise Failure(f"wrk failed: {' '.join(cmd)}\n{r.stdout}{r.stderr}")
+    return cmd
+
+
+def wrk_figures(cmd, returncode, stdout, stderr, allow_status_errors=False):
+    """The figures of wrk's summary line (requests, rps, p50_us, ...).
+    Non-2xx/3xx answers or connection failures mean the server is broken
+    (Failure)."""
+    m = BENCH_LINE.search(stdout)
+    if returncode != 0 or not m:
+        raise Failure(f"wrk failed: {' '.join(cmd)}\n{stdout}{stderr}")
     out = {}
     for kv in m.group(1).split():
         k, _, v = kv.partition("=")
         out[k] = float(v) if "." in v else int(v)
     out["rps"] = out["requests"] / (out["duration_us"] / 1e6)
     if out["requests"] == 0:
-        raise Failure(f"wrk got no answer: {' '.join(cmd)}\n{r.stdout}")
+        raise Failure(f"wrk got no answer: {' '.join(cmd)}\n{stdout}")
     if out["connect"] or (out["status"] and not allow_status_errors):
         raise Failure(f"wrk: {out['status']} error statuses, "
                       f"{out['connect']} connect errors: {' '.join(cmd)}\n"
-                      f"{r.stdout}")
+                      f"{stdout}")
     return out
+
+
+def wrk(cpus, url, script, args=(), duration=3, threads=1, connections=8,
+        allow_status_errors=False):
+    """Run wrk; returns the figures of its summary line (wrk_figures)."""
+    cmd = wrk_command(url, script, args, duration, threads, connections)
+    r = sh(cpus.client_cmd(cmd), timeout=duration + 120)
+    return wrk_figures(cmd, r.returncode, r.stdout, r.stderr,
+                       allow_status_errors)
+
+
+def wrk_together(cpus, urls, script, args=(), duration=3, threads=1,
+                 connections=8):
+    """One wrk per URL, all at once (on the client CPU); their figures, in
+    the order of urls."""
+    cmds = [wrk_command(u, script, args, duration, threads, connections)
+            for u in urls]
+    procs = [subprocess.Popen(cpus.client_cmd(c), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True,
+                              errors="replace") for c in cmds]
+    done = [p.communicate(timeout=duration + 120) for p in procs]
+    return [wrk_figures(c, p.returncode, out, err)
+            for c, p, (out, err) in zip(cmds, procs, done)]
 
 
 # ---------------------------------------------------------------------------

@@ -34,7 +34,8 @@ import sqlite3
 import time
 
 from benchlib import (BASE, Failure, Httpd, as_run_user, loadavg, log,
-                      median, median_ci, query, stop_all, wrk)
+                      median, median_ci, query, stop_all, wrk,
+                      wrk_together)
 
 PAGES = 1000
 WRITER_THREAD = "sitemap-writer"   # the recorder names its thread (Linux)
@@ -201,13 +202,14 @@ def warm_up(ctx, servers, mpm, sm_db):
     """Until every page is recorded: one wrk thread per connection, each
     walking all the pages, and as many connections as prefork has
     processes (each holds one), so that every process has seen every
-    page."""
+    page.  All the servers at once: a set of servers is ready in the time
+    one would take."""
     p = ctx.params
-    for srv in servers.values():
-        for _ in range(p.warmup_runs):
-            n = p.warm_connections[mpm]
-            wrk(ctx.cpus, srv.url, "cycle.lua", [PAGES],
-                duration=p.warmup, threads=n, connections=n)
+    n = p.warm_connections[mpm]
+    for _ in range(p.warmup_runs):
+        wrk_together(ctx.cpus, [srv.url for srv in servers.values()],
+                     "cycle.lua", [PAGES], duration=p.warmup, threads=n,
+                     connections=n)
     pages = {f"/p/{i:04d}.html" for i in range(PAGES)}
     deadline = time.monotonic() + 30
     while True:
@@ -303,7 +305,9 @@ def make_servers(ctx, mpm, cfgs, tag):
     its own site (and store), created and started in that order."""
     servers = {}
     for cfg in cfgs:
-        srv = Httpd(os.path.join(ctx.work, f"overhead-{mpm}-{tag}-{cfg}"),
+        # Roots of one length: no configuration's paths are longer.
+        srv = Httpd(os.path.join(ctx.work,
+                                 f"overhead-{mpm}-{tag}-{cfg:-<8}"),
                     mpm, module_conf=module_conf(cfg, ctx.build),
                     cpus=ctx.cpus)
         make_site(srv)
@@ -351,11 +355,14 @@ def run(ctx, mpm):
         # than the later ones, in run after run.  So the rounds are spread
         # over fresh instances of all the servers (new roots, sites and
         # stores), created and started in a rotated order each time.
-        # By default two instances per configuration, so that each is
-        # created first twice, second twice, ...; every instance runs the
-        # same number of rounds (at least p.rounds in all).
+        # Each instance carries an offset of its own (1-2% here) that all
+        # its rounds share, so more instances with fewer rounds each
+        # average it out better: by default four per configuration, so
+        # that each is created first four times, second four times, ...;
+        # every instance runs the same number of rounds (at least p.rounds
+        # in all).
         got, n = {cfg: [] for cfg in all_cfgs}, 0
-        instances = max(1, min(p.instances or 2 * len(all_cfgs), p.rounds))
+        instances = max(1, min(p.instances or 4 * len(all_cfgs), p.rounds))
         per_instance = -(-p.rounds // instances)
         for inst in range(instances):
             if servers:
