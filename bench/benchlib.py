@@ -591,10 +591,24 @@ def wrk_together(cpus, urls, script, args=(), duration=3, threads=1,
     the order of urls."""
     cmds = [wrk_command(u, script, args, duration, threads, connections)
             for u in urls]
-    procs = [subprocess.Popen(cpus.client_cmd(c), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True,
-                              errors="replace") for c in cmds]
-    done = [p.communicate(timeout=duration + 120) for p in procs]
+    procs, done = [], []
+    try:
+        for c in cmds:
+            procs.append(subprocess.Popen(
+                cpus.client_cmd(c), stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, errors="replace"))
+        deadline = time.monotonic() + duration + 120
+        for c, p in zip(cmds, procs):
+            try:
+                done.append(p.communicate(
+                    timeout=max(1, deadline - time.monotonic())))
+            except subprocess.TimeoutExpired:
+                raise Failure(f"wrk did not finish: {' '.join(c)}") from None
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     return [wrk_figures(c, p.returncode, out, err)
             for c, p, (out, err) in zip(cmds, procs, done)]
 

@@ -27,7 +27,8 @@
 #define EXPIRE_EVERY apr_time_from_sec(3600)
 
 /* Both memories are sets in one 64-byte cache line (4 URLs, 3 aliases): a
- * lookup costs one line (they miss the cache on most requests).
+ * lookup costs one line (the alias line is prefetched: see
+ * sm_recorder_prefetch; otherwise they miss the cache on most requests).
  * A fingerprint's lowest bit tells a forgotten URL (FP_FORGET). */
 #define FP_FORGET 1u
 
@@ -82,8 +83,9 @@ typedef struct {
 } batch;
 
 struct sm_recorder {
-    /* What every request reads (sm_recorder_repeat), in one cache line:
-     * the recorder is allocated on a line of its own (cache_lines). */
+    /* What every request reads (sm_recorder_repeat, to the lock and the
+     * refresh period of its rarer paths), in one cache line: the recorder
+     * is allocated on a line of its own (cache_lines). */
     alias_set *alias;           /* SEEN_SETS, 64-byte aligned */
     seen_set *seen;             /* SEEN_SETS, 64-byte aligned */
     /* Even while nobody changes the memories, odd while someone
@@ -99,10 +101,11 @@ struct sm_recorder {
     apr_uint32_t epoch;
     apr_uint32_t epoch_tick;
     apr_uint32_t tick_sec;
+    apr_thread_mutex_t *lock;
+    apr_interval_time_t refresh;
 
     sm_recorder_conf conf;
     apr_pool_t *pool;
-    apr_thread_mutex_t *lock;
     apr_thread_cond_t *wake;    /* the writer: work to do, or stop */
     apr_thread_cond_t *room;    /* requests: the queue has room again */
     apr_thread_t *thread;
@@ -112,7 +115,6 @@ struct sm_recorder {
     unsigned seen_victim;
     unsigned alias_victim;
     sm_recorder_stats stats;
-    apr_interval_time_t refresh;
 
     /* Owned by whoever writes (the writer thread, or a flush caller that
      * holds write_lock). */

@@ -58,9 +58,10 @@ apr_status_t sm_recorder_start(sm_recorder *rec);
 
 /* Hand over one change; its strings are copied.  Thread-safe.
  *
- * raw (0: none) is the caller's hash (sm_hash) of every raw fact of the
- * response that decided this change: the site, the request target, status,
- * method and the headers the rules and the change read.  The recorder
+ * raw (0: none) is the caller's hash of every raw fact of the response
+ * that decided this change: the site, the request target, status, method
+ * and the headers the rules and the change read, joined by sm_recorder_raw
+ * from the part known when the request arrives and the rest.  The recorder
  * remembers which URL and fingerprint it led to, so that the same
  * response again can be recognised by sm_recorder_repeat before any
  * parsing. */
@@ -82,7 +83,10 @@ int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw, apr_time_t seen);
  * then, so that it is in the cache when the response is logged, tens of
  * microseconds later.  sm_recorder_raw joins first with rest (a hash of
  * everything, first included) into the raw that sm_recorder_repeat and
- * sm_recorder_add take. */
+ * sm_recorder_add take.  So all the answers of one URL share one line of
+ * three aliases: a URL with more than three answers in turn (say, a
+ * Cache-Control that varies) pushes its own out, which costs a decision,
+ * never a wrong answer. */
 void sm_recorder_prefetch(const sm_recorder *rec, apr_uint64_t first);
 apr_uint64_t sm_recorder_raw(apr_uint64_t first, apr_uint64_t rest);
 
