@@ -366,17 +366,15 @@ def run(ctx, mpm):
         + (("variant",) if VARIANT else ())
     try:
         # ---- steady state -------------------------------------------------
-        # Two identical servers differ by 1-2% for as long as they run, and
-        # not at random: the first ones created and started came out slower
-        # than the later ones, in run after run.  So the rounds are spread
-        # over fresh instances of all the servers (new roots, sites and
-        # stores), created and started in a rotated order each time.
-        # Each instance carries an offset of its own (1-2% here) that all
-        # its rounds share, so more instances with fewer rounds each
-        # average it out better: by default four per configuration, so
-        # that each is created first four times, second four times, ...;
-        # every instance runs the same number of rounds (at least p.rounds
-        # in all).
+        # Two identical servers differ by 1-2% for as long as they run: each
+        # instance carries an offset of its own that all its rounds share
+        # (and the slot a server was created and started in once made a
+        # difference too).  So the rounds are spread over fresh instances
+        # of all the servers (new roots, sites and stores), created and
+        # started in a rotated order: by default four per configuration,
+        # so that each is created first four times, second four times,
+        # ...; every instance runs the same number of rounds (at least
+        # p.rounds in all).
         got, n = {cfg: [] for cfg in all_cfgs}, 0
         instances = max(1, min(p.instances or 4 * len(all_cfgs), p.rounds))
         per_instance = -(-p.rounds // instances)
