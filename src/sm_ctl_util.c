@@ -29,11 +29,12 @@ const char *sm_ctl_parse_duration(const char *s, apr_interval_time_t *out)
     }
     for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcmp(c, units[i].unit) == 0) {
-            apr_int64_t t = n * units[i].usec;
-            if (n == 0 || t / units[i].usec != n
-                || t > MAX_DURATION_SEC * APR_USEC_PER_SEC)
+            /* Bounded before multiplying: a signed overflow is undefined
+             * (an optimiser may drop a check made after it). */
+            if (n == 0
+                || n > MAX_DURATION_SEC * APR_USEC_PER_SEC / units[i].usec)
                 goto bad;
-            *out = t;
+            *out = n * units[i].usec;
             return NULL;
         }
     }
