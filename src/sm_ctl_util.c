@@ -8,6 +8,8 @@
 #include <string.h>
 
 #define MAX_DURATION_SEC (APR_INT64_C(100) * 366 * 86400)
+/* 9999-12-31T23:59:59Z: a <lastmod> has four digits of year. */
+#define LAST_SECOND APR_INT64_C(253402300799)
 
 const char *sm_ctl_parse_duration(const char *s, apr_interval_time_t *out)
 {
@@ -73,7 +75,7 @@ const char *sm_ctl_parse_time(const char *s, apr_time_t *out)
         apr_set_os_error(0);
         v = apr_strtoi64(s + 1, &end, 10);
         if (!apr_isdigit(s[1]) || *end || apr_get_os_error() || v < 0
-            || v > APR_INT64_C(253402300799))
+            || v > LAST_SECOND)
             return form;
         *out = apr_time_from_sec(v);
         return NULL;
@@ -117,6 +119,9 @@ const char *sm_ctl_parse_time(const char *s, apr_time_t *out)
             return form;
     }
     t -= apr_time_from_sec((apr_int64_t)sign * (zh * 3600 + zm * 60));
+    /* The zone may move a valid date out of the years 1970 to 9999. */
+    if (t < 0 || t > apr_time_from_sec(LAST_SECOND))
+        return form;
     *out = t;
     return NULL;
 }

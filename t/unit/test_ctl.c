@@ -77,6 +77,11 @@ static void test_times(void **state)
     assert_non_null(sm_ctl_parse_time("@", &t));
     assert_non_null(sm_ctl_parse_time("@-1", &t));
     assert_non_null(sm_ctl_parse_time("", &t));
+    /* Found by t/fuzz/fuzz_date: the zone moved a valid date out of years
+     * 1970..9999 (a <lastmod> of year 10000 is cut short in the XML, one
+     * before 1970 is negative). */
+    assert_non_null(sm_ctl_parse_time("9999-12-31T23:59-01:00", &t));
+    assert_non_null(sm_ctl_parse_time("1970-01-01T00:30+01:00", &t));
 }
 
 /* ---- URLs named by an administrator -------------------------------------- */
