@@ -156,7 +156,8 @@ static apr_array_header_t *names_in(apr_pool_t *p, const char *target)
                 *w++ = q[i];
         }
         *w = '\0';
-        if (nlen)
+        /* An empty name ("=x") is a name the URL holds too. */
+        if (flen)
             APR_ARRAY_PUSH(names, const char *) = name;
         q += flen;
         if (*q == '&')
@@ -192,9 +193,18 @@ const char *sm_ctl_url(apr_pool_t *p, const char *base, const char *in,
             return apr_psprintf(p, "'%s' is not on the site %s (it is on "
                                 "%s)", in, base, canon);
     }
-    if (!allow)
+    if (!allow) {
         allow = names_in(p, in);
-    st = sm_url_from_target(p, in, allow, strlen(base), &path, &u);
+        st = sm_url_from_target(p, in, allow, strlen(base), &path, &u);
+        /* Every name it holds is allowed: only a NUL byte in one, which
+         * no name given as a C string can match, is refused. */
+        if (st == SM_URL_QUERY_REFUSED)
+            return apr_psprintf(p, "'%s': a query parameter name holds a "
+                                "NUL byte (%%00)", in);
+    }
+    else {
+        st = sm_url_from_target(p, in, allow, strlen(base), &path, &u);
+    }
     if (st != SM_URL_OK)
         return apr_psprintf(p, "'%s': %s%s", in, sm_url_status_str(st),
                             st == SM_URL_QUERY_REFUSED

@@ -108,6 +108,16 @@ static void test_admin_urls(void **state)
     /* Every name the URL holds is allowed (NULL), or only those given. */
     assert_null(sm_ctl_url(u->pool, base, "/s?a+b=1&c%3Dd=2", NULL, &url));
     assert_string_equal(url, "/s?a+b=1&c%3Dd=2");
+    /* Found by t/fuzz/fuzz_base: an empty name ("=x") was not among the
+     * names the URL holds, and the URL was refused with a hint to use
+     * --allow-query, which add and remove do not take. */
+    assert_null(sm_ctl_url(u->pool, base, "/s?=x&a=1", NULL, &url));
+    assert_string_equal(url, "/s?=x&a=1");
+    /* A name holding a NUL byte can never be allowed: said plainly. */
+    err = sm_ctl_url(u->pool, base, "/s?a%00=1", NULL, &url);
+    assert_non_null(err);
+    assert_null(strstr(err, "--allow-query"));
+    assert_non_null(strstr(err, "NUL"));
     APR_ARRAY_PUSH(allow, const char *) = "page";
     assert_null(sm_ctl_url(u->pool, base, "/s?page=2", allow, &url));
     err = sm_ctl_url(u->pool, base, "/s?sort=1", allow, &url);
