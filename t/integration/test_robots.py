@@ -1,14 +1,15 @@
 """robots.txt: every site with `Sitemap On` advertises its sitemap there.
 
-SitemapRobots (default On) appends `Sitemap: <absolute sitemap URL>` lines
+SitemapRobots (default On) adds `Sitemap: <absolute sitemap URL>` lines
 to whatever answers /robots.txt (a file, a CGI, a proxied backend, a body
-split over many buckets), once per URL, leaving the rest byte for byte;
-SitemapRobotsExtra adds more URLs; SitemapRobotsFallback (default On)
+split over many buckets), once per URL, leaving the rest byte for byte: at
+the end of a body of up to 64 KiB, at the start (after a BOM) of a longer
+one; SitemapRobotsExtra adds more URLs; SitemapRobotsFallback (default On)
 answers a permissive robots.txt when the site has none.
 
-Every answer is checked three ways: the exact bytes (the original body plus
-the expected appended bytes), Python's urllib.robotparser and protego (both
-must list the expected sitemap URLs)."""
+Every answer is checked four ways: the exact bytes (the original body plus
+the expected added bytes), Python's urllib.robotparser, Protego and Scrapy's
+sitemap_urls_from_robots (all must list the expected sitemap URLs)."""
 import gzip
 import http.server
 import os
@@ -18,8 +19,11 @@ import urllib.robotparser
 
 import protego
 import pytest
+from scrapy.utils.sitemap import sitemap_urls_from_robots
 
 PLAIN = b"User-agent: *\nDisallow: /private/\n"
+HOLD = 64 * 1024            # SM_ROBOTS_HOLD: longer bodies get the lines first
+BOM = b"\xef\xbb\xbf"
 
 
 # ---------------------------------------------------------------------------
@@ -30,8 +34,17 @@ def sm_url(srv, host="127.0.0.1", path="/sitemap.xml"):
 
 
 def appended(original, urls, eol=b"\n"):
-    """What the module must serve for original: a line end when the body
-    does not end with one, then one line per URL."""
+    """What the module must serve for original: up to HOLD bytes, a line
+    end when the body does not end with one, then one line per URL; a
+    longer body gets the lines at its start (after a BOM), ending like its
+    first line (eol is then ignored), and after a BOM on a line of their
+    own (urllib and Protego would read the BOM as part of the first line)."""
+    if len(original) > HOLD:
+        first = original.split(b"\n", 1)[0]
+        eol = b"\r\n" if first.endswith(b"\r") else b"\n"
+        add = b"".join(b"Sitemap: " + u.encode() + eol for u in urls)
+        bom = BOM + eol if original.startswith(BOM) else b""
+        return bom + add + original[len(bom) and 3:]
     add = b"".join(b"Sitemap: " + u.encode() + eol for u in urls)
     if add and original and not original.endswith(b"\n"):
         add = eol + add
@@ -39,19 +52,21 @@ def appended(original, urls, eol=b"\n"):
 
 
 def parsed_sitemaps(body):
-    # a byte order mark is an encoding marker (crawlers drop it), not text
-    text = body.decode("utf-8-sig")
+    """The sitemaps urllib.robotparser, Protego and Scrapy read in body,
+    decoded as each does (UTF-8, a byte order mark kept as a character)."""
+    text = body.decode("utf-8")
     rp = urllib.robotparser.RobotFileParser()
     rp.parse(text.splitlines())
-    return list(rp.site_maps() or []), list(protego.Protego.parse(text).sitemaps)
+    return (list(rp.site_maps() or []), list(protego.Protego.parse(text).sitemaps),
+            list(sitemap_urls_from_robots(text)))
 
 
 def check_parsers(body, urls):
-    by_stdlib, by_protego = parsed_sitemaps(body)
+    parsed = parsed_sitemaps(body)
     for u in urls:
-        assert u in by_stdlib, f"urllib.robotparser does not list {u}: {by_stdlib}"
-        assert u in by_protego, f"protego does not list {u}: {by_protego}"
-    return by_stdlib, by_protego
+        for name, got in zip(("urllib.robotparser", "protego", "scrapy"), parsed):
+            assert u in got, f"{name} does not list {u}: {got}"
+    return parsed
 
 
 def check_length(r):
@@ -137,8 +152,8 @@ PRESENT_CASES = [
     "Sitemap: {u}\n",
     "sitemap: {u}\n",
     "SITEMAP:{u}\n",
-    "SiteMap :  {u}  \n",
-    "\tsItEmAp\t:\t{u}\t\r\n",
+    "SiteMap:  {u}  \n",
+    "\t sItEmAp:\t{u}\t\r\n",
     "Sitemap: {u}",                       # last line, no line end
 ]
 
@@ -161,15 +176,26 @@ def test_same_sitemap_line_already_present_is_not_added(make_server, line, where
     check_parsers(r.body, [url])
 
 
-def test_same_sitemap_line_after_a_bom_is_not_added(make_server):
+# Lines some parser does not read as our Sitemap URL: ours is added.
+DOUBTFUL_CASES = {
+    "bom": "\ufeffSitemap: {u}\n",                 # urllib, Protego: another field
+    "blank-before-colon": "SITEMAP :\t{u}  \n",    # Scrapy skips it
+    "tab-before-colon": "Sitemap\t: {u}\n",
+    "comment-after": "Sitemap: {u} # ours\n",       # Scrapy keeps the comment
+    "no-colon": "Sitemap {u}\n",                    # only Google and Protego
+    "vertical-tab": "Sitemap:\v{u}\n",             # Python splits the line there
+}
+
+
+@pytest.mark.parametrize("case", list(DOUBTFUL_CASES))
+def test_sitemap_line_some_parser_misreads_gets_ours(make_server, case):
     srv = make_server()
     url = sm_url(srv)
-    original = b"\xef\xbb\xbfSitemap: " + url.encode() + b"\nUser-agent: *\nDisallow:\n"
+    original = DOUBTFUL_CASES[case].format(u=url).encode() + b"User-agent: *\nDisallow:\n"
     robots(srv, original)
     srv.start()
     r = srv.get("/robots.txt")
-    check_untouched(r, original)
-    check_parsers(r.body, [url])
+    check_robots(r, original, [url])
 
 
 @pytest.mark.parametrize("other", [
@@ -432,21 +458,63 @@ def test_cgi_chunked(make_server):
     check_robots(r, original, [sm_url(srv)])
 
 
-def test_cgi_chunked_with_the_line_in_the_middle(make_server):
+@pytest.mark.parametrize("before", [1000, 4000], ids=["in-the-held-head", "after-it"])
+def test_cgi_chunked_with_the_line_in_the_middle(make_server, before):
+    # 1000 lines (20 kB) before the line: it is seen before the lines are
+    # placed, and the body is left alone; 4000 (80 kB): the lines went at
+    # the start before it came by (a duplicate Sitemap line is harmless)
     srv = make_server()
     srv.conf_text = f'ScriptAlias /robots.txt "{srv.root}/cgi-bin/robots.sh"\n'
     url = sm_url(srv)
     srv.cgi("robots.sh", "printf 'Content-Type: text/plain\\n\\n'\n"
-                         "seq -f 'Disallow: /a-%06g/' 0 3999\n"
-                         f"printf 'sitemap : {url}\\r\\n'\n"
+                         f"seq -f 'Disallow: /a-%06g/' 0 {before - 1}\n"
+                         f"printf 'sitemap: {url}\\r\\n'\n"
                          "seq -f 'Disallow: /b-%06g/' 0 3999\n")
     srv.start()
-    original = (b"".join(b"Disallow: /a-%06d/\n" % i for i in range(4000))
-                + b"sitemap : " + url.encode() + b"\r\n"
+    original = (b"".join(b"Disallow: /a-%06d/\n" % i for i in range(before))
+                + b"sitemap: " + url.encode() + b"\r\n"
                 + b"".join(b"Disallow: /b-%06d/\n" % i for i in range(4000)))
     r = srv.get("/robots.txt")
-    check_untouched(r, original)
+    if before * 20 < HOLD:
+        check_untouched(r, original)
+    else:
+        check_robots(r, original, [url])
     check_parsers(r.body, [url])
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_lines_at_the_end_up_to_the_hold_then_at_the_start(make_server, extra):
+    # a body of exactly HOLD bytes gets the lines at its end, one byte more
+    # at its start (after the BOM, ending like the first line)
+    srv = make_server()
+    url = sm_url(srv)
+    head = BOM + b"User-agent: *\r\n"
+    filler = b"Disallow: /x\n" * HOLD
+    original = head + filler[:HOLD + extra - len(head) - 1] + b"\n"
+    assert len(original) == HOLD + extra
+    robots(srv, original)
+    srv.start()
+    r = srv.get("/robots.txt")
+    check_robots(r, original, [url])
+    line = b"Sitemap: " + url.encode()
+    if extra:
+        assert r.body.startswith(BOM + b"\r\n" + line + b"\r\n"), r.body[:100]
+    else:
+        assert r.body.endswith(b"\n" + line + b"\n"), r.body[-100:]
+
+
+def test_google_reads_the_line_in_its_first_500_kib(make_server):
+    # Google reads the first 500 KiB (512,000 bytes) of a robots.txt
+    srv = make_server(conf=("SitemapRobotsExtra https://cdn.example.com/more.xml\n"))
+    url = sm_url(srv)
+    original = b"User-agent: *\n" + big_lines(700 * 1024 // 22)
+    robots(srv, original)
+    srv.start()
+    r = srv.get("/robots.txt")
+    check_robots(r, original, [url, "https://cdn.example.com/more.xml"])
+    window = r.body[:512000]
+    for parsed in parsed_sitemaps(window):
+        assert parsed == [url, "https://cdn.example.com/more.xml"], parsed
 
 
 def test_cgi_with_content_length(make_server):
@@ -820,7 +888,7 @@ def test_big_robots_is_streamed(make_server):
     assert r.status == 200
     assert r.body == appended(original, [url])
     check_length(r)
-    assert r.body[-200:].count(b"Sitemap: ") == 1
+    assert r.body[:200].count(b"Sitemap: ") == 1
     check_parsers(r.body, [url])
     print(f"VmHWM {before} kB -> {after} kB")
     assert after - before < 3 * 1024, f"VmHWM grew by {after - before} kB"
