@@ -25,7 +25,6 @@ struct sm_robots {
     int crlf;               /* the last line ended with CRLF */
     int first_crlf;         /* the first line did (-1: not ended yet) */
     int prev_cr;
-    int first_line;
 };
 
 sm_robots *sm_robots_create(apr_pool_t *p, const apr_array_header_t *urls)
@@ -34,7 +33,6 @@ sm_robots *sm_robots_create(apr_pool_t *p, const apr_array_header_t *urls)
     rb->urls = urls;
     rb->present = apr_pcalloc(p, urls->nelts ? urls->nelts : 1);
     rb->at_line_start = 1;
-    rb->first_line = 1;
     rb->first_crlf = -1;
     return rb;
 }
@@ -51,11 +49,8 @@ static void check_line(sm_robots *rb)
     const char *s = rb->line, *end = rb->line + rb->line_len;
     int i;
 
-    if (rb->first_line) {
-        rb->first_line = 0;
-        if (rb->bom)
-            return;
-    }
+    /* (A byte order mark before the first line is left in it: no
+     * match.) */
     if (rb->line_too_long)
         return;
     while (s < end && is_blank(*s))

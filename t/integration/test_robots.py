@@ -15,6 +15,7 @@ import http.server
 import os
 import threading
 import time
+import urllib.parse
 import urllib.robotparser
 
 import protego
@@ -65,7 +66,9 @@ def check_parsers(body, urls):
     parsed = parsed_sitemaps(body)
     for u in urls:
         for name, got in zip(("urllib.robotparser", "protego", "scrapy"), parsed):
-            assert u in got, f"{name} does not list {u}: {got}"
+            # (urllib.robotparser %-decodes every value it reads)
+            want = urllib.parse.unquote(u) if name == "urllib.robotparser" else u
+            assert want in got, f"{name} does not list {want}: {got}"
     return parsed
 
 
@@ -802,8 +805,35 @@ def test_extra_urls(make_server):
                                    "ftp://example.com/s.xml", "http:///s.xml"])
 def test_relative_extra_stops_startup(make_server, value):
     srv = make_server()
-    srv.config_fails("SitemapRobotsExtra", value,
+    srv.config_fails("SitemapRobotsExtra", value, "absolute http:// or https:// URL",
                      conf=f"SitemapRobotsExtra {value}\n")
+
+
+# what a robots.txt line cannot carry as a URL: refused, never escaped
+@pytest.mark.parametrize("value, why", [
+    ("https://cdn.example.com/s.xml#top", "'#' starts a comment"),      # a comment to every parser
+    ("https://cdn.example.com/a b.xml", "0x20"),
+    ("https://cdn.example.com/a\tb.xml", "0x09"),
+    ("https://cdn.example.com/caf\u00e9.xml", "0xC3"),
+    ("https://cdn.example.com/<s>.xml", "0x3C"),
+    ("https://cdn.example.com/s%g0.xml", "%-escape"),
+    ("https://cdn.example.com/" + "a" * 2030, "2,048"),
+], ids=["hash", "space", "tab", "non-ascii", "angle", "bad-escape", "too-long"])
+def test_extra_a_robots_line_cannot_carry_stops_startup(make_server, value, why):
+    srv = make_server()
+    # (httpd escapes what it prints: a tab as \t, bytes over 0x7F as \xHH)
+    shown = (value.replace("\t", "\\t").encode().decode("ascii", "backslashreplace")
+             .replace("\\xe9", "\\xc3\\xa9"))
+    srv.config_fails("SitemapRobotsExtra", shown, why, "RFC 3986",
+                     conf=f'SitemapRobotsExtra "{value}"\n')
+
+
+def test_extra_with_escapes_and_sub_delims_is_listed(make_server):
+    extra = "https://cdn.example.com/caf%C3%A9/s;v=1.xml?a=b&c=(d)"
+    srv = make_server(conf=f"SitemapRobotsExtra {extra}\n")
+    srv.start()
+    r = srv.get("/robots.txt")
+    check_robots(r, b"User-agent: *\nDisallow:\n", [sm_url(srv), extra])
 
 
 def test_base_url_is_used(make_server):
@@ -892,3 +922,160 @@ def test_big_robots_is_streamed(make_server):
     check_parsers(r.body, [url])
     print(f"VmHWM {before} kB -> {after} kB")
     assert after - before < 3 * 1024, f"VmHWM grew by {after - before} kB"
+
+
+# ---------------------------------------------------------------------------
+# mod_deflate as Debian enables it (deflate.conf: text/plain and more, by
+# mod_filter's AddOutputFilterByType): the lines are added before the body
+# is compressed, whichever module is loaded first
+
+DEBIAN_MODS = "/etc/apache2/mods-available"
+
+
+NEWS = "https://cdn.example.com/news-sitemap.xml"
+
+
+def deflate_server(make_server, order):
+    include = f"Include {DEBIAN_MODS}/deflate.conf\nSitemapRobotsExtra {NEWS}\n"
+    if order == "deflate-first":
+        # LoadModule lines before mod_sitemap's, Debian's .so files
+        return make_server(modules=("filter", "deflate"), conf=include)
+    # after mod_sitemap's: Debian's own .load files
+    return make_server(conf=f"Include {DEBIAN_MODS}/filter.load\n"
+                            f"Include {DEBIAN_MODS}/deflate.load\n" + include)
+
+
+@pytest.mark.parametrize("order", ["deflate-first", "sitemap-first"])
+@pytest.mark.parametrize("what", ["file", "fallback", "long-file"])
+def test_gzip_clients_get_the_line(make_server, order, what):
+    srv = deflate_server(make_server, order)
+    url = sm_url(srv)
+    original = {"file": PLAIN * 8,        # well over deflate's 68-byte minimum
+                "fallback": b"User-agent: *\nDisallow:\n",
+                "long-file": b"User-agent: *\n" + big_lines(HOLD // 10)}[what]
+    if what != "fallback":
+        robots(srv, original, mtime=OLD)
+    srv.start()
+    urls = [url, NEWS]
+    want = appended(original, urls)
+    plain = srv.get("/robots.txt")
+    check_robots(plain, original, urls)
+    assert plain.header("Content-Encoding") is None
+    gz = srv.get("/robots.txt", headers={"Accept-Encoding": "gzip"})
+    assert gz.status == 200, gz
+    assert gz.header("Content-Encoding") == "gzip", gz
+    body = gzip.decompress(gz.body)
+    assert body == want, f"\nwant {want[-200:]!r}\ngot  {body[-200:]!r}"
+    check_parsers(body, urls)
+    assert "Accept-Encoding" in (gz.header("Vary") or "")
+    # revalidation never answers 304 for a body without the line
+    etag = gz.header("ETag")
+    if etag:
+        assert "sitemap" in etag, etag
+        again = srv.get("/robots.txt", headers={"Accept-Encoding": "gzip",
+                                                "If-None-Match": etag})
+        assert again.status in (200, 304), again
+        if again.status == 200:
+            assert gzip.decompress(again.body) == want
+        else:
+            assert again.header("ETag") == etag
+
+
+# ---------------------------------------------------------------------------
+# Last-Modified: the body changed when our lines did, not only when the file
+# did; a copy older than the lines is never "not modified"
+
+def http_date(t):
+    import email.utils
+    return email.utils.formatdate(t, usegmt=True)
+
+
+def parse_date(s):
+    import email.utils
+    return email.utils.parsedate_to_datetime(s).timestamp()
+
+
+def test_last_modified_is_when_the_lines_appeared(make_server):
+    # a file an hour old, the lines only since this start: the file's date
+    # would let a crawler keep a copy without them
+    srv = make_server(conf="SitemapRobots Off\n")
+    robots(srv, PLAIN, mtime=OLD)
+    srv.start()
+    before = srv.get("/robots.txt")
+    check_untouched(before, PLAIN)
+    assert before.header("Last-Modified") == http_date(int(OLD))
+    time.sleep(1.1)
+    t0 = int(time.time())
+    srv.graceful(conf="SitemapRobots On\n")         # the lines appear
+    url = sm_url(srv)
+    r = srv.get("/robots.txt")
+    check_robots(r, PLAIN, [url])
+    lm = parse_date(r.header("Last-Modified"))
+    assert t0 <= lm <= time.time(), (r.header("Last-Modified"), t0)
+    # the copy from before: its date cannot make a 304
+    for ims in (before.header("Last-Modified"), http_date(t0 - 1)):
+        again = srv.get("/robots.txt", headers={"If-Modified-Since": ims})
+        check_robots(again, PLAIN, [url])
+        assert again.header("Last-Modified") == r.header("Last-Modified")
+    # ... while the new date does, with the same validators as the 200
+    nm = srv.get("/robots.txt", headers={"If-Modified-Since": r.header("Last-Modified")})
+    assert nm.status == 304, nm
+    assert nm.header("Last-Modified") == r.header("Last-Modified")
+    assert nm.header("ETag") == r.header("ETag")
+    h = srv.request("HEAD", "/robots.txt", headers={"If-Modified-Since": before.header("Last-Modified")})
+    assert h.status == 200 and h.header("Last-Modified") == r.header("Last-Modified")
+    # If-Range with the old date names the body without the line: all of it
+    ir = srv.get("/robots.txt", headers={"Range": "bytes=0-3",
+                                         "If-Range": before.header("Last-Modified")})
+    check_robots(ir, PLAIN, [url])
+
+
+def test_last_modified_moves_when_the_lines_change(make_server):
+    srv = make_server()
+    robots(srv, PLAIN, mtime=OLD)
+    srv.start()
+    url = sm_url(srv)
+    first = srv.get("/robots.txt")
+    check_robots(first, PLAIN, [url])
+    assert parse_date(first.header("Last-Modified")) > OLD + 60
+    assert srv.get("/robots.txt", headers={
+        "If-Modified-Since": first.header("Last-Modified")}).status == 304
+    time.sleep(1.1)
+    srv.graceful(conf="SitemapRobotsExtra https://cdn.example.com/news.xml\n")
+    urls = [url, "https://cdn.example.com/news.xml"]
+    r = srv.get("/robots.txt", headers={"If-Modified-Since": first.header("Last-Modified")})
+    check_robots(r, PLAIN, urls)
+    assert parse_date(r.header("Last-Modified")) > parse_date(first.header("Last-Modified"))
+
+
+def test_last_modified_of_a_newer_file_is_the_files(make_server):
+    srv = make_server()
+    srv.start()
+    time.sleep(2.1)
+    fm = int(time.time()) - 1          # after the start's second
+    robots(srv, PLAIN, mtime=fm)
+    r = srv.get("/robots.txt")
+    check_robots(r, PLAIN, [sm_url(srv)])
+    assert r.header("Last-Modified") == http_date(fm)
+    nm = srv.get("/robots.txt", headers={"If-Modified-Since": http_date(fm)})
+    assert nm.status == 304, nm
+    # a copy from before the file changed (but after the lines): the
+    # file's date decides
+    old = srv.get("/robots.txt", headers={"If-Modified-Since": http_date(fm - 1)})
+    check_robots(old, PLAIN, [sm_url(srv)])
+
+
+def test_last_modified_of_a_cgi(make_server):
+    # a script's own Last-Modified (older than the lines) moves up too
+    srv = make_server()
+    srv.conf_text = f'ScriptAlias /robots.txt "{srv.root}/cgi-bin/robots.sh"\n'
+    srv.cgi("robots.sh", "printf 'Content-Type: text/plain\\n"
+                         f"Last-Modified: {http_date(int(OLD))}\\n\\n'\n"
+                         "printf 'User-agent: *\\nDisallow: /cgi/\\n'\n")
+    srv.start()
+    url = sm_url(srv)
+    r = srv.get("/robots.txt")
+    check_robots(r, b"User-agent: *\nDisallow: /cgi/\n", [url])
+    assert parse_date(r.header("Last-Modified")) > OLD + 60
+    old = srv.get("/robots.txt", headers={"If-Modified-Since": http_date(int(OLD))})
+    check_robots(old, b"User-agent: *\nDisallow: /cgi/\n", [url])
