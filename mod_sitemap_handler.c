@@ -70,7 +70,8 @@ static apr_status_t reader_open(void **res, void *params, apr_pool_t *unused)
 
     if ((rv = apr_pool_create_unmanaged_ex(&p, NULL, NULL)) != APR_SUCCESS)
         return rv;
-    if (sm_store_open_sqlite(&st, p, path, 0, 1000, NULL, err, sizeof(err))
+    if (sm_store_open_sqlite(&st, p, path, SM_STORE_READER, 1000, NULL, err,
+                             sizeof(err))
         != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, ap_server_conf,
                      "store %s: %s", path, err);
