@@ -22,6 +22,8 @@
 
 /* The sitemaps.org limit on a <loc>, in characters (base included). */
 #define SM_URL_MAX 2048
+/* The official schema's shortest <loc> (sitemap.xsd, tLoc minLength). */
+#define SM_LOC_MIN_LEN 12
 
 typedef enum {
     SM_URL_OK = 0,
