@@ -1,34 +1,11 @@
 /* Unit tests of the choice of a sitemap document (sm_document.c), the one
  * the handler and sitemapctl export share. */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
+#include "unit.h"
 
-#include <apr_general.h>
-#include <apr_pools.h>
 #include <apr_tables.h>
-
 #include <string.h>
 
 #include "sm_document.h"
-
-static int setup(void **state)
-{
-    apr_pool_t *p;
-
-    if (apr_pool_create(&p, NULL) != APR_SUCCESS)
-        return -1;
-    *state = p;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    apr_pool_destroy(*state);
-    return 0;
-}
 
 /* A snapshot with pages 1..n (page 0 read: every non-empty page). */
 static sm_site_info *site_with(apr_pool_t *p, int n)
@@ -48,7 +25,7 @@ static sm_site_info *site_with(apr_pool_t *p, int n)
 
 static void test_choose(void **state)
 {
-    apr_pool_t *p = *state;
+    apr_pool_t *p = ((unit_ctx *)*state)->pool;
     sm_doc doc;
 
     sm_doc_choose(site_with(p, 0), 0, &doc);
@@ -76,7 +53,7 @@ static void test_choose(void **state)
 /* An index lists at most 50,000 pages; every page is still a document. */
 static void test_index_limit(void **state)
 {
-    apr_pool_t *p = *state;
+    apr_pool_t *p = ((unit_ctx *)*state)->pool;
     sm_site_info *info = site_with(p, SM_INDEX_MAX_ENTRIES + 2);
     sm_doc doc;
 
@@ -94,8 +71,8 @@ static void test_index_limit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_choose, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_index_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_choose, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_index_limit, unit_setup, unit_teardown),
     };
     int rc;
 
