@@ -22,7 +22,7 @@ const char *sm_sitemap_path_check(const char *path)
     if (strpbrk(path, "%?") || !sm_url_is_stored_form(path))
         return "may only hold letters, digits, '/' and - . _ ~ ! $ & ' ( ) "
                "* + , ; = : @ (no spaces, control or non-ASCII characters, "
-               "'%', '?', '#', '[', ']', quotes or other characters a URL "
+               "'%', '?', '#', '[', ']', '\"' or other characters a URL "
                "must escape)";
     if (strstr(path, "/./") || strstr(path, "/../") || strstr(path, "//"))
         return "may not hold '.', '..' or empty segments";

@@ -13,7 +13,7 @@
 
 /* Is path a valid SitemapPath (absolute, ends in ".xml", only characters
  * a URL path holds literally: no space, control or non-ASCII byte, no
- * '%', '?', '#', '[', ']', quotes; no dot segments)?  NULL if so, else
+ * '%', '?', '#', '[', ']', '"'; no dot segments)?  NULL if so, else
  * what is wrong. */
 const char *sm_sitemap_path_check(const char *path);
 
