@@ -8,10 +8,14 @@
  *   - a priority's canonical form is one of 0.0 .. 1.0 and canonical again;
  *   - a valid SitemapPath names itself as the index, and page n's path
  *     names page n; a request path read as page n is page n's path;
- *   - settings read, written and read again give the same text. */
+ *   - settings read, written and read again give the same text;
+ *   - a SitemapRobotsExtra URL accepted is http(s), of printable ASCII
+ *     without '#', at most SM_URL_MAX long. */
 #include "fuzz.h"
+#include "sm_robots.h"
 #include "sm_rules.h"
 #include "sm_sitemap.h"
+#include "sm_url.h"
 
 #include <apr_strings.h>
 
@@ -71,6 +75,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size <= 1024)
         check_settings(p, s);
+
+    /* SitemapRobotsExtra: a URL fit for a robots.txt line. */
+    if (sm_robots_url_problem(p, s) == NULL) {
+        const char *c;
+
+        FUZZ_ASSERT(strlen(s) <= SM_URL_MAX && !strchr(s, '#'));
+        FUZZ_ASSERT(strncasecmp(s, "http://", 7) == 0
+                    || strncasecmp(s, "https://", 8) == 0);
+        for (c = s; *c; c++)
+            FUZZ_ASSERT(*c > ' ' && *c < 0x7F);
+    }
 
     free(s);
     apr_pool_destroy(p);

@@ -11,7 +11,9 @@
  *   - base + URL fit SM_URL_MAX;
  *   - normalising is idempotent: the stored form read back as a target
  *     gives itself, and each part normalised alone gives itself;
- *   - the path is what sm_url_normalize_path makes of the raw path. */
+ *   - the path is what sm_url_normalize_path makes of the raw path;
+ *   - sm_url_is_stored_form (the check of rows read back from the store)
+ *     accepts every stored form. */
 #include "fuzz.h"
 #include "sm_url.h"
 
@@ -99,6 +101,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (ulen > plen)
             check_bytes(url + plen + 1, ulen - plen - 1, 1);
         FUZZ_ASSERT(base_len + ulen <= SM_URL_MAX);
+        /* What the sitemap's writer checks rows read back with. */
+        FUZZ_ASSERT(sm_url_is_stored_form(url));
 
         /* Idempotent, whole and in parts. */
         FUZZ_ASSERT(sm_url_from_target(p, url, allow, base_len, &path2,
