@@ -17,7 +17,8 @@
  *   5 a log could not be opened or read to its end
  *   6 the store failed while working (locked for more than 5 s, disk full,
  *     I/O error); the failed transaction changed nothing
- *   7 export: a file could not be written */
+ *   7 the output could not be written: an export file, or standard
+ *     output (a full disk, a closed pipe) */
 #include "config.h"
 
 #include <apr_general.h>
@@ -30,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -217,7 +219,7 @@ static const char exit_statuses[] =
     "  5  a log could not be opened or read to its end\n"
     "  6  the store failed while working (locked for more than 5 s, disk\n"
     "     full, I/O error)\n"
-    "  7  export: a file could not be written\n";
+    "  7  the output could not be written (an export file, standard output)\n";
 
 static void usage_all(FILE *out)
 {
@@ -434,17 +436,23 @@ static int parse_args(ctl *c, const command *cmd, int argc,
 
 enum { OPEN_READ, OPEN_WRITE, OPEN_CREATE };
 
+/* The directory of the store file. */
+static const char *store_dir(ctl *c)
+{
+    const char *slash = strrchr(c->db, '/');
+    return slash ? (slash == c->db ? "/"
+                    : apr_pstrmemdup(c->pool, c->db,
+                                     (apr_size_t)(slash - c->db)))
+                 : ".";
+}
+
 /* A store created by root goes to the owner of its directory (the
  * module hands the directory to httpd's User/Group), so that httpd's
  * children can write to it.  SQLite itself gives the journal files it
  * creates later, as root, to the store's owner. */
 static void give_to_directory_owner(ctl *c)
 {
-    const char *slash = strrchr(c->db, '/'), *suffix[] = { "", "-wal", "-shm" };
-    const char *dir = slash ? (slash == c->db ? "/"
-                               : apr_pstrmemdup(c->pool, c->db,
-                                                (apr_size_t)(slash - c->db)))
-                            : ".";
+    const char *suffix[] = { "", "-wal", "-shm" }, *dir = store_dir(c);
     struct stat sb;
     apr_size_t i;
 
@@ -456,6 +464,14 @@ static void give_to_directory_owner(ctl *c)
             say("warning: cannot give %s to uid %ld: %s", f,
                 (long)sb.st_uid, strerror(errno));
     }
+}
+
+/* Can we write the store and create its journals beside it?  (errno says
+ * why not.) */
+static int can_write(ctl *c)
+{
+    return faccessat(AT_FDCWD, c->db, R_OK | W_OK, AT_EACCESS) == 0
+        && faccessat(AT_FDCWD, store_dir(c), W_OK | X_OK, AT_EACCESS) == 0;
 }
 
 static int open_store(ctl *c, int mode, sm_store **st)
@@ -476,6 +492,12 @@ static int open_store(ctl *c, int mode, sm_store **st)
     }
     else if (!S_ISREG(sb.st_mode)) {
         say("cannot open the store %s: not a regular file", c->db);
+        return EX_NO_STORE;
+    }
+    else if (mode != OPEN_READ && !can_write(c)) {
+        /* SQLite would open it read-only and fail at the first write. */
+        say("cannot open the store %s for writing: %s", c->db,
+            strerror(errno));
         return EX_NO_STORE;
     }
     else if (mode != OPEN_READ && sb.st_size > 0) {
@@ -981,6 +1003,22 @@ static int cmd_check(ctl *c)
 
 /* ---- main ------------------------------------------------------------------- */
 
+/* What was printed must have reached standard output: stdio only reports a
+ * full disk or a closed pipe at fflush/fclose, so a command that succeeded
+ * fails with EX_WRITE when they do. */
+static int finish_output(int rc)
+{
+    int failed = fflush(stdout) != 0 || ferror(stdout);
+
+    if (fclose(stdout) != 0)
+        failed = 1;
+    if (failed && rc == EX_OK) {
+        say("cannot write to standard output: %s", strerror(errno));
+        return EX_WRITE;
+    }
+    return rc;
+}
+
 int main(int argc, const char *const *argv)
 {
     const command *cmd;
@@ -1003,11 +1041,11 @@ int main(int argc, const char *const *argv)
             usage_cmd(stdout, cmd);
         else
             usage_all(stdout);
-        return EX_OK;
+        return finish_output(EX_OK);
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("sitemapctl (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
-        return EX_OK;
+        return finish_output(EX_OK);
     }
     if (!(cmd = find_command(argv[1]))) {
         fprintf(stderr, "%s: unknown command '%s'\n\n", progname, argv[1]);
@@ -1029,6 +1067,7 @@ int main(int argc, const char *const *argv)
     rc = parse_args(&c, cmd, argc - 2, argv + 2, &done);
     if (rc == EX_OK && !done)
         rc = cmd->run(&c);
+    rc = finish_output(rc);
     apr_pool_destroy(pool);
     apr_terminate();
     return rc;
