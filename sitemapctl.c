@@ -32,10 +32,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "sm_ctl.h"
+#include "sm_fs.h"
 #include "sm_import.h"
 #include "sm_rules.h"
 #include "sm_sitemap.h"
@@ -106,6 +108,11 @@ typedef struct {
     int page_size;                      /* --page-size, 0: not given */
     int all_types;
     apr_array_header_t *args;           /* positional, after DB */
+    int as_owner;                       /* root acting as the store's owner */
+    int give_created;                   /* root, for an owner who cannot
+                                           reach the directory */
+    uid_t owner_uid;
+    gid_t owner_gid;
 } ctl;
 
 #define O_SITE        0x001
@@ -436,42 +443,134 @@ static int parse_args(ctl *c, const command *cmd, int argc,
 
 enum { OPEN_READ, OPEN_WRITE, OPEN_CREATE };
 
-/* The directory of the store file. */
-static const char *store_dir(ctl *c)
+/* ---- running as root ---------------------------------------------------------
+ *
+ * The store's directory usually belongs to httpd's User, who can put a
+ * link where root expects the store or a journal: root opening, creating
+ * (SQLite) or chowning through it would hand a root file to that user.  So
+ * sitemapctl, run as root, works on a store that is not root's with the
+ * identity (effective uid, gid and groups) of the store's owner, or of its
+ * directory's owner for a store it creates: what it creates is theirs, and
+ * a link they planted leads nowhere they could not go.  The store and its
+ * journals must also not be links, hard links or other than regular files
+ * (checked without following links, see sm_fs.h), as export keeps root's
+ * identity to write its files. */
+
+static gid_t root_groups[64];
+static int root_ngroups = -1;
+
+static int act_as(ctl *c, int owner)
 {
-    const char *slash = strrchr(c->db, '/');
-    return slash ? (slash == c->db ? "/"
-                    : apr_pstrmemdup(c->pool, c->db,
-                                     (apr_size_t)(slash - c->db)))
-                 : ".";
+    int ok;
+
+    if (owner) {
+        if (root_ngroups < 0)
+            root_ngroups = getgroups(64, root_groups);
+        ok = setgroups(1, &c->owner_gid) == 0 && setegid(c->owner_gid) == 0
+             && seteuid(c->owner_uid) == 0;
+    }
+    else
+        ok = seteuid(0) == 0 && setegid(0) == 0
+             && setgroups(root_ngroups > 0 ? (size_t)root_ngroups : 0,
+                          root_groups) == 0;
+    if (!ok)
+        say("cannot switch to uid %ld: %s", owner ? (long)c->owner_uid : 0L,
+            strerror(errno));
+    return ok;
 }
 
-/* A store created by root goes to the owner of its directory (the
- * module hands the directory to httpd's User/Group), so that httpd's
- * children can write to it.  SQLite itself gives the journal files it
- * creates later, as root, to the store's owner. */
-static void give_to_directory_owner(ctl *c)
+/* EX_OK, or EX_NO_STORE (said) when the store is not safe to open. */
+static int guard_store(ctl *c, int become_owner)
 {
-    const char *suffix[] = { "", "-wal", "-shm" }, *dir = store_dir(c);
+    static const char *const journals[] = { "", "-wal", "-shm" };
+    const char *dir, *name;
     struct stat sb;
+    char err[512];
+    int dirfd;
     apr_size_t i;
 
-    if (geteuid() != 0 || stat(dir, &sb) != 0 || sb.st_uid == 0)
-        return;
-    for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
-        const char *f = apr_pstrcat(c->pool, c->db, suffix[i], NULL);
-        if (chown(f, sb.st_uid, sb.st_gid) != 0 && errno != ENOENT)
-            say("warning: cannot give %s to uid %ld: %s", f,
-                (long)sb.st_uid, strerror(errno));
+    if (geteuid() != 0 || c->as_owner)
+        return EX_OK;
+    sm_fs_split(c->pool, c->db, &dir, &name);
+    if (sm_fs_open_dir(dir, 0, SM_FS_KEEP_ID, SM_FS_KEEP_ID, &dirfd, err,
+                       sizeof(err)) != APR_SUCCESS) {
+        say("cannot open the store %s: %s", c->db, err);
+        return EX_NO_STORE;
     }
+    for (i = 0; i < sizeof(journals) / sizeof(journals[0]); i++) {
+        const char *f = apr_pstrcat(c->pool, name, journals[i], NULL);
+        apr_status_t rv = sm_fs_give_file(dirfd, f, SM_FS_KEEP_ID,
+                                          SM_FS_KEEP_ID, err, sizeof(err));
+        if (rv != APR_SUCCESS && !APR_STATUS_IS_ENOENT(rv)) {
+            say("refusing the store %s as root: %s%s: %s", c->db, c->db,
+                journals[i], err);
+            close(dirfd);
+            return EX_NO_STORE;
+        }
+    }
+    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0
+        && fstat(dirfd, &sb) != 0) {
+        say("cannot open the store %s: %s", c->db, strerror(errno));
+        close(dirfd);
+        return EX_NO_STORE;
+    }
+    close(dirfd);
+    if (!become_owner || sb.st_uid == 0)
+        return EX_OK;
+    c->owner_uid = sb.st_uid;
+    c->owner_gid = sb.st_gid;
+    if (!act_as(c, 1))
+        return EX_NO_STORE;
+    if (faccessat(AT_FDCWD, dir, X_OK, AT_EACCESS) != 0) {
+        /* The owner cannot reach the directory (a 0700 parent of root's),
+         * so cannot have planted anything in it either: root works there
+         * itself, and gives a store it creates to the owner, as the
+         * module would find it. */
+        if (!act_as(c, 0))
+            return EX_NO_STORE;
+        c->give_created = 1;
+        return EX_OK;
+    }
+    c->as_owner = 1;
+    return EX_OK;
+}
+
+/* A store root created for an owner who cannot reach its directory. */
+static void give_created(ctl *c)
+{
+    static const char *const journals[] = { "", "-wal", "-shm" };
+    const char *dir, *name;
+    char err[512];
+    int dirfd;
+    apr_size_t i;
+
+    sm_fs_split(c->pool, c->db, &dir, &name);
+    if (sm_fs_open_dir(dir, 0, SM_FS_KEEP_ID, SM_FS_KEEP_ID, &dirfd, err,
+                       sizeof(err)) != APR_SUCCESS) {
+        say("warning: cannot give %s to uid %ld: %s", c->db,
+            (long)c->owner_uid, err);
+        return;
+    }
+    for (i = 0; i < sizeof(journals) / sizeof(journals[0]); i++) {
+        const char *f = apr_pstrcat(c->pool, name, journals[i], NULL);
+        apr_status_t rv = sm_fs_give_file(dirfd, f, c->owner_uid,
+                                          c->owner_gid, err, sizeof(err));
+        if (rv != APR_SUCCESS && !APR_STATUS_IS_ENOENT(rv))
+            say("warning: cannot give %s%s to uid %ld: %s", c->db,
+                journals[i], (long)c->owner_uid, err);
+    }
+    close(dirfd);
 }
 
 /* Can we write the store and create its journals beside it?  (errno says
  * why not.) */
 static int can_write(ctl *c)
 {
+    const char *dir, *name;
+
+    sm_fs_split(c->pool, c->db, &dir, &name);
     return faccessat(AT_FDCWD, c->db, R_OK | W_OK, AT_EACCESS) == 0
-        && faccessat(AT_FDCWD, store_dir(c), W_OK | X_OK, AT_EACCESS) == 0;
+        && faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0;
 }
 
 static int open_store(ctl *c, int mode, sm_store **st)
@@ -481,7 +580,11 @@ static int open_store(ctl *c, int mode, sm_store **st)
     int created = 0;
     int flags = mode == OPEN_READ ? SM_STORE_READONLY
               : mode == OPEN_CREATE ? SM_STORE_CREATE | SM_STORE_BULK : 0;
+    int rc;
 
+    /* export writes its files as root: it only reads the store. */
+    if ((rc = guard_store(c, strcmp(c->command, "export") != 0)) != EX_OK)
+        return rc;
     if (stat(c->db, &sb) != 0) {
         if (errno != ENOENT || mode != OPEN_CREATE) {
             say("cannot open the store %s: %s", c->db, strerror(errno));
@@ -524,8 +627,8 @@ static int open_store(ctl *c, int mode, sm_store **st)
         say("cannot open the store %s: %s", c->db, err);
         return EX_NO_STORE;
     }
-    if (created)
-        give_to_directory_owner(c);
+    if (created && c->give_created)
+        give_created(c);
     return EX_OK;
 }
 
@@ -749,6 +852,10 @@ static int cmd_import(ctl *c)
     im = sm_import_create(c->pool, &rules, c->site, !c->all_types);
 
     t0 = apr_time_now();
+    /* The logs are read with the identity they were checked with (root
+     * may read logs the store's owner may not). */
+    if (c->as_owner && !act_as(c, 0))
+        return EX_STORE;
     for (i = 0; i < c->args->nelts; i++) {
         const char *log = APR_ARRAY_IDX(c->args, i, const char *);
         if (sm_import_file(im, log, err, sizeof(err)) != APR_SUCCESS) {
@@ -756,6 +863,8 @@ static int cmd_import(ctl *c)
             status = EX_LOG;
         }
     }
+    if (c->as_owner && !act_as(c, 1))
+        return EX_STORE;
     t1 = apr_time_now();
     changes = sm_import_changes(im, c->pool, site);
     if ((rc = apply_all(c, st, (const sm_change *)changes->elts,
@@ -982,6 +1091,8 @@ static int cmd_check(ctl *c)
     apr_status_t rv;
     int i;
 
+    if ((i = guard_store(c, 1)) != EX_OK)
+        return i;
     rv = sm_store_check_sqlite(c->pool, c->db, BUSY_TIMEOUT_MS, problems,
                                &about, err, sizeof(err));
     if (rv != APR_SUCCESS) {
