@@ -224,6 +224,11 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
      * dry run, so nothing is created then. */
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
         return OK;
+    if (sitemap_authz_init(pconf) != APR_SUCCESS) {
+        /* Without it nothing is recorded (see sitemap_anonymous_allowed). */
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, main_s, "cannot make the "
+                     "address of an anonymous visitor: nothing is recorded");
+    }
 
     /* A vhost that sets none of our directives shares the main server's
      * config struct; it needs its own, since its base URL differs. */

@@ -54,6 +54,8 @@ typedef struct {
 /* Hooks implemented by the glue files, registered in mod_sitemap.c. */
 int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                          apr_pool_t *ptemp, server_rec *main_s);
+apr_status_t sitemap_authz_init(apr_pool_t *pconf);
+int sitemap_anonymous_allowed(request_rec *r);
 int sitemap_prepare_database(apr_pool_t *p, server_rec *s, const char *path,
                              const sm_logger *log);
 int sitemap_log_transaction(request_rec *r);
