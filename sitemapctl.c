@@ -479,14 +479,18 @@ static int act_as(ctl *c, int owner)
     return ok;
 }
 
-/* EX_OK, or EX_NO_STORE (said) when the store is not safe to open. */
-static int guard_store(ctl *c, int become_owner)
+/* EX_OK, or EX_NO_STORE (said) when the store is not safe to open.  A
+ * command that writes (writing) also takes over a store of root's in a
+ * directory of another user's (left by an older sitemapctl or module): it
+ * gives the store and its journals to that user first, as the module does
+ * at start-up. */
+static int guard_store(ctl *c, int become_owner, int writing)
 {
     static const char *const journals[] = { "", "-wal", "-shm" };
     const char *dir, *name;
-    struct stat sb;
+    struct stat sb, dsb;
     char err[512];
-    int dirfd;
+    int dirfd, take_over;
     apr_size_t i;
 
     if (geteuid() != 0 || c->as_owner)
@@ -497,10 +501,20 @@ static int guard_store(ctl *c, int become_owner)
         say("cannot open the store %s: %s", c->db, err);
         return EX_NO_STORE;
     }
+    if (fstat(dirfd, &dsb) != 0) {
+        say("cannot open the store %s: %s", c->db, strerror(errno));
+        close(dirfd);
+        return EX_NO_STORE;
+    }
+    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+        sb = dsb;                       /* a new store: the directory's */
+    take_over = become_owner && writing && sb.st_uid == 0 && dsb.st_uid != 0;
     for (i = 0; i < sizeof(journals) / sizeof(journals[0]); i++) {
         const char *f = apr_pstrcat(c->pool, name, journals[i], NULL);
-        apr_status_t rv = sm_fs_give_file(dirfd, f, SM_FS_KEEP_ID,
-                                          SM_FS_KEEP_ID, err, sizeof(err));
+        apr_status_t rv = sm_fs_give_file(dirfd, f, take_over ? dsb.st_uid
+                                          : SM_FS_KEEP_ID, take_over
+                                          ? dsb.st_gid : SM_FS_KEEP_ID,
+                                          err, sizeof(err));
         if (rv != APR_SUCCESS && !APR_STATUS_IS_ENOENT(rv)) {
             say("refusing the store %s as root: %s%s: %s", c->db, c->db,
                 journals[i], err);
@@ -508,13 +522,9 @@ static int guard_store(ctl *c, int become_owner)
             return EX_NO_STORE;
         }
     }
-    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0
-        && fstat(dirfd, &sb) != 0) {
-        say("cannot open the store %s: %s", c->db, strerror(errno));
-        close(dirfd);
-        return EX_NO_STORE;
-    }
     close(dirfd);
+    if (take_over)
+        sb = dsb;
     if (!become_owner || sb.st_uid == 0)
         return EX_OK;
     c->owner_uid = sb.st_uid;
@@ -583,7 +593,8 @@ static int open_store(ctl *c, int mode, sm_store **st)
     int rc;
 
     /* export writes its files as root: it only reads the store. */
-    if ((rc = guard_store(c, strcmp(c->command, "export") != 0)) != EX_OK)
+    if ((rc = guard_store(c, strcmp(c->command, "export") != 0,
+                          mode != OPEN_READ)) != EX_OK)
         return rc;
     if (stat(c->db, &sb) != 0) {
         if (errno != ENOENT || mode != OPEN_CREATE) {
@@ -1091,7 +1102,7 @@ static int cmd_check(ctl *c)
     apr_status_t rv;
     int i;
 
-    if ((i = guard_store(c, 1)) != EX_OK)
+    if ((i = guard_store(c, 1, 0)) != EX_OK)
         return i;
     rv = sm_store_check_sqlite(c->pool, c->db, BUSY_TIMEOUT_MS, problems,
                                &about, err, sizeof(err));

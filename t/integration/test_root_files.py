@@ -230,6 +230,25 @@ def test_sitemapctl_acts_as_the_store_owner(open_tmp, tmp_path, reachable):
         assert (st.st_uid, st.st_gid) == (RUN_UID, RUN_GID), f
 
 
+def test_sitemapctl_takes_over_a_root_store(open_tmp):
+    """A store of root's in the User's directory (an older sitemapctl left
+    it): a command that writes gives it to the directory's owner and works
+    as them; one that reads leaves it as it is."""
+    d = user_dir(open_tmp)
+    db = d / "sitemap.db"
+    r = ctl("add", db, "--site", BASE, "/x")
+    assert r.returncode == 0, r.stderr
+    for f in os.listdir(d):
+        os.chown(d / f, 0, 0)
+    assert ctl("stats", db).returncode == 0
+    assert os.stat(db).st_uid == 0
+    r = ctl("add", db, "--site", BASE, "/y")
+    assert r.returncode == 0, r.stderr
+    for f in os.listdir(d):
+        st = os.stat(d / f)
+        assert (st.st_uid, st.st_gid) == (RUN_UID, RUN_GID), f
+
+
 # ---------------------------------------------------------------------------
 # issue 20: a directory the User cannot reach
 
