@@ -13,6 +13,7 @@
  *   SQLite, which opens files by name, never creates one as root. */
 #include "mod_sitemap.h"
 
+#include "http_core.h"
 #include "http_log.h"
 #include "unixd.h"
 
@@ -121,16 +122,47 @@ static const char *who(apr_pool_t *p)
                         (long)ap_unixd_config.group_id);
 }
 
-/* Fatal, as a configuration error: a store the children cannot use would
- * only show later as a sitemap answering 503. */
+/* A problem with the store's place: fatal at start-up, with -t and in the
+ * `-k graceful` command's own check (configuration generations 0 and 1),
+ * as a configuration error: a store the children cannot use would only
+ * show later as a sitemap answering 503.  An error in a running server's
+ * restart (a plain SIGUSR1): the User, who owns the directory, must not
+ * be able to stop the server by changing it. */
+static int place_problem(void)
+{
+    return ap_state_query(AP_SQ_CONFIG_GEN) <= 1 ? APLOG_EMERG : APLOG_ERR;
+}
+
+static int place_status(int level)
+{
+    return level == APLOG_EMERG ? HTTP_INTERNAL_SERVER_ERROR : OK;
+}
+
 static int check_reach(apr_pool_t *p, server_rec *s, const char *path)
 {
+    int level = place_problem();
     const char *dir, *name;
     reach_check rc;
     char *walk;
     int res;
 
     sm_fs_split(p, path, &dir, &name);
+    if (geteuid() == 0) {
+        /* The walk post_config makes, without making anything: a link it
+         * would refuse, or a file on the way, shows at -t already. */
+        char err[512];
+        int fd;
+        apr_status_t rv = sm_fs_open_dir(dir, 0, SM_FS_KEEP_ID,
+                                         SM_FS_KEEP_ID, &fd, err,
+                                         sizeof(err));
+        if (rv == APR_SUCCESS)
+            close(fd);
+        else if (!APR_STATUS_IS_ENOENT(rv)) {
+            ap_log_error(APLOG_MARK, level, rv, s, "SitemapDatabase '%s': "
+                         "cannot use its directory: %s", path, err);
+            return place_status(level);
+        }
+    }
     rc.n = 0;
     walk = apr_pstrdup(p, dir);
     if (*walk == '/') {
@@ -147,19 +179,19 @@ static int check_reach(apr_pool_t *p, server_rec *s, const char *path)
         return OK;
     res = as_server_user(s, reach_task, &rc);
     if (res > 0 && res <= rc.n) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapDatabase '%s' "
+        ap_log_error(APLOG_MARK, level, 0, s, "SitemapDatabase '%s' "
                      "is not allowed: %s cannot reach '%s' (it needs search "
                      "permission, x, on every directory above the store); "
                      "choose a directory the User can reach or change "
                      "the permissions", path, who(p), rc.dir[res - 1]);
-        return HTTP_INTERNAL_SERVER_ERROR;
+        return place_status(level);
     }
     if (res == rc.n + 1) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapDatabase '%s' "
+        ap_log_error(APLOG_MARK, level, 0, s, "SitemapDatabase '%s' "
                      "is not allowed: %s cannot write into the directory "
                      "'%s' (SQLite creates its journal files there)", path,
                      who(p), dir);
-        return HTTP_INTERNAL_SERVER_ERROR;
+        return place_status(level);
     }
     return OK;
 }
@@ -235,9 +267,10 @@ int sitemap_prepare_database(apr_pool_t *p, server_rec *s, const char *path,
     sm_fs_split(p, path, &dir, &name);
     rv = sm_fs_open_dir(dir, 1, uid, gid, &dirfd, err, sizeof(err));
     if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s, "SitemapDatabase '%s': "
+        int level = place_problem();
+        ap_log_error(APLOG_MARK, level, rv, s, "SitemapDatabase '%s': "
                      "cannot open or create its directory: %s", path, err);
-        return HTTP_INTERNAL_SERVER_ERROR;
+        return place_status(level);
     }
     /* An existing store is left to the children: opening it here while
      * children of the old generation write to it (a graceful restart)

@@ -118,9 +118,36 @@ def test_directory_symlink_is_not_followed(make_server, tmp_path):
     os.makedirs(rootdir)
     plant(srv.path("db/sub"), rootdir)
     srv.config_fails("SitemapDatabase", "db/sub", "symbolic link in a "
-                     "directory other users can write", check_syntax=False,
+                     "directory other users can write",
                      conf="Sitemap On\nSitemapDatabase db/sub/x/sitemap.db\n")
     assert os.listdir(rootdir) == []
+
+
+def test_place_problems_on_a_restart_are_errors(make_server):
+    """The User owns the directory: changing it must not stop a running
+    server.  `-k graceful` (as apache2ctl graceful) refuses, naming the
+    problem; a plain SIGUSR1 restarts with the problem logged as an
+    error."""
+    import signal
+    import time
+    srv = make_server(db="db/a/sitemap.db")
+    srv.start()
+    srv.get_ok("/page.html")
+    srv.wait_recorded("/page.html")
+    os.chmod(srv.path("db/a"), 0o500)       # as the User could
+    r = srv.ctl("-k", "graceful")
+    assert r.returncode != 0 and "cannot write into the directory" in r.stderr, r
+    srv.get_ok("/page.html")
+    srv.expect_log(r"cannot write into the directory .*db/a'")
+    before = srv.restarts()
+    os.kill(srv.pid, signal.SIGUSR1)
+    deadline = time.monotonic() + 20
+    while srv.restarts() == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert srv.restarts() > before, srv.log_tail()
+    srv.get_ok("/index.html")
+    assert srv.log_lines("sitemap", "error")
+    os.chmod(srv.path("db/a"), 0o750)
 
 
 def test_made_directories_belong_to_the_user(make_server):
