@@ -1,6 +1,5 @@
 """The core's messages are logged with the vhost they concern, so that the
 vhost's ErrorLog and LogLevel apply (issue 14, item 10)."""
-import os
 import re
 import time
 
