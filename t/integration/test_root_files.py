@@ -112,7 +112,7 @@ def test_store_hard_link_at_start(make_server):
     unchanged(v)
 
 
-def test_directory_symlink_is_not_followed(make_server, tmp_path):
+def test_directory_symlink_is_not_followed(make_server):
     """db/ is the User's: a link there to a root directory is refused, and
     nothing is made in that directory."""
     srv = make_server(sitemap=False)
@@ -281,7 +281,7 @@ def test_sitemapctl_takes_over_a_root_store(open_tmp):
 # ---------------------------------------------------------------------------
 # issue 20: a directory the User cannot reach
 
-def test_unreachable_directory_is_refused(make_server, tmp_path):
+def test_unreachable_directory_is_refused(make_server):
     """A 0700 directory of root's above the store (as /root is): `-t` and
     the start-up name the path and the User."""
     srv = make_server(sitemap=False)
