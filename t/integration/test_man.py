@@ -112,17 +112,20 @@ def help_text():
 
 
 def exit_statuses(text):
-    """{number: first words} of an exit status list."""
-    return {int(m.group(1)): " ".join(m.group(2).split()[:3])
-            for m in re.finditer(r"^ +(\d)  +(\S[^\n]*)", text, re.M)}
+    """{number: its whole text, blanks folded} of an exit status list
+    ("  N  text" and continuation lines indented further)."""
+    out = {}
+    for m in re.finditer(r"^ +(\d)  +(\S[^\n]*(?:\n {6,}\S[^\n]*)*)", text, re.M):
+        out[int(m.group(1))] = " ".join(m.group(2).split())
+    return out
 
 
 def man_exit_statuses():
     page = read(man_path("sitemapctl.8"))
     section = page.split(".SH EXIT STATUS", 1)[1].split(".SH", 1)[0]
     out = {}
-    for m in re.finditer(r"^\.TP\n\.B (\d)\n([^\n]*)", section, re.M):
-        out[int(m.group(1))] = " ".join(m.group(2).split()[:3])
+    for m in re.finditer(r"^\.TP\n\.B (\d)\n((?:[^.\n][^\n]*\n?)*)", section, re.M):
+        out[int(m.group(1))] = " ".join(m.group(2).split())
     return out
 
 
