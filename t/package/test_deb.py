@@ -177,8 +177,11 @@ def test_deb_installs_enables_serves_removes_purges(chroot_root, tmp_path):
     st = os.stat(os.path.join(root, STATEDIR.lstrip("/")))
     pw = run("chroot", root, "id", "-u", "www-data").stdout.strip()
     assert str(st.st_uid) == pw, f"{STATEDIR} is owned by uid {st.st_uid}, not www-data ({pw})"
-    # The administrator's way: a2enmod (the package enabled it already:
-    # disable first so that a2enmod is the one that enables it).
+    # Installing enables it (dh_apache2's postinst, as Debian's modules do).
+    assert os.path.islink(os.path.join(root, "etc/apache2/mods-enabled/sitemap.load")), \
+        "the package did not enable the module"
+    # The administrator's way: a2enmod (disabled first, so that a2enmod is
+    # the one that enables it).
     chroot_sh(root, "a2dismod -q sitemap && a2enmod sitemap")
     assert os.path.islink(os.path.join(root, "etc/apache2/mods-enabled/sitemap.load"))
 
