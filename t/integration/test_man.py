@@ -111,22 +111,20 @@ def help_text():
     return r.stdout
 
 
-def exit_statuses(text):
-    """{number: its whole text, blanks folded} of an exit status list
-    ("  N  text" and continuation lines indented further)."""
-    out = {}
-    for m in re.finditer(r"^ +(\d)  +(\S[^\n]*(?:\n {6,}\S[^\n]*)*)", text, re.M):
-        out[int(m.group(1))] = " ".join(m.group(2).split())
-    return out
+# An exit status list: "  N  text" with continuation lines indented
+# further (--help, the README), or ".TP\n.B N\ntext" (the manual page).
+TEXT_STATUS_RX = r"^ +(\d)  +(\S[^\n]*(?:\n {6,}\S[^\n]*)*)"
+ROFF_STATUS_RX = r"^\.TP\n\.B (\d)\n((?:[^.\n][^\n]*\n?)*)"
+
+
+def exit_statuses(text, rx=TEXT_STATUS_RX):
+    """{number: its whole text, blanks folded}."""
+    return {int(m.group(1)): " ".join(m.group(2).split()) for m in re.finditer(rx, text, re.M)}
 
 
 def man_exit_statuses():
     page = read(man_path("sitemapctl.8"))
-    section = page.split(".SH EXIT STATUS", 1)[1].split(".SH", 1)[0]
-    out = {}
-    for m in re.finditer(r"^\.TP\n\.B (\d)\n((?:[^.\n][^\n]*\n?)*)", section, re.M):
-        out[int(m.group(1))] = " ".join(m.group(2).split())
-    return out
+    return exit_statuses(page.split(".SH EXIT STATUS", 1)[1].split(".SH", 1)[0], ROFF_STATUS_RX)
 
 
 def test_sitemapctl_page_matches_help_and_readme():
