@@ -97,6 +97,24 @@ def test_demo_as_another_user():
         shutil.rmtree(home, ignore_errors=True)
 
 
+@pytest.mark.skipif(not IS_ROOT, reason="needs root to run the demo as another user")
+def test_demo_as_another_user_from_a_checkout_it_cannot_write():
+    """A built checkout of root's, readable but not writable by the user:
+    the demo uses the module built there instead of failing in make."""
+    home = tempfile.mkdtemp(prefix="demo-ro-")
+    try:
+        os.chmod(home, 0o755)
+        checkout = copy_tree(os.path.join(home, "mod_sitemap"))
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/",
+               "PORT": str(free_port())}
+        r = run_demo(checkout, env, user="nobody")
+        assert_demo_ok(r)
+        assert "is not writable by nobody: using the module already built there" in r.stdout, \
+            r.stdout
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def test_demo_fails_when_sitemap_is_wrong(closed_home, tmp_path):
     """An httpd that also excludes /about.html (one more SitemapExclude given
     with -c) makes the sitemap differ from what the demo expects: the demo
