@@ -8,6 +8,7 @@ Each test runs the demo in a copy of this (already built) tree, so the demo's
 """
 import os
 import pwd
+import re
 import shutil
 import socket
 import stat
@@ -127,6 +128,10 @@ def test_demo_fails_when_sitemap_is_wrong(closed_home, tmp_path):
     os.chmod(tmp_path, 0o755)
     port = free_port()
     r = run_demo(checkout, clean_env(PORT=str(port), HTTPD=str(wrapper)))
+    kept = re.search(r"tools/demo: the demo's files are kept in (\S+)", r.stdout)
+    if kept:
+        shutil.rmtree(kept.group(1), ignore_errors=True)
+    assert kept, f"the demo does not say where its files are: {r.stdout}"
     assert r.returncode != 0, r.stdout
     assert "tools/demo: FAILED: the sitemap does not list exactly the pages served" in r.stdout, r.stdout
     assert f"missing: http://127.0.0.1:{port}/about.html" in r.stdout, r.stdout
