@@ -368,6 +368,15 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             return HTTP_INTERNAL_SERVER_ERROR;
         }
         conf->base_len = strlen(conf->site.base);
+        /* The shortest <loc> is the root's, base + "/". */
+        if (conf->base_len + 1 < SM_LOC_MIN_LEN)
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "SitemapBaseURL %s:"
+                         " the root's <loc>, %s/, has %d characters, fewer "
+                         "than the %d the official schema (sitemap.xsd, "
+                         "tLoc) requires: validators will refuse the "
+                         "sitemap; use a longer host name", conf->site.base,
+                         conf->site.base, (int)conf->base_len + 1,
+                         SM_LOC_MIN_LEN);
         conf->site.page_size = conf->page_size;
         /* An index lists at most 50,000 pages: the default cap shrinks
          * with small pages; a cap set by hand must fit. */

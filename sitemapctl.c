@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "sm_ctl.h"
+#include "sm_document.h"
 #include "sm_import.h"
 #include "sm_progress.h"
 #include "sm_rules.h"
@@ -959,6 +960,16 @@ static int cmd_export(ctl *c)
     for (i = 0; i < res.removed->nelts; i++)
         say("removed %s: the module no longer serves that page",
             APR_ARRAY_IDX(res.removed, i, const char *));
+    if (res.index_entries_left_out)
+        say("warning: %d non-empty pages are past the %d an index may list: "
+            "their files are written (the module serves them) but the index "
+            "leaves them out, as the module's does (raise SitemapPageSize)",
+            res.index_entries_left_out, SM_INDEX_MAX_ENTRIES);
+    if (res.rows_skipped)
+        say("warning: %" APR_INT64_T_FMT " row%s of the store left out, not "
+            "being a URL as the module stores them (first: \"%s\"); run "
+            "sitemapctl check", res.rows_skipped,
+            res.rows_skipped == 1 ? "" : "s", res.first_skipped);
     fprintf(stderr, "%s: %d file%s (%s, %" APR_INT64_T_FMT " page%s, %"
             APR_INT64_T_FMT " URLs)\n", progname, res.files,
             res.files == 1 ? "" : "s",

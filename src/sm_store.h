@@ -193,6 +193,11 @@ void sm_store_sqlite_init(void);
  * store; one of an older schema is accepted (opening it read-write
  * upgrades it). */
 #define SM_STORE_PROBE     0x08
+/* How the module's sitemap requests open the store: read-only (SQLite's
+ * SQLITE_OPEN_READONLY), never creating the file and never upgrading its
+ * schema: an older store is refused (the request answers 503) until the
+ * writer, the only one that upgrades, has done it. */
+#define SM_STORE_READER    SM_STORE_READONLY
 apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
                                   const char *path, int flags,
                                   int busy_timeout_ms, const sm_logger *log,

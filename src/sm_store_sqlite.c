@@ -382,7 +382,8 @@ static int migrate(sqlite_store *s, int readonly, int probe)
         return SQLITE_MISMATCH;
     }
     if (readonly && version == 0) {
-        /* Only sitemapctl opens read-only: say what the file is. */
+        /* Read-only (sitemapctl, the sitemap's readers): say what the
+         * file is. */
         sqlite3_int64 tables = 0;
         if ((rc = int_pragma(s, "SELECT count(*) FROM sqlite_master",
                              &tables)) != SQLITE_OK)
