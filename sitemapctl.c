@@ -40,6 +40,7 @@
 #include "sm_document.h"
 #include "sm_fs.h"
 #include "sm_import.h"
+#include "sm_progress.h"
 #include "sm_rules.h"
 #include "sm_sitemap.h"
 #include "sm_store.h"
@@ -681,8 +682,9 @@ static sm_site_conf *site_conf(ctl *c, const sm_site_row *row)
  * writer waiting on SQLite's lock (the module's) sleeps at most 100 ms
  * between two tries, so a pause longer than that lets it in: it never
  * waits for more than one of our transactions (a fraction of a second). */
+/* pg: a meter to move after each transaction, or NULL. */
 static int apply_all(ctl *c, sm_store *st, const sm_change *changes, int n,
-                     sm_apply_stats *total)
+                     sm_apply_stats *total, sm_progress *pg)
 {
     int off;
 
@@ -702,6 +704,8 @@ static int apply_all(ctl *c, sm_store *st, const sm_change *changes, int n,
         total->touched += s.touched;
         total->removed += s.removed;
         total->refused_full += s.refused_full;
+        if (pg)
+            sm_progress_update(pg, off + k, 0, apr_time_now());
         if (off + k < n)
             apr_sleep(PAUSE);
     }
@@ -825,6 +829,31 @@ static int cmd_list(ctl *c)
 
 /* ---- import ------------------------------------------------------------------ */
 
+/* Progress of an import, drawn on standard error when it is a terminal. */
+typedef struct {
+    sm_progress meter;
+    apr_off_t before;           /* bytes of the logs already read */
+} import_progress;
+
+static void import_progress_cb(void *baton, apr_off_t bytes,
+                               apr_uint64_t lines)
+{
+    import_progress *ip = baton;
+    sm_progress_update(&ip->meter, ip->before + bytes, lines,
+                       apr_time_now());
+}
+
+/* A log's size in bytes; -1 when it has none to tell (standard input, a
+ * pipe). */
+static apr_off_t log_size(const char *path)
+{
+    struct stat sb;
+    if (strcmp(path, "-") == 0 || stat(path, &sb) != 0
+        || !S_ISREG(sb.st_mode))
+        return -1;
+    return (apr_off_t)sb.st_size;
+}
+
 static int cmd_import(ctl *c)
 {
     sm_rules rules;
@@ -837,8 +866,10 @@ static int cmd_import(ctl *c)
     sm_import *im;
     sm_store *st;
     apr_time_t t0, t1, t2;
+    import_progress ip;
+    apr_off_t total = 0;
     char err[512];
-    int rc, i, status = EX_OK;
+    int rc, i, tty, status = EX_OK;
     double secs;
 
     /* Every log must open before anything is changed. */
@@ -863,24 +894,40 @@ static int cmd_import(ctl *c)
     rules.allow_query = c->allow_query;
     im = sm_import_create(c->pool, &rules, c->site, !c->all_types);
 
+    /* Progress only on a terminal: a log or a pipe gets nothing. */
+    tty = isatty(STDERR_FILENO) ? STDERR_FILENO : -1;
+    for (i = 0; i < c->args->nelts && total >= 0; i++) {
+        apr_off_t size = log_size(APR_ARRAY_IDX(c->args, i, const char *));
+        total = size < 0 ? -1 : total + size;
+    }
     t0 = apr_time_now();
     /* The logs are read with the identity they were checked with (root
      * may read logs the store's owner may not). */
     if (c->as_owner && !act_as(c, 0))
         return EX_STORE;
+    sm_progress_start(&ip.meter, tty, "reading logs", total, 1, t0);
+    ip.before = 0;
+    sm_import_set_progress(im, import_progress_cb, &ip);
     for (i = 0; i < c->args->nelts; i++) {
         const char *log = APR_ARRAY_IDX(c->args, i, const char *);
+        apr_off_t size = log_size(log);
         if (sm_import_file(im, log, err, sizeof(err)) != APR_SUCCESS) {
+            sm_progress_end(&ip.meter);
             say("%s (the lines before it are imported)", err);
             status = EX_LOG;
         }
+        ip.before += size > 0 ? size : 0;
     }
+    sm_progress_end(&ip.meter);
     if (c->as_owner && !act_as(c, 1))
         return EX_STORE;
     t1 = apr_time_now();
     changes = sm_import_changes(im, c->pool, site);
-    if ((rc = apply_all(c, st, (const sm_change *)changes->elts,
-                        changes->nelts, &as)) != EX_OK)
+    sm_progress_start(&ip.meter, tty, "writing URLs", changes->nelts, 0, t1);
+    rc = apply_all(c, st, (const sm_change *)changes->elts, changes->nelts,
+                   &as, &ip.meter);
+    sm_progress_end(&ip.meter);
+    if (rc != EX_OK)
         return rc;
     t2 = apr_time_now();
 
@@ -969,7 +1016,7 @@ static int cmd_add(ctl *c)
         changes[i].last_modified = c->lastmod;
         changes[i].seen = now;
     }
-    if ((rc = apply_all(c, st, changes, c->args->nelts, &as)) != EX_OK)
+    if ((rc = apply_all(c, st, changes, c->args->nelts, &as, NULL)) != EX_OK)
         return rc;
     printf("%d added, %d already stored%s\n", as.added,
            as.touched + as.updated,
@@ -1003,7 +1050,7 @@ static int cmd_remove(ctl *c)
         changes[i].url = urls[i];
         changes[i].seen = now;
     }
-    if ((rc = apply_all(c, st, changes, c->args->nelts, &as)) != EX_OK)
+    if ((rc = apply_all(c, st, changes, c->args->nelts, &as, NULL)) != EX_OK)
         return rc;
     printf("%d removed, %d not stored\n", as.removed,
            c->args->nelts - as.removed);

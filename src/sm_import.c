@@ -250,6 +250,8 @@ struct sm_import {
     apr_array_header_t *entries;
     sm_log_time_cache tc;
     sm_import_stats stats;
+    sm_import_progress_fn *progress;
+    void *progress_baton;
 };
 
 sm_import *sm_import_create(apr_pool_t *p, const sm_rules *rules,
@@ -273,6 +275,13 @@ sm_import *sm_import_create(apr_pool_t *p, const sm_rules *rules,
     im->index = apr_hash_make(p);
     im->entries = apr_array_make(p, 1024, sizeof(url_entry));
     return im;
+}
+
+void sm_import_set_progress(sm_import *im, sm_import_progress_fn *fn,
+                            void *baton)
+{
+    im->progress = fn;
+    im->progress_baton = baton;
 }
 
 static void count_reason(sm_import *im, const char *why)
@@ -516,6 +525,9 @@ apr_status_t sm_import_file(sm_import *im, const char *path, char *err,
             s = nl + 1;
         }
         have = (apr_size_t)(end - s);
+        if (im->progress)
+            im->progress(im->progress_baton, (apr_off_t)gzoffset(gz),
+                         im->stats.lines);
         if (n == 0 || rv != APR_SUCCESS) {
             /* The end: a last line without its line end counts too. */
             if (have && !skipping) {

@@ -100,6 +100,14 @@ void sm_import_line(sm_import *im, char *line, apr_size_t len,
 apr_status_t sm_import_file(sm_import *im, const char *path, char *err,
                             apr_size_t errlen);
 
+/* Told while a file is read, after each chunk (about 1 MiB): bytes is how
+ * far into the file reading got (for gzip, into the compressed file), and
+ * lines the lines read so far by the whole import. */
+typedef void sm_import_progress_fn(void *baton, apr_off_t bytes,
+                                   apr_uint64_t lines);
+void sm_import_set_progress(sm_import *im, sm_import_progress_fn *fn,
+                            void *baton);
+
 /* Can path be opened for reading?  The same errors sm_import_file would
  * give at once, checked before anything is imported. */
 apr_status_t sm_import_check_file(const char *path, char *err,
