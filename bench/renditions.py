@@ -175,7 +175,10 @@ def run(ctx):
               f"**{rc * 100:.2f}%** ({median(cpu_c):.3f} ms vs "
               f"{median(cpu_d):.1f} ms)", "<= 2%", rc <= 0.02)
 
-        # The first request for a changed page.
+        # The first request for a changed page, against today's plain
+        # render (wrk, request to last byte, as serving.py measures it).
+        today_wrk = [p50(ctx, plain_srv, "/sitemap-1.xml")
+                     for _ in range(max(1, p.serve_rounds // 2))]
         first, today_ms, logged = [], [], []
         url = serving.url_of(0)[len(BASE):]
         off = len(cached.log_text())
@@ -195,13 +198,15 @@ def run(ctx):
                               "fresh render")
         logged = [int(x) / 1000 for x in
                   RENDERED.findall(cached.log_text()[off:])]
-        rf = median(first) / median(today_ms)
+        rf = median(first) / median(today_wrk)
         t.add(sec, "first request for a changed page 1 with gzip (render, "
-              "compress at level 1, write, send) / a plain render today",
+              "compress at level 1, write, send; one GET after sitemapctl "
+              "moved a lastmod) / a plain render today (wrk p50)",
               f"**{rf:.2f}x** ({median(first):.1f} ms vs "
-              f"{median(today_ms):.1f} ms; the module logs "
+              f"{median(today_wrk):.1f} ms; the module logs "
               f"{median(logged) if logged else float('nan'):.1f} ms to "
-              "render and write)", "<= 3x", rf <= 3)
+              "render and write; the same client's plain GET today: "
+              f"{median(today_ms):.1f} ms)", "<= 3x", rf <= 3)
         if len(logged) != len(first):
             raise Failure(f"{len(first)} changes of page 1, {len(logged)} "
                           "renders logged")
@@ -214,7 +219,8 @@ def run(ctx):
           " size", "; ".join(f"level {lvl}: {ms:.0f} ms, {size / 1e6:.2f} MB"
                               for lvl, ms, size in lv),
           "(the reason for level 1)")
-    mem = serving.memory(ctx, "renditions", db, n)
+    # Every slow client on page 1, the full page (page 2 holds one URL).
+    mem = serving.memory(ctx, "renditions", db, serving.PAGE)
     worst = max(r[5] for r in mem)
     t.add(sec, "RSS growth per concurrent page request from renditions "
           "(event, 1 process)", "; ".join(

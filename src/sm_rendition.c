@@ -48,7 +48,7 @@ static void header_make(unsigned char *h, const sm_rend_key *key,
     v[2] = format_tag();
     v[3] = (apr_uint64_t)enc;
     v[4] = (apr_uint64_t)body;
-    memset(h, 0, SM_REND_HEADER);
+    memset(h, 0, SM_REND_KEY_BYTES);
     memcpy(h, magic, sizeof(magic));
     memcpy(h + 8, v, sizeof(v));
 }
@@ -119,7 +119,7 @@ apr_status_t sm_rend_open(sm_rend_dir *d, apr_pool_t *p, const char *stem,
                           apr_file_t **f, apr_off_t *offset,
                           apr_off_t *length)
 {
-    unsigned char want[SM_REND_HEADER], got[SM_REND_HEADER];
+    unsigned char want[SM_REND_KEY_BYTES], got[SM_REND_KEY_BYTES];
     apr_uint64_t body;
     struct stat sb;
     apr_os_file_t fd;
@@ -131,13 +131,13 @@ apr_status_t sm_rend_open(sm_rend_dir *d, apr_pool_t *p, const char *stem,
         return errno == ENOENT || errno == ELOOP ? APR_ENOENT : errno;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)
         || sb.st_size < SM_REND_HEADER
-        || pread(fd, got, SM_REND_HEADER, 0) != SM_REND_HEADER) {
+        || pread(fd, got, SM_REND_KEY_BYTES, 0) != SM_REND_KEY_BYTES) {
         close(fd);
         return APR_ENOENT;
     }
     memcpy(&body, got + 8 + 4 * sizeof(apr_uint64_t), sizeof(body));
     header_make(want, key, enc, (apr_off_t)body);
-    if (memcmp(want, got, SM_REND_HEADER) != 0
+    if (memcmp(want, got, SM_REND_KEY_BYTES) != 0
         || (apr_uint64_t)sb.st_size != SM_REND_HEADER + body) {
         close(fd);
         return APR_ENOENT;
@@ -293,7 +293,7 @@ apr_status_t sm_rend_write(void *baton, const char *data, apr_size_t len)
 
 apr_status_t sm_rend_commit(sm_rend_writer *w)
 {
-    unsigned char h[SM_REND_HEADER];
+    unsigned char h[SM_REND_KEY_BYTES];
     apr_status_t rv;
     int i;
 

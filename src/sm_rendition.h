@@ -3,9 +3,9 @@
  *
  * Each document has a stem (unique in the directory: the site and which
  * document) and two files, STEM.xml and STEM.xml.gz.  Each file starts
- * with a 64-byte header holding the key of what made the bytes (see
- * sm_rend_key) and the body's length; the body follows and is sent as it
- * is (sendfile from offset 64).  A file whose header does not hold the
+ * with a header (SM_REND_HEADER) holding the key of what made the bytes
+ * (see sm_rend_key) and the body's length; the body follows and is sent
+ * as it is (mmap or sendfile from that offset).  A file whose header does not hold the
  * key asked for is a miss, so a rendition can never be served for another
  * version of its document: a new version is rendered and renamed over
  * the old file.
@@ -33,7 +33,11 @@ typedef struct {
 
 typedef enum { SM_REND_PLAIN = 0, SM_REND_GZIP = 1 } sm_rend_enc;
 
-#define SM_REND_HEADER 64
+/* The body starts one page into the file: httpd maps a file bucket into
+ * memory (EnableMMAP) only at a page-aligned offset, and reads it in 8 KB
+ * pieces otherwise.  The key takes the first SM_REND_KEY_BYTES. */
+#define SM_REND_HEADER 4096
+#define SM_REND_KEY_BYTES 64
 
 typedef struct sm_rend_dir sm_rend_dir;
 
