@@ -272,6 +272,8 @@ def test_symlink_in_cache_dir_not_followed(make_server, tmp_root):
     # it (its header matches), O_NOFOLLOW makes it a miss and renders again
     outside = os.path.join(tmp_root, "outside.xml")
     shutil.copy(os.path.join(d, names[0]), outside)
+    os.chown(outside, RUN_UID, RUN_GID)       # readable: only the link stops it
+    os.chmod(outside, 0o644)
     os.unlink(os.path.join(d, names[0]))
     os.symlink(outside, os.path.join(d, names[0]))
     before = len(renders(srv))
