@@ -104,18 +104,21 @@ def test_renditions_equal_a_fresh_render_after_every_change(make_server):
     check_all_forms(srv)
     assert len(renders(srv)) == n
 
-    # a new URL: page 2 and the index change, page 1 does not
+    # a new URL: the last page and the index change, page 1 does not
     add_pages(srv, "e")
-    check_all_forms(srv)
+    fresh = check_all_forms(srv)
     assert renders(srv)[n:] and "/sitemap-1.xml" not in renders(srv)[n:], renders(srv)
     n = len(renders(srv))
 
-    # a removal
+    # a removal (the page holding b: the writers' order decides, under
+    # prefork several processes record)
+    holder = [p for p, body in fresh.items()
+              if p != "/sitemap.xml" and b"/b.html</loc>" in body]
     os.unlink(srv.path("htdocs/b.html"))
     assert srv.get("/b.html").status == 404
     srv.wait_absent("/b.html")
     check_all_forms(srv)
-    assert "/sitemap-1.xml" in renders(srv)[n:]
+    assert holder and holder[0] in renders(srv)[n:], (holder, renders(srv)[n:])
 
     # a new lastmod (the page's Last-Modified moves)
     before = srv.row("/d.html")
@@ -215,7 +218,9 @@ def test_no_double_compression_with_debian_deflate_conf(make_server):
 
 
 def test_concurrent_first_requests_render_once(make_server):
-    srv = make_server()
+    # event with one child process (the harness's sizing), whatever
+    # SITEMAP_TEST_MPM says: one process, so exactly one render
+    srv = make_server(mpm="event")
     srv.start()
     seed(srv, 30000, 50000)
     results = []
@@ -231,7 +236,6 @@ def test_concurrent_first_requests_render_once(make_server):
         t.join()
     assert len(results) == 8 and all(s == 200 for _, s, _ in results)
     assert len({b for _, _, b in results}) == 1
-    # one child process (the harness's event MPM config): one render
     assert renders(srv, "/sitemap-1.xml") == ["/sitemap-1.xml"], renders(srv)
     assert results[0][2] == export(srv)["/sitemap.xml"]
 
@@ -252,7 +256,9 @@ def test_unwritable_cache_dir_falls_back_with_one_line(make_server, tmp_root):
         assert z.header("ETag") == r.header("ETag")[:-1] + '-gz"'
     assert r.body == export(srv)["/sitemap.xml"]
     lines = [ln for ln in srv.log_lines("sitemap", "warn") if "SitemapCache" in ln]
-    assert len(lines) == 1, lines
+    # at most once a minute per process (prefork may answer from two)
+    pids = [re.search(r"\[pid (\d+)", ln).group(1) for ln in lines]
+    assert lines and len(pids) == len(set(pids)), lines
     assert os.listdir(ro) == [] and not renders(srv)      # streamed
 
 
