@@ -193,6 +193,41 @@ static void test_files(void **state)
                                   &off, &len), APR_ENOENT);
 }
 
+/* A writer let go without commit (a store or disk failure mid-render)
+ * leaves nothing behind, and the previous rendition stays served. */
+static void test_abort(void **state)
+{
+    unit_ctx *u = *state;
+    sm_rend_dir *d = open_dir(u, 1 << 30);
+    sm_rend_key k1 = { 1, 1 }, k2 = { 2, 2 };
+    apr_pool_t *p;
+    sm_rend_writer *w;
+    apr_file_t *f;
+    apr_off_t off, len;
+    apr_dir_t *dir;
+    apr_finfo_t fi;
+    int files = 0;
+
+    render(u, d, "s-p1", &k1, "<old/>");
+    apr_pool_create(&p, u->pool);
+    assert_int_equal(sm_rend_writer_create(&w, d, p, "s-p1", &k2),
+                     APR_SUCCESS);
+    assert_int_equal(sm_rend_write(w, "<new", 4), APR_SUCCESS);
+    apr_pool_destroy(p);
+    assert_int_equal(sm_rend_open(d, u->pool, "s-p1", SM_REND_PLAIN, &k1, &f,
+                                  &off, &len), APR_SUCCESS);
+    assert_string_equal(read_body(u->pool, f, off, len), "<old/>");
+    assert_int_equal(apr_dir_open(&dir, apr_pstrcat(u->pool, u->dir, "/r",
+                                                    NULL), u->pool),
+                     APR_SUCCESS);
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, dir)
+           == APR_SUCCESS)
+        if (fi.filetype == APR_REG)
+            files++;
+    apr_dir_close(dir);
+    assert_int_equal(files, 2);     /* s-p1.xml and s-p1.xml.gz only */
+}
+
 static void test_evict(void **state)
 {
     unit_ctx *u = *state;
@@ -240,6 +275,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gzip_round_trip, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_accepts_gzip, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_files, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_abort, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_evict, unit_setup, unit_teardown),
     };
     int rc;
