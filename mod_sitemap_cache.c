@@ -13,11 +13,10 @@
 #include <apr_strings.h>
 #include <apr_thread_mutex.h>
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sm_fs.h"
 #include "sm_hash.h"
 #include "sm_rendition.h"
 
@@ -51,38 +50,27 @@ static apr_uint64_t module_file_tag(void)
     return sm_hash_u64(h, (apr_uint64_t)apr_time_now());
 }
 
-/* Run by the parent, as root: create the directory and give it to the
- * children (User/Group), through a descriptor opened with O_NOFOLLOW so a
- * symlink planted at its name is never followed.  Not being able to is no
- * reason to stop the server: sitemaps are then streamed, as the children
- * log. */
+/* Run by the parent, as root: create the directory (and missing parents)
+ * and give what it made to the children (User/Group), never following a
+ * link another user could have planted (sm_fs_open_dir).  Not being able
+ * to is no reason to stop the server: sitemaps are then streamed, as the
+ * children log. */
 static void prepare_dir(server_rec *s, const char *dir)
 {
-    int created, fd;
+    char err[512];
+    int fd;
+    apr_status_t rv;
 
     if (geteuid() != 0)
         return;             /* the children, running as we do, create it */
-    created = mkdir(dir, 0750) == 0;
-    if (!created && errno != EEXIST) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s, "SitemapCache: "
-                     "cannot create '%s': sitemaps are streamed without "
-                     "renditions", dir);
+    rv = sm_fs_open_dir(dir, 1, ap_unixd_config.user_id,
+                        ap_unixd_config.group_id, &fd, err, sizeof(err));
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, "SitemapCache: "
+                     "'%s': %s; sitemaps are streamed without renditions",
+                     dir, err);
         return;
     }
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) {
-        ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s, "SitemapCache: "
-                     "'%s' is not a directory (or is a symlink): sitemaps "
-                     "are streamed without renditions", dir);
-        return;
-    }
-    /* Only a directory made here is handed over: an existing one (even
-     * root's, such as /tmp) is the administrator's to give. */
-    if (created
-        && fchown(fd, ap_unixd_config.user_id, ap_unixd_config.group_id)
-           != 0)
-        ap_log_error(APLOG_MARK, APLOG_WARNING, errno, s, "SitemapCache: "
-                     "cannot give '%s' to the server's User/Group", dir);
     close(fd);
 }
 
