@@ -55,6 +55,9 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->robots = -1;
     conf->robots_extra = NULL;
     conf->robots_fallback = -1;
+    conf->cache = -1;
+    conf->cache_dir = NULL;
+    conf->cache_max = -1;
     return conf;
 }
 
@@ -83,6 +86,9 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     conf->robots = MERGE_UNSET(robots, -1);
     conf->robots_extra = MERGE_UNSET(robots_extra, NULL);
     conf->robots_fallback = MERGE_UNSET(robots_fallback, -1);
+    conf->cache = MERGE_UNSET(cache, -1);
+    conf->cache_dir = add->cache != -1 ? add->cache_dir : base->cache_dir;
+    conf->cache_max = MERGE_UNSET(cache_max, -1);
     return conf;
 }
 
@@ -321,6 +327,8 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                 return rc;
             apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING, "");
         }
+        if (sitemap_cache_post_config(pconf, ptemp, s, conf, prepared) != OK)
+            return HTTP_INTERNAL_SERVER_ERROR;
     }
     return OK;
 }
@@ -330,6 +338,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
 {
     apr_hash_t *recorders = apr_hash_make(pchild);
     apr_hash_t *readers = apr_hash_make(pchild);
+    apr_hash_t *renditions = apr_hash_make(pchild);
     apr_hash_index_t *hi;
     server_rec *s;
 
@@ -356,6 +365,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
         }
         sm_recorder_add_site(rec, &conf->site);
         conf->recorder = rec;
+        sitemap_cache_child_init(pchild, s, conf, renditions);
 
         conf->readers = apr_hash_get(readers, conf->db_path,
                                      APR_HASH_KEY_STRING);

@@ -6,9 +6,13 @@
 #include "httpd.h"
 #include "http_config.h"
 
+#include <apr_hash.h>
+
+#include "sm_document.h"
 #include "sm_hot.h"
 #include "sm_recorder.h"
 #include "sm_rules.h"
+#include "sm_rendition.h"
 #include "sm_store.h"
 
 extern module AP_MODULE_DECLARE_DATA sitemap_module;
@@ -34,6 +38,10 @@ typedef struct {
     int robots;                         /* SitemapRobots */
     apr_array_header_t *robots_extra;   /* SitemapRobotsExtra */
     int robots_fallback;                /* SitemapRobotsFallback */
+    int cache;                          /* SitemapCache On|Off (-1 unset) */
+    const char *cache_dir;              /* SitemapCache DIR (NULL: beside
+                                           the store) */
+    apr_off_t cache_max;                /* SitemapCacheMaxSize */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
@@ -46,9 +54,13 @@ typedef struct {
                                            XML, hashed into every ETag */
     sm_logger logger;                   /* the core's messages, logged
                                            with this vhost */
+    const char *rendition_stem;         /* this site's files in cache_dir */
     /* This process's writer and readers for db_path (child_init). */
     sm_recorder *recorder;
     struct apr_reslist_t *readers;
+    sm_rend_dir *renditions;            /* cache_dir, opened (child_init);
+                                           NULL when it cannot be used */
+    const char *cache_error;            /* and then why */
 } sitemap_server_conf;
 
 /* Hooks implemented by the glue files, registered in mod_sitemap.c. */
@@ -67,6 +79,31 @@ int sitemap_handler(request_rec *r);
 void sitemap_robots_register(apr_pool_t *p);
 apr_status_t sitemap_readers_create(struct apr_reslist_t **out,
                                     apr_pool_t *pchild, const char *path);
+/* Renditions (mod_sitemap_cache.c). */
+typedef struct {
+    const sm_doc_site *site;
+    const sm_doc *doc;
+    const sm_site_info *info;   /* the snapshot doc was chosen from */
+    sm_rend_key key;            /* what makes its bytes */
+    int gzip;                   /* the gzip rendition is wanted */
+} sitemap_doc_req;
+typedef struct {
+    apr_file_t *f;
+    apr_off_t offset, length;
+} sitemap_file;
+/* The rendition of a document, from the cache or rendered now from st
+ * (inside the read snapshot dr->info came from); stats says what a render
+ * left out (zero when none was needed).  Any failure: stream it. */
+apr_status_t sitemap_rendition(request_rec *r, const sitemap_server_conf *conf,
+                               sm_store *st, const sitemap_doc_req *dr,
+                               sitemap_file *out, sm_doc_stats *stats);
+/* Send a rendition as the response's body. */
+int sitemap_send_file(request_rec *r, const sitemap_file *file);
+int sitemap_cache_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,
+                              server_rec *s, sitemap_server_conf *conf,
+                              apr_hash_t *prepared);
+void sitemap_cache_child_init(apr_pool_t *pchild, server_rec *s,
+                              sitemap_server_conf *conf, apr_hash_t *opened);
 
 #define SITEMAP_CONF(s) \
     ((sitemap_server_conf *)ap_get_module_config((s)->module_config, \
