@@ -122,6 +122,7 @@ struct sm_recorder {
     apr_pool_t *store_pool;
     sm_store *store;
     apr_time_t last_expire;
+    apr_time_t next_check;              /* of the store while idle */
     apr_interval_time_t expire_every;   /* hourly, sooner for short expiry */
     apr_time_t last_fault_log, last_full_log;
     apr_uint64_t faults_unlogged, refused_unlogged, dropped_unlogged;
@@ -508,6 +509,24 @@ static int should_log(apr_time_t *last, apr_time_t now)
     return 1;
 }
 
+/* The memory of written URLs vouches for what the store held; once the
+ * store was replaced, deleted or failed, nobody knows what it holds:
+ * forget, so that every URL served from now on is written again (into
+ * whatever file is at the path by then). */
+static void forget_written(sm_recorder *rec)
+{
+    apr_thread_mutex_lock(rec->lock);
+    seen_clear(rec);
+    apr_thread_mutex_unlock(rec->lock);
+}
+
+static void drop_store(sm_recorder *rec)
+{
+    sm_store_close(rec->store);
+    rec->store = NULL;
+    apr_pool_clear(rec->store_pool);
+}
+
 static apr_status_t ensure_store(sm_recorder *rec)
 {
     apr_status_t rv;
@@ -516,14 +535,8 @@ static apr_status_t ensure_store(sm_recorder *rec)
         sm_log(rec->conf.log, SM_LOG_WARN, 0,
                "store %s was removed or replaced; opening it again",
                rec->conf.db_path);
-        sm_store_close(rec->store);
-        rec->store = NULL;
-        apr_pool_clear(rec->store_pool);
-        /* What we wrote is gone with the old file: write it again when
-         * it is next served. */
-        apr_thread_mutex_lock(rec->lock);
-        seen_clear(rec);
-        apr_thread_mutex_unlock(rec->lock);
+        drop_store(rec);
+        forget_written(rec);
     }
     if (rec->store)
         return APR_SUCCESS;
@@ -545,6 +558,7 @@ static apr_status_t ensure_store(sm_recorder *rec)
     if (rv != APR_SUCCESS) {
         apr_pool_clear(rec->store_pool);
         rec->store = NULL;
+        forget_written(rec);
     }
     return rv;
 }
@@ -598,14 +612,23 @@ static int write_batch(sm_recorder *rec, batch *b, const char **why,
                         sizeof(rec->reason));
             *why = rec->reason;
             /* Start from a fresh connection next time. */
-            sm_store_close(rec->store);
-            rec->store = NULL;
-            apr_pool_clear(rec->store_pool);
+            drop_store(rec);
+            forget_written(rec);
             return 0;
         }
     }
     run_expiry(rec, apr_time_now());
     return 1;
+}
+
+/* The store took a write or opened again.  Holds lock. */
+static void store_works(sm_recorder *rec)
+{
+    if (rec->faulted) {
+        rec->faulted = 0;
+        sm_log(rec->conf.log, SM_LOG_WARN, 0,
+               "store %s works again; recording resumed", rec->conf.db_path);
+    }
 }
 
 /* After writing b: count, log, and put back what failed.  Holds lock. */
@@ -619,12 +642,7 @@ static void settle_batch(sm_recorder *rec, batch *b, int ok, const char *why,
         rec->stats.refused_full += stats->refused_full;
         if (n)
             rec->stats.batches++;
-        if (rec->faulted) {
-            rec->faulted = 0;
-            sm_log(rec->conf.log, SM_LOG_WARN, 0,
-                   "store %s works again; recording resumed",
-                   rec->conf.db_path);
-        }
+        store_works(rec);
         if (stats->refused_full) {
             /* Refused URLs must be offered again once there is room. */
             rec->refused_unlogged += stats->refused_full;
@@ -669,6 +687,32 @@ static void settle_batch(sm_recorder *rec, batch *b, int ok, const char *why,
     }
 }
 
+/* While idle (write_lock held, not lock): make sure that the store at the
+ * path is open, as a batch would.  A fault is logged as a failed write,
+ * at most once a minute. */
+static void check_store(sm_recorder *rec, apr_time_t now)
+{
+    if (ensure_store(rec) == APR_SUCCESS) {
+        apr_thread_mutex_lock(rec->lock);
+        store_works(rec);
+        apr_thread_mutex_unlock(rec->lock);
+        return;
+    }
+    apr_thread_mutex_lock(rec->lock);
+    rec->faulted = 1;
+    rec->faults_unlogged++;
+    if (should_log(&rec->last_fault_log, now)) {
+        sm_log(rec->conf.log, SM_LOG_ERR, 0,
+               "store %s: %s; %" APR_UINT64_T_FMT " dropped changes and %"
+               APR_UINT64_T_FMT " failed attempts in the last minute (pages "
+               "are served as usual)", rec->conf.db_path, rec->reason,
+               rec->dropped_unlogged, rec->faults_unlogged);
+        rec->dropped_unlogged = 0;
+        rec->faults_unlogged = 0;
+    }
+    apr_thread_mutex_unlock(rec->lock);
+}
+
 /* Take the pending batch and write it.  Called with lock held; returns with
  * it held. */
 static int flush_locked(sm_recorder *rec)
@@ -708,12 +752,25 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thd, void *data)
         sm_log(rec->conf.log, SM_LOG_DEBUG, 0, "store %s: %s; retrying with "
                "the first batch", rec->conf.db_path, rec->reason);
     apr_thread_mutex_lock(rec->lock);
+    rec->next_check = apr_time_now() + rec->conf.flush_interval;
     while (!rec->stopping) {
         apr_time_t now = apr_time_now();
         batch *b = rec->pending;
 
         if (b->items->nelts == 0 || !rec->spare) {
-            /* Idle: expire old URLs when due, then sleep until work. */
+            apr_interval_time_t sleep;
+            /* Idle: look at the store every flush interval, even when no
+             * new URL comes: a deleted store is created again (the
+             * sitemap answers again) and a replaced one noticed (the
+             * memory forgotten) without waiting for a write. */
+            if (now >= rec->next_check) {
+                rec->next_check = now + rec->conf.flush_interval;
+                apr_thread_mutex_unlock(rec->lock);
+                check_store(rec, now);
+                apr_thread_mutex_lock(rec->lock);
+                continue;
+            }
+            /* Expire old URLs when due, then sleep until work. */
             if (rec->sites->nelts
                 && now - rec->last_expire >= rec->expire_every) {
                 apr_thread_mutex_unlock(rec->lock);
@@ -724,9 +781,11 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thd, void *data)
                 apr_thread_mutex_lock(rec->lock);
                 continue;
             }
-            apr_thread_cond_timedwait(rec->wake, rec->lock,
-                                      rec->expire_every < LOG_EVERY
-                                      ? rec->expire_every : LOG_EVERY);
+            sleep = rec->expire_every < LOG_EVERY ? rec->expire_every
+                                                  : LOG_EVERY;
+            if (rec->next_check - now < sleep)
+                sleep = rec->next_check - now;
+            apr_thread_cond_timedwait(rec->wake, rec->lock, sleep);
             continue;
         }
         if (b->items->nelts < rec->conf.batch_size
