@@ -2,6 +2,7 @@
 #include "sm_recorder.h"
 #include "sm_hash.h"
 #include "sm_hot.h"
+#include "sm_spill.h"
 
 #include <apr_strings.h>
 #include <apr_thread_cond.h>
@@ -123,6 +124,7 @@ struct sm_recorder {
     sm_store *store;
     apr_time_t last_expire;
     apr_time_t next_check;              /* of the store while idle */
+    apr_time_t next_spill_scan;         /* for other processes' spills */
     apr_interval_time_t expire_every;   /* hourly, sooner for short expiry */
     apr_time_t last_fault_log, last_full_log;
     apr_uint64_t faults_unlogged, refused_unlogged, dropped_unlogged;
@@ -687,15 +689,110 @@ static void settle_batch(sm_recorder *rec, batch *b, int ok, const char *why,
     }
 }
 
+/* ---- changes kept across a stop (sm_spill) ------------------------------ */
+
+typedef struct {
+    sm_recorder *rec;
+    apr_time_t now;
+    int unknown;                /* of sites this process does not serve */
+} replay_ctx;
+
+static void replay_one(void *baton, const char *base, const sm_change *c)
+{
+    replay_ctx *ctx = baton;
+    sm_recorder *rec = ctx->rec;
+    sm_change copy = *c;
+    int i;
+
+    for (i = 0; i < rec->sites->nelts; i++) {
+        const sm_site_conf *site = APR_ARRAY_IDX(rec->sites, i,
+                                                 const sm_site_conf *);
+        if (strcmp(site->base, base) == 0) {
+            copy.site = site;
+            apr_thread_mutex_lock(rec->lock);
+            batch_put(rec->pending, &copy, change_key(&copy), ctx->now);
+            rec->stats.queued++;
+            apr_thread_mutex_unlock(rec->lock);
+            return;
+        }
+    }
+    ctx->unknown++;
+}
+
+/* Queue what stopped processes kept for this store (write_lock held, not
+ * lock; the store is open), as far as the queue has room. */
+static void take_spills(sm_recorder *rec, apr_time_t now)
+{
+    replay_ctx ctx = { rec, now, 0 };
+    apr_pool_t *p;
+    int room, files = 0, changes = 0;
+
+    apr_thread_mutex_lock(rec->lock);
+    room = rec->conf.queue_max - rec->pending->items->nelts;
+    apr_thread_mutex_unlock(rec->lock);
+    if (room <= 0 || apr_pool_create(&p, rec->store_pool) != APR_SUCCESS)
+        return;
+    sm_spill_take(p, rec->conf.db_path, room, replay_one, &ctx,
+                  rec->conf.log, &files, &changes);
+    apr_pool_destroy(p);
+    if (files)
+        sm_log(rec->conf.log, SM_LOG_INFO, 0, "store %s: %d changes that "
+               "stopped processes could not write read back from %d files "
+               "beside it; writing them", rec->conf.db_path, changes, files);
+    if (ctx.unknown)
+        sm_log(rec->conf.log, SM_LOG_WARN, 0, "store %s: %d changes kept by "
+               "a stopped process are for sites this server no longer "
+               "records: dropped", rec->conf.db_path, ctx.unknown);
+}
+
+/* At stop (no writer thread, no requests): keep what could not be written
+ * in a spill file for the next process, and say exactly what was lost. */
+static void spill_pending(sm_recorder *rec)
+{
+    batch *b = rec->pending;
+    int i, n = b->items->nelts;
+    char err[600];
+
+    if (rec->dropped_unlogged) {
+        sm_log(rec->conf.log, SM_LOG_ERR, 0, "store %s: %" APR_UINT64_T_FMT
+               " changes were lost while it failed (queue full) since the "
+               "last report", rec->conf.db_path, rec->dropped_unlogged);
+        rec->dropped_unlogged = 0;
+    }
+    if (!n)
+        return;
+    {
+        sm_change *changes = apr_palloc(b->pool, sizeof(*changes) * n);
+        for (i = 0; i < n; i++)
+            changes[i] = APR_ARRAY_IDX(b->items, i, pending_item).change;
+        if (sm_spill_write(b->pool, rec->conf.db_path, changes, n, err,
+                           sizeof(err)) == APR_SUCCESS) {
+            sm_log(rec->conf.log, SM_LOG_WARN, 0, "store %s: %s; stopping "
+                   "with %d changes not written: kept beside it (%s.spill-*)"
+                   " for the next process that opens it", rec->conf.db_path,
+                   rec->reason, n, rec->conf.db_path);
+            return;
+        }
+    }
+    rec->stats.dropped += n;
+    sm_log(rec->conf.log, SM_LOG_ERR, 0, "store %s: %s; stopping with %d "
+           "changes not written, and they cannot be kept (%s): %d changes "
+           "lost", rec->conf.db_path, rec->reason, n, err, n);
+}
+
 /* While idle (write_lock held, not lock): make sure that the store at the
- * path is open, as a batch would.  A fault is logged as a failed write,
- * at most once a minute. */
+ * path is open, as a batch would, and take what stopped processes kept
+ * for it.  A fault is logged as a failed write, at most once a minute. */
 static void check_store(sm_recorder *rec, apr_time_t now)
 {
     if (ensure_store(rec) == APR_SUCCESS) {
         apr_thread_mutex_lock(rec->lock);
         store_works(rec);
         apr_thread_mutex_unlock(rec->lock);
+        if (now >= rec->next_spill_scan) {
+            rec->next_spill_scan = now + LOG_EVERY;
+            take_spills(rec, now);
+        }
         return;
     }
     apr_thread_mutex_lock(rec->lock);
@@ -953,6 +1050,7 @@ apr_status_t sm_recorder_flush(sm_recorder *rec)
 void sm_recorder_stop(sm_recorder *rec)
 {
     apr_status_t rv;
+    int faulted;
 
     apr_thread_mutex_lock(rec->lock);
     rec->stopping = 1;
@@ -963,9 +1061,19 @@ void sm_recorder_stop(sm_recorder *rec)
         apr_thread_join(&rv, rec->thread);
         rec->running = 0;
     }
-    /* One attempt at what is left; a faulty store gets it logged. */
-    sm_recorder_flush(rec);
+    /* One attempt at what is left, unless the store is failing: a stop
+     * waits for it at most once (the writer's current attempt, bounded by
+     * the busy timeout).  What is left then is kept for the next
+     * process. */
+    apr_thread_mutex_lock(rec->lock);
+    faulted = rec->faulted;
+    apr_thread_mutex_unlock(rec->lock);
+    if (!faulted)
+        sm_recorder_flush(rec);
     apr_thread_mutex_lock(rec->write_lock);
+    apr_thread_mutex_lock(rec->lock);
+    spill_pending(rec);
+    apr_thread_mutex_unlock(rec->lock);
     sm_store_close(rec->store);
     rec->store = NULL;
     apr_thread_mutex_unlock(rec->write_lock);
