@@ -57,6 +57,9 @@ void sitemap_record_prefetch(const request_rec *r,
 int sitemap_map_to_storage(request_rec *r);
 int sitemap_handler(request_rec *r);
 void sitemap_robots_register(apr_pool_t *p);
+/* Why the store's path cannot hold a store (exists and is not a regular
+ * file, below a non-directory), or NULL. */
+const char *sitemap_db_location_problem(apr_pool_t *p, const char *path);
 apr_status_t sitemap_readers_create(struct apr_reslist_t **out,
                                     apr_pool_t *pchild, const char *path);
 
