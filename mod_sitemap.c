@@ -219,6 +219,28 @@ static const char *vhost_base(apr_pool_t *p, server_rec *s, const char **err)
                                                     host), err);
 }
 
+/* At start-up (the dry run, whose errors reach the terminal): refuse a
+ * store path that cannot hold a store. */
+static int check_db_locations(apr_pool_t *ptemp, server_rec *main_s)
+{
+    server_rec *s;
+
+    for (s = main_s; s; s = s->next) {
+        sitemap_server_conf *conf = SITEMAP_CONF(s);
+        const char *problem;
+        if (conf->enabled != 1)
+            continue;
+        problem = sitemap_db_location_problem(ptemp, conf->db_path
+                                                     ? conf->db_path
+                                                     : SITEMAP_DEFAULT_DB);
+        if (problem) {
+            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "%s", problem);
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+    return OK;
+}
+
 static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                                apr_pool_t *ptemp, server_rec *main_s)
 {
@@ -229,7 +251,9 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     /* httpd reads its configuration twice at start-up: the first pass is a
      * dry run, so nothing is created then. */
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
-        return OK;
+        return check_db_locations(ptemp, main_s) == OK
+               ? sitemap_check_store_places(ptemp, main_s)
+               : HTTP_INTERNAL_SERVER_ERROR;
     if (sitemap_authz_init(pconf) != APR_SUCCESS) {
         /* Without it nothing is recorded (see sitemap_anonymous_allowed). */
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, main_s, "cannot make the "
@@ -321,8 +345,22 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         robots_lines(pconf, conf);
 
         if (!apr_hash_get(prepared, conf->db_path, APR_HASH_KEY_STRING)) {
-            int rc = sitemap_prepare_database(ptemp, s, conf->db_path,
-                                              &conf->logger);
+            const char *problem = sitemap_db_location_problem(ptemp,
+                                                              conf->db_path);
+            int rc;
+            if (problem) {
+                /* Found at a restart (a start checks in its dry run): the
+                 * restart goes on, a store fault never stops the site
+                 * (the children log it and keep trying). */
+                ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "%s; pages are "
+                             "served, recording waits for the store",
+                             problem);
+                apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING,
+                             "");
+                continue;
+            }
+            rc = sitemap_prepare_database(ptemp, s, conf->db_path,
+                                          &conf->logger);
             if (rc != OK)
                 return rc;
             apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING, "");

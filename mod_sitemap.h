@@ -66,6 +66,9 @@ typedef struct {
 /* Hooks implemented by the glue files, registered in mod_sitemap.c. */
 int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                          apr_pool_t *ptemp, server_rec *main_s);
+/* The User can reach and write every store's directory (fatal at
+ * start-up and with -t, logged at a restart). */
+int sitemap_check_store_places(apr_pool_t *ptemp, server_rec *main_s);
 apr_status_t sitemap_authz_init(apr_pool_t *pconf);
 int sitemap_anonymous_allowed(request_rec *r);
 int sitemap_prepare_database(apr_pool_t *p, server_rec *s, const char *path,
@@ -77,6 +80,9 @@ void sitemap_record_prefetch(const request_rec *r,
 int sitemap_map_to_storage(request_rec *r);
 int sitemap_handler(request_rec *r);
 void sitemap_robots_register(apr_pool_t *p);
+/* Why the store's path cannot hold a store (exists and is not a regular
+ * file, below a non-directory), or NULL. */
+const char *sitemap_db_location_problem(apr_pool_t *p, const char *path);
 apr_status_t sitemap_readers_create(struct apr_reslist_t **out,
                                     apr_pool_t *pchild, const char *path);
 /* Renditions (mod_sitemap_cache.c). */

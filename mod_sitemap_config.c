@@ -3,6 +3,7 @@
  * names the directive, the value and what is allowed. */
 #include "mod_sitemap.h"
 
+#include "http_core.h"
 #include "http_log.h"
 #include "util_time.h"
 
@@ -108,24 +109,24 @@ static const char *set_page_size(cmd_parms *cmd, void *dconf, const char *arg)
 
 /* Does the nearest existing ancestor of path look usable for the store?
  * Creating it and handing it to User/Group happens in post_config. */
-static const char *check_db_location(cmd_parms *cmd, const char *path)
+const char *sitemap_db_location_problem(apr_pool_t *p, const char *path)
 {
     struct stat sb;
-    char *dir = apr_pstrdup(cmd->temp_pool, path);
+    char *dir = apr_pstrdup(p, path);
     char *slash;
 
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' exists and is "
-                            "not a regular file; give the path of an SQLite "
-                            "file (it is created if missing)", path);
+        return apr_psprintf(p, "SitemapDatabase: '%s' exists and is not a "
+                            "regular file; give the path of an SQLite file "
+                            "(it is created if missing)", path);
     while ((slash = strrchr(dir, '/')) != NULL) {
         *slash = '\0';
         if (!*dir)
             return NULL;            /* reached "/" */
         if (stat(dir, &sb) == 0) {
             if (!S_ISDIR(sb.st_mode))
-                return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' cannot "
-                                    "be created: '%s' is not a directory",
+                return apr_psprintf(p, "SitemapDatabase: '%s' cannot be "
+                                    "created: '%s' is not a directory",
                                     path, dir);
             return NULL;
         }
@@ -148,7 +149,12 @@ static const char *set_database(cmd_parms *cmd, void *dconf, const char *arg)
     if (!path)
         return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' is not a valid "
                             "path", arg);
-    if ((err = check_db_location(cmd, path)) != NULL)
+    /* What is at the path is the state of the store, not configuration:
+     * checked here only by a configuration test (-t).  `-k stop` and
+     * `-k graceful` read the configuration too, and must work whatever
+     * became of the store meanwhile; a start checks it in post_config. */
+    if (ap_state_query(AP_SQ_RUN_MODE) == AP_SQ_RM_CONFIG_TEST
+        && (err = sitemap_db_location_problem(cmd->pool, path)) != NULL)
         return err;
     SITEMAP_CONF(cmd->server)->db_path = path;
     return NULL;

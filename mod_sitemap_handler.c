@@ -26,6 +26,7 @@ APLOG_USE_MODULE(sitemap);
 #define SITEMAP_HANDLER "sitemap"
 #define RETRY_AFTER "60"
 #define READER_TTL apr_time_from_sec(60)
+#define LOG_503_EVERY apr_time_from_sec(60)
 
 /* ---- claiming the URLs --------------------------------------------------- */
 
@@ -153,11 +154,31 @@ static int not_allowed(request_rec *r)
     return OK;
 }
 
+/* 503 for a store that cannot be read.  Anyone can ask for the sitemap
+ * as often as they like, so the fault is logged at most once a minute per
+ * process, with the number of 503s since the last line (the other
+ * requests log at debug level).  Threads race on the two counters: at
+ * worst a line is logged twice or a count is off by a few. */
 static int unavailable(request_rec *r, sitemap_server_conf *conf,
                        const char *why)
 {
-    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "store %s cannot be read (%s):"
-                  " answering 503", conf->db_path, why);
+    static apr_time_t last_logged;
+    static apr_uint32_t unlogged;
+    apr_time_t now = apr_time_now();
+
+    if (!last_logged || now - last_logged >= LOG_503_EVERY) {
+        last_logged = now;
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "store %s cannot be read "
+                      "(%s): answering 503 (%u more times in the last "
+                      "minute; logged at most once a minute per process)",
+                      conf->db_path, why, unlogged);
+        unlogged = 0;
+    }
+    else {
+        unlogged++;
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "store %s cannot be "
+                      "read (%s): answering 503", conf->db_path, why);
+    }
     apr_table_setn(r->err_headers_out, "Retry-After", RETRY_AFTER);
     return HTTP_SERVICE_UNAVAILABLE;
 }
@@ -196,11 +217,13 @@ static void document_notes(request_rec *r, const sitemap_server_conf *conf,
 typedef struct {
     request_rec *r;
     apr_status_t out;       /* the first failure writing to the client */
+    int sent;               /* bytes went to the output filters */
 } stream_ctx;
 
 static apr_status_t to_client(void *baton, const char *data, apr_size_t len)
 {
     stream_ctx *ctx = baton;
+    ctx->sent = 1;
     if (ap_rwrite(data, (int)len, ctx->r) < 0) {
         ctx->out = APR_ECONNABORTED;
         return ctx->out;
@@ -357,6 +380,7 @@ static SM_NOINLINE int serve(request_rec *r)
 
     ctx.r = r;
     ctx.out = APR_SUCCESS;
+    ctx.sent = 0;
     site.base = conf->site.base;
     site.sitemap_path = conf->sitemap_path;
     site.changefreq = conf->changefreq;
@@ -391,6 +415,21 @@ static SM_NOINLINE int serve(request_rec *r)
     if (gz && rv == APR_SUCCESS)
         rv = sm_gzip_finish(gz);
     document_notes(r, conf, &doc, &stats);
+    if (rv != APR_SUCCESS && ctx.out == APR_SUCCESS && !ctx.sent) {
+        /* The store failed before a byte left the XML writer's buffer
+         * (16 KiB): nothing is sent yet, so the answer can still be a
+         * clean 503. */
+        const char *why = apr_pstrdup(r->pool, sm_store_error(st));
+        sm_store_read_end(st);
+        apr_reslist_invalidate(conf->readers, st);
+        r->content_type = NULL;
+        apr_table_unset(r->headers_out, "ETag");
+        apr_table_unset(r->headers_out, "Last-Modified");
+        apr_table_unset(r->headers_out, "X-Robots-Tag");
+        apr_table_unset(r->headers_out, "Vary");
+        apr_table_unset(r->headers_out, "Content-Encoding");
+        return unavailable(r, conf, why);
+    }
     if (rv != APR_SUCCESS && ctx.out == APR_SUCCESS) {
         /* The store failed after the headers went out. */
         ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, "store %s failed while "
