@@ -34,6 +34,7 @@ typedef struct {
     int robots;                         /* SitemapRobots */
     apr_array_header_t *robots_extra;   /* SitemapRobotsExtra */
     int robots_fallback;                /* SitemapRobotsFallback */
+    int read_head;                      /* SitemapReadHead */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
@@ -49,6 +50,24 @@ typedef struct {
     struct apr_reslist_t *readers;
 } sitemap_server_conf;
 
+/* What the head filter (mod_sitemap_head.c) leaves for log_transaction,
+ * in the final request's request_config.  No note: the filter was not
+ * inserted, and the response is judged by its headers. */
+typedef enum {
+    SITEMAP_HEAD_REPEAT = 1,    /* a repeat when the body began: nothing
+                                   to do */
+    SITEMAP_HEAD_UNREAD,        /* not read (not a 200 of a listed type
+                                   then, or the body broke off): never
+                                   recorded from this response */
+    SITEMAP_HEAD_UNREADABLE,    /* a Content-Encoding: by headers */
+    SITEMAP_HEAD_READ           /* read: head says */
+} sitemap_head_state;
+
+typedef struct {
+    sitemap_head_state state;
+    struct sm_head *scanner;    /* SITEMAP_HEAD_READ */
+} sitemap_head_note;
+
 /* Hooks implemented by the glue files, registered in mod_sitemap.c. */
 int sitemap_log_transaction(request_rec *r);
 int sitemap_translate_name(request_rec *r);
@@ -57,6 +76,11 @@ void sitemap_record_prefetch(const request_rec *r,
 int sitemap_map_to_storage(request_rec *r);
 int sitemap_handler(request_rec *r);
 void sitemap_robots_register(apr_pool_t *p);
+void sitemap_head_register(apr_pool_t *p);
+/* For the head filter, when the body begins: 1 when log_transaction would
+ * decide this response (a main GET answered 200 with a listed type) and
+ * it is not a repeat of what the recorder knows; *repeat says which. */
+int sitemap_record_wants_head(request_rec *r, int *repeat);
 apr_status_t sitemap_readers_create(struct apr_reslist_t **out,
                                     apr_pool_t *pchild, const char *path);
 

@@ -416,5 +416,9 @@ const command_rec sitemap_directives[] = {
                  (void *)APR_OFFSETOF(sitemap_server_conf, robots_fallback),
                  RSRC_CONF, "On to answer a permissive robots.txt when the "
                  "site has none (default On)"),
+    AP_INIT_FLAG("SitemapReadHead", set_server_flag,
+                 (void *)APR_OFFSETOF(sitemap_server_conf, read_head),
+                 RSRC_CONF, "On to read each page's own <head> (meta robots, "
+                 "canonical, hreflang) as it is served (default On)"),
     { NULL }
 };
