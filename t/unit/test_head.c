@@ -273,6 +273,12 @@ static void test_links(void **state)
     a = scan(p, "<link rel=canonical href=/a><link rel=canonical href=/b>"
                 "<link rel=canonical href=/a>");
     assert_string_equal(a.canonical, "(null)");
+    /* An empty unquoted value ends at the tag's '>' (found by fuzzing:
+     * the whole tag and the tag split after '=' disagreed). */
+    a = scan(p, "<link rel=canonical href=>");
+    assert_string_equal(a.canonical, "");
+    a = scan(p, "<link rel=canonical href= >");
+    assert_string_equal(a.canonical, "");
     a = scan(p, "<link rel=canonical>");
     assert_string_equal(a.canonical, "(null)");
     a = scan(p, "<link rel=canonicalx href=/a>");
