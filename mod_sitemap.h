@@ -66,6 +66,8 @@ typedef enum {
 typedef struct {
     sitemap_head_state state;
     struct sm_head *scanner;    /* SITEMAP_HEAD_READ */
+    apr_uint64_t raw;           /* the raw facts' hash when the body began
+                                   (sm_recorder_raw) */
 } sitemap_head_note;
 
 /* Hooks implemented by the glue files, registered in mod_sitemap.c. */
@@ -79,8 +81,10 @@ void sitemap_robots_register(apr_pool_t *p);
 void sitemap_head_register(apr_pool_t *p);
 /* For the head filter, when the body begins: 1 when log_transaction would
  * decide this response (a main GET answered 200 with a listed type) and
- * it is not a repeat of what the recorder knows; *repeat says which. */
-int sitemap_record_wants_head(request_rec *r, int *repeat);
+ * it is not a repeat of what the recorder knows; *repeat says which, *raw
+ * is the raw facts' hash then. */
+int sitemap_record_wants_head(request_rec *r, int *repeat,
+                              apr_uint64_t *raw);
 apr_status_t sitemap_readers_create(struct apr_reslist_t **out,
                                     apr_pool_t *pchild, const char *path);
 

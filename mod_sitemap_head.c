@@ -7,7 +7,8 @@
  * log_transaction would decide this response (200, a listed type, not a
  * repeat of what the recorder knows) and removes itself at once when not,
  * so the steady state of a site pays one hash, which log_transaction then
- * skips.  It never holds a byte: every brigade is passed on as it came,
+ * skips (mod_sitemap_record.c remembers the facts seen here as well as its
+ * own, which mod_deflate's ETag suffix makes differ).  It never holds a byte: every brigade is passed on as it came,
  * and before it waits on a slow source (a CGI's pipe, a proxied socket)
  * it passes what it has read with a FLUSH.  Once the head is over it
  * removes itself. */
@@ -61,7 +62,7 @@ static head_ctx *head_begin(ap_filter_t *f)
 
     f->ctx = ctx;
     ap_set_module_config(r->request_config, &sitemap_module, &ctx->note);
-    if (!sitemap_record_wants_head(r, &repeat)) {
+    if (!sitemap_record_wants_head(r, &repeat, &ctx->note.raw)) {
         ctx->note.state = repeat ? SITEMAP_HEAD_REPEAT : SITEMAP_HEAD_UNREAD;
         return NULL;
     }
@@ -69,6 +70,8 @@ static head_ctx *head_begin(ap_filter_t *f)
         ctx->note.state = SITEMAP_HEAD_UNREADABLE;
         return NULL;
     }
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "reading the head of %s",
+                  r->unparsed_uri);
     ctx->note.state = SITEMAP_HEAD_UNREAD;     /* until the head is over */
     ctx->note.scanner = sm_head_create(r->pool);
     ctx->rest = apr_brigade_create(r->pool, f->c->bucket_alloc);

@@ -184,6 +184,13 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
                   verdict == SM_RECORD ? "recording" : "forgetting",
                   conf->site.base, url, why ? ": " : "", why ? why : "");
     sm_recorder_add(conf->recorder, &change, raw);
+    /* The head filter's repeat check saw the headers before the filters
+     * after it: mod_deflate appends "-gzip" to the ETag, mod_headers may
+     * add more.  The facts it saw lead here too, so that the next such
+     * response is known to it and its head not read again. */
+    if (note && note->state == SITEMAP_HEAD_READ && note->raw
+        && note->raw != raw)
+        sm_recorder_add(conf->recorder, &change, note->raw);
     return OK;
 }
 
@@ -229,7 +236,8 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
     return decide(r, conf, orig, &resp, &h, raw, note);
 }
 
-int sitemap_record_wants_head(request_rec *r, int *repeat)
+int sitemap_record_wants_head(request_rec *r, int *repeat,
+                              apr_uint64_t *raw)
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
     request_rec *orig = r;
@@ -238,6 +246,7 @@ int sitemap_record_wants_head(request_rec *r, int *repeat)
     const char *why;
 
     *repeat = 0;
+    *raw = 0;
     if (r->status != HTTP_OK || !conf->recorder)
         return 0;
     while (orig->prev)
@@ -246,8 +255,7 @@ int sitemap_record_wants_head(request_rec *r, int *repeat)
     if (!sm_rules_worth_deciding(&conf->rules, &resp, &why))
         return 0;
     find_headers(r, &h);
-    *repeat = sm_recorder_repeat(conf->recorder,
-                                 raw_facts_hash(conf, orig, HTTP_OK, &h),
-                                 r->request_time);
+    *raw = raw_facts_hash(conf, orig, HTTP_OK, &h);
+    *repeat = sm_recorder_repeat(conf->recorder, *raw, r->request_time);
     return !*repeat;
 }

@@ -17,7 +17,11 @@
  * HTML as browsers tokenise it: tag and attribute names in any case,
  * double, single or no quotes, attributes in any order (the first of a
  * duplicated attribute wins), character references in values (numeric and
- * the common named ones), comments ("<!-- -->", "<!...>", "<?...>").  The
+ * the common named ones), comments ("<!-- -->", "<!...>", "<?...>").  Only
+ * the attributes of <meta>, <link> and <base> are parsed; any other tag
+ * ends at its next '>' even inside a quoted value (<html>, <script>...:
+ * what follows is text, or raw text up to the element's end tag anyway),
+ * which keeps the cost near that of finding the '<'s.  The
  * content of <script>, <style>, <noscript> (scripting on, as browsers and
  * crawlers that render run it), <textarea>, <title>, <xmp>, <iframe>,
  * <noembed> and <noframes> is text up to its own end tag, and what is inside

@@ -319,3 +319,43 @@ def test_flip_to_noindex_and_back(make_server):
 def test_directive_is_checked(make_server):
     srv = make_server()
     srv.config_fails("SitemapReadHead", conf="SitemapReadHead maybe")
+
+
+def reads(srv, url):
+    return sum(1 for ln in srv.log_lines("sitemap", "trace1")
+               if ln.endswith(f"reading the head of {url}"))
+
+
+@pytest.mark.parametrize("gzip_client", [False, True], ids=["identity", "gzip"])
+def test_repeats_are_not_read_again(make_server, gzip_client):
+    """The steady state keeps its cost: once a response was acted on, the
+    same response again is recognised when its body begins and its head is
+    not read, also when mod_deflate changes its ETag after the reader."""
+    srv = make_server(modules=("filter", "deflate"),
+                      loglevel="warn sitemap:trace1",
+                      conf="Include /etc/apache2/mods-available/deflate.conf")
+    srv.write("htdocs/r.html", WORDPRESS.format(base="", path="/r.html"),
+              mtime=1_600_000_000)
+    srv.write("htdocs/n.html", html('<meta name="robots" content="noindex">'),
+              mtime=1_600_000_000)
+    srv.start()
+    headers = {"Accept-Encoding": "gzip"} if gzip_client else {}
+    for url in ("/r.html", "/n.html"):
+        r = srv.get(url, headers=headers)
+        assert r.status == 200
+        assert (r.header("Content-Encoding") == "gzip") == gzip_client
+    srv.wait_recorded("/r.html")
+    srv.assert_not_recorded("/n.html")
+    assert reads(srv, "/r.html") == 1 and reads(srv, "/n.html") == 1
+    for _ in range(3):
+        srv.get("/r.html", headers=headers)
+        srv.get("/n.html", headers=headers)
+    srv.sentinel()
+    assert reads(srv, "/r.html") == 1, "a repeat's head was read again"
+    assert reads(srv, "/n.html") == 1, "a repeat's head was read again"
+    # a change is read
+    srv.write("htdocs/r.html", WORDPRESS.format(base="", path="/elsewhere"),
+              mtime=1_600_000_100)
+    srv.get("/r.html", headers=headers)
+    srv.wait_absent("/r.html")
+    assert reads(srv, "/r.html") == 2
