@@ -8,7 +8,6 @@ site.  With SitemapReadHead Off the same site lists every page."""
 
 import gzip
 import http.server
-import threading
 import time
 
 import pytest
@@ -156,6 +155,7 @@ def serve_cgi(srv):
 class Backend(http.server.BaseHTTPRequestHandler):
     """Serves pages[path] chunked, in pieces flushed apart, with a pause in
     the head; gzipped when gz (with Content-Encoding: gzip)."""
+    protocol_version = "HTTP/1.1"
     pages = {}
     gz = False
 
@@ -185,21 +185,10 @@ class Backend(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def backend():
-    servers = []
-
+def backend(http_backend):
     def start(pages, gz=False):
-        handler = type("H", (Backend,), {"pages": pages, "gz": gz})
-        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        handler.protocol_version = "HTTP/1.1"
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
-        servers.append(httpd)
-        return httpd.server_address[1]
-
-    yield start
-    for s in servers:
-        s.shutdown()
-        s.server_close()
+        return http_backend(Backend, pages=pages, gz=gz)
+    return start
 
 
 def proxied(backend, gz=False):
