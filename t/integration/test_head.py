@@ -348,3 +348,39 @@ def test_repeats_are_not_read_again(make_server, gzip_client):
     srv.get("/r.html", headers=headers)
     srv.wait_absent("/r.html")
     assert reads(srv, "/r.html") == 2
+
+
+def test_body_is_never_held(make_server):
+    """The reader passes on what it has read before it waits for more: a
+    CGI that writes half its head and then waits until the client has seen
+    that half is answered (the client would wait forever otherwise)."""
+    import socket
+    srv = make_server()
+    flag = srv.path("go")
+    first = "<html><head><title>slow</title><link rel=canonical href="
+    srv.cgi("slow", f"""printf 'Content-Type: text/html\\r\\n\\r\\n'
+printf '%s' '{first}'
+i=0
+while [ ! -e {flag} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
+printf '%s' '/cgi-bin/slow></head><body>done</body></html>'
+""")
+    srv.start()
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+    try:
+        s.sendall(f"GET /cgi-bin/slow HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}"
+                  "\r\nConnection: close\r\n\r\n".encode())
+        got = b""
+        while first.encode() not in got:
+            chunk = s.recv(4096)        # times out if the reader holds it
+            assert chunk, got
+            got += chunk
+        srv.write("go", "")
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            got += chunk
+    finally:
+        s.close()
+    assert b"</html>" in got
+    srv.wait_recorded("/cgi-bin/slow")
