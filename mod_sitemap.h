@@ -80,8 +80,9 @@ int sitemap_handler(request_rec *r);
 void sitemap_robots_register(apr_pool_t *p);
 void sitemap_head_register(apr_pool_t *p);
 /* For the head filter, when the body begins: 1 when log_transaction would
- * decide this response (a main GET answered 200 with a listed type) and
- * it is not a repeat of what the recorder knows; *repeat says which, *raw
+ * decide this response (a main GET answered 200 with a listed type), the
+ * rules would record it as far as its URL and credentials tell, and it is
+ * not a repeat of what the recorder knows (*repeat set when it is); *raw
  * is the raw facts' hash then. */
 int sitemap_record_wants_head(request_rec *r, int *repeat,
                               apr_uint64_t *raw);

@@ -243,7 +243,7 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
     request_rec *orig = r;
     response_headers h;
     sm_response resp;
-    const char *why;
+    const char *why, *url;
 
     *repeat = 0;
     *raw = 0;
@@ -256,6 +256,15 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
         return 0;
     find_headers(r, &h);
     *raw = raw_facts_hash(conf, orig, HTTP_OK, &h);
-    *repeat = sm_recorder_repeat(conf->recorder, *raw, r->request_time);
-    return !*repeat;
+    if ((*repeat = sm_recorder_repeat(conf->recorder, *raw, r->request_time)))
+        return 0;
+    /* A page the rules leave out whatever its head says (an excluded
+     * path, a refused query, credentials) is not read: being ignored, it
+     * is never a repeat.  Its headers are left out of this check: filters
+     * after this one may still change them (mod_headers). */
+    if (!resp.authenticated)
+        resp.authenticated =
+            apr_table_get(orig->headers_in, "Authorization") != NULL;
+    return sm_rules_decide(r->pool, &conf->rules, &resp, &url, &why)
+           == SM_RECORD;
 }

@@ -384,3 +384,24 @@ printf '%s' '/cgi-bin/slow></head><body>done</body></html>'
         s.close()
     assert b"</html>" in got
     srv.wait_recorded("/cgi-bin/slow")
+
+
+def test_pages_the_rules_leave_out_are_not_read(make_server):
+    """An excluded path, a refused query or credentials leave a page out
+    whatever its head says: its head is never read (such a page is never a
+    repeat, so reading it would cost on every request)."""
+    srv = make_server(loglevel="warn sitemap:trace1",
+                      conf="SitemapExclude ^/x/")
+    srv.write("htdocs/x/a.html", WORDPRESS.format(base="", path="/x/a.html"))
+    srv.write("htdocs/q.html", WORDPRESS.format(base="", path="/q.html"))
+    srv.start()
+    for _ in range(2):
+        srv.get_ok("/x/a.html")
+        srv.get_ok("/q.html?utm_source=x")
+        srv.get_ok("/q.html", headers={"Authorization": "Basic eDp5"})
+    srv.get_ok("/q.html")
+    srv.wait_recorded("/q.html")
+    assert reads(srv, "/x/a.html") == 0
+    assert reads(srv, "/q.html?utm_source=x") == 0
+    assert reads(srv, "/q.html") == 1       # the plain GET only
+    assert srv.urls() == {"/q.html"}
