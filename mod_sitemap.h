@@ -54,8 +54,9 @@ typedef struct {
  * in the final request's request_config.  No note: the filter was not
  * inserted, and the response is judged by its headers. */
 typedef enum {
-    SITEMAP_HEAD_REPEAT = 1,    /* a repeat when the body began: nothing
-                                   to do */
+    SITEMAP_HEAD_REPEAT = 1,    /* a repeat when the body began: not
+                                   read; by headers if filters after the
+                                   reader made it new */
     SITEMAP_HEAD_UNREAD,        /* not read (not a 200 of a listed type
                                    then, or the body broke off): never
                                    recorded from this response */

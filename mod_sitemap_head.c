@@ -6,9 +6,9 @@
  * SitemapReadHead On.  When the body begins it asks whether
  * log_transaction would decide this response (200, a listed type, not a
  * repeat of what the recorder knows) and removes itself at once when not,
- * so the steady state of a site pays one hash, which log_transaction then
- * skips (mod_sitemap_record.c remembers the facts seen here as well as its
- * own, which mod_deflate's ETag suffix makes differ).  It never holds a byte: every brigade is passed on as it came,
+ * so the steady state of a site pays one more hash (mod_sitemap_record.c
+ * remembers the facts seen here as well as its own, which mod_deflate's
+ * ETag suffix makes differ).  It never holds a byte: every brigade is passed on as it came,
  * and before it waits on a slow source (a CGI's pipe, a proxied socket)
  * it passes what it has read with a FLUSH.  Once the head is over it
  * removes itself. */

@@ -122,8 +122,12 @@ static sm_verdict head_says(request_rec *r, const sitemap_server_conf *conf,
 {
     const sm_head_result *head;
 
-    if (!note || note->state == SITEMAP_HEAD_UNREADABLE)
-        return SM_RECORD;               /* judged by its headers */
+    /* Judged by its headers: no filter, a Content-Encoding, or a response
+     * whose facts when its body began had been acted on (head read) and
+     * that filters after the reader made new (mod_headers set an ETag). */
+    if (!note || note->state == SITEMAP_HEAD_UNREADABLE
+        || note->state == SITEMAP_HEAD_REPEAT)
+        return SM_RECORD;
     if (note->state != SITEMAP_HEAD_READ) {
         *why = "head not read";
         return SM_IGNORE;
@@ -225,10 +229,7 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
         return DECLINED;
     }
 
-    /* The head filter found a repeat when the body began: as below. */
     note = ap_get_module_config(last->request_config, &sitemap_module);
-    if (note && note->state == SITEMAP_HEAD_REPEAT)
-        return OK;
     find_headers(last, &h);
     raw = raw_facts_hash(conf, orig, status, &h);
     if (sm_recorder_repeat(conf->recorder, raw, r->request_time))
