@@ -56,7 +56,8 @@ clf:
         || !digits(s + 7, 4, &y) || !digits(s + 12, 2, &hh)
         || !digits(s + 15, 2, &mm) || !digits(s + 18, 2, &ss)
         || !digits(s + 22, 2, &zh) || !digits(s + 24, 2, &zm)
-        || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 60 || zm > 59)
+        || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 60 || zh > 14
+        || zm > 59)
         return 0;
     sec = sm_days_from_civil(y, mon, d) * 86400 + hh * 3600 + mm * 60 + ss;
     sec -= (s[21] == '-' ? -1 : 1) * (zh * 3600 + zm * 60);
@@ -132,6 +133,10 @@ const char *sm_log_parse_line(char *line, apr_size_t len, sm_log_entry *out,
     else {
         if (!(when = parse_time(t, (apr_size_t)(te - t))))
             return "bad time";
+        if (!sm_time_plausible(when, tc && tc->now ? tc->now
+                                                   : apr_time_now()))
+            return "implausible time (before 1990 or more than a day "
+                   "ahead)";
         if (tc && (apr_size_t)(te - t) < sizeof(tc->text)) {
             tc->len = (apr_size_t)(te - t);
             memcpy(tc->text, t, tc->len);
@@ -254,6 +259,7 @@ sm_import *sm_import_create(apr_pool_t *p, const sm_rules *rules,
 
     im->pool = p;
     apr_pool_create(&im->scratch, p);
+    im->tc.now = apr_time_now();
     im->rules = *rules;
     im->page_type = rules->content_types && rules->content_types->nelts
         ? APR_ARRAY_IDX(rules->content_types, 0, const char *) : "text/html";

@@ -40,9 +40,13 @@ typedef struct {
     char text[40];
     apr_size_t len;
     apr_time_t time;
+    apr_time_t now;     /* what "now" is for sm_time_plausible; 0: the
+                           clock at each new time text */
 } sm_log_time_cache;
 
-/* Parse one line (without its line end).  The line is changed in place
+/* Parse one line (without its line end).  A time that is not plausible
+ * (sm_time_plausible: before 1990, more than a day ahead) makes the line
+ * malformed, as does a time zone beyond +-14:00.  The line is changed in place
  * (the request is unescaped: \" \\ \xhh \n \t ...); the strings in out
  * point into it.  Returns NULL, or a short static reason when the line is
  * malformed.  tc may be NULL. */

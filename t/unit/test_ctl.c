@@ -5,6 +5,7 @@
 #include "unit.h"
 
 #include "sm_ctl.h"
+#include "sm_date.h"
 #include "sm_xml.h"
 
 #include <stdio.h>
@@ -71,6 +72,22 @@ static void test_times(void **state)
     assert_non_null(sm_ctl_parse_time("@", &t));
     assert_non_null(sm_ctl_parse_time("@-1", &t));
     assert_non_null(sm_ctl_parse_time("", &t));
+    /* Not plausible: before 1990, more than a day ahead, past 9999. */
+    assert_non_null(sm_ctl_parse_time("1989-12-31T23:59:59Z", &t));
+    assert_null(sm_ctl_parse_time("1990-01-01", &t));
+    assert_non_null(sm_ctl_parse_time("@0", &t));
+    assert_non_null(sm_ctl_parse_time("@253402300799", &t));
+    assert_non_null(sm_ctl_parse_time("9999-12-31", &t));
+    {
+        char buf[32];
+        apr_time_t soon = apr_time_now() + SM_TIME_SKEW - apr_time_from_sec(60);
+        snprintf(buf, sizeof(buf), "@%" APR_INT64_T_FMT,
+                 (apr_int64_t)apr_time_sec(soon));
+        assert_null(sm_ctl_parse_time(buf, &t));
+        snprintf(buf, sizeof(buf), "@%" APR_INT64_T_FMT,
+                 (apr_int64_t)apr_time_sec(soon + 2 * SM_TIME_SKEW));
+        assert_non_null(sm_ctl_parse_time(buf, &t));
+    }
 }
 
 /* ---- URLs named by an administrator -------------------------------------- */
