@@ -14,7 +14,8 @@
 #include <apr_lib.h>
 #include <apr_strings.h>
 
-#include "sm_url.h"
+#include "sm_html.h"
+
 
 typedef enum {
     S_DATA,         /* text: look for '<' */
@@ -101,129 +102,6 @@ static int ci_equal(const char *a, apr_size_t len, const char *lower)
     return 1;
 }
 
-static char *put_utf8(char *o, unsigned long cp)
-{
-    if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        cp = 0xFFFD;
-    if (cp < 0x80) {
-        *o++ = (char)cp;
-    }
-    else if (cp < 0x800) {
-        *o++ = (char)(0xC0 | (cp >> 6));
-        *o++ = (char)(0x80 | (cp & 0x3F));
-    }
-    else if (cp < 0x10000) {
-        *o++ = (char)(0xE0 | (cp >> 12));
-        *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-        *o++ = (char)(0x80 | (cp & 0x3F));
-    }
-    else {
-        *o++ = (char)(0xF0 | (cp >> 18));
-        *o++ = (char)(0x80 | ((cp >> 12) & 0x3F));
-        *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-        *o++ = (char)(0x80 | (cp & 0x3F));
-    }
-    return o;
-}
-
-/* The named references a head's URLs and titles use; the first four are
- * also read without ';' (as browsers read them in attribute values, unless
- * an alphanumeric or '=' follows). */
-static const struct { const char *name; unsigned long cp; } named[] = {
-    {"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''},
-    {"nbsp", 0xA0}, {"copy", 0xA9}, {"reg", 0xAE}, {"trade", 0x2122},
-    {"ndash", 0x2013}, {"mdash", 0x2014}, {"hellip", 0x2026},
-    {"laquo", 0xAB}, {"raquo", 0xBB}, {"lsquo", 0x2018},
-    {"rsquo", 0x2019}, {"ldquo", 0x201C}, {"rdquo", 0x201D},
-    {"euro", 0x20AC}, {"middot", 0xB7}, {"bull", 0x2022}
-};
-#define LEGACY_NAMED 4
-
-/* One character reference at s (s[0] == '&'); returns the bytes it takes,
- * 0 when it is not one (then '&' is literal). */
-static apr_size_t char_ref(const char *s, apr_size_t len, char **o)
-{
-    apr_size_t i = 1, start;
-    unsigned long cp = 0;
-    unsigned k;
-
-    if (i < len && s[i] == '#') {
-        int hex = 0;
-        i++;
-        if (i < len && (s[i] == 'x' || s[i] == 'X')) {
-            hex = 1;
-            i++;
-        }
-        start = i;
-        while (i < len && (hex ? apr_isxdigit(s[i]) : apr_isdigit(s[i]))) {
-            if (cp <= 0x10FFFF)
-                cp = cp * (hex ? 16 : 10)
-                     + (unsigned long)(apr_isdigit(s[i]) ? s[i] - '0'
-                                       : apr_tolower(s[i]) - 'a' + 10);
-            i++;
-        }
-        if (i == start)
-            return 0;
-        if (i < len && s[i] == ';')
-            i++;
-        *o = put_utf8(*o, cp);
-        return i;
-    }
-    start = i;
-    while (i < len && apr_isalnum(s[i]) && i - start < 8)
-        i++;
-    for (k = 0; k < sizeof(named) / sizeof(named[0]); k++) {
-        apr_size_t n = strlen(named[k].name);
-        if (start + n > len || memcmp(s + start, named[k].name, n) != 0)
-            continue;
-        if (start + n < len && s[start + n] == ';') {
-            *o = put_utf8(*o, named[k].cp);
-            return start + n + 1;
-        }
-        if (k < LEGACY_NAMED && (start + n == len
-                                 || !(apr_isalnum(s[start + n])
-                                      || s[start + n] == '='))) {
-            *o = put_utf8(*o, named[k].cp);
-            return start + n;
-        }
-    }
-    return 0;
-}
-
-/* A value with its character references decoded and its leading and
- * trailing whitespace removed. */
-static char *decode(apr_pool_t *p, const char *s, apr_size_t len)
-{
-    /* A reference never takes fewer bytes than it gives, except &#...;
-     * forms of 1-2 digits giving 3-4 bytes: 2x is enough. */
-    char *out = apr_palloc(p, 2 * len + 1), *o = out;
-    apr_size_t i = 0;
-
-    while (len && IS_SPACE(*s)) {
-        s++;
-        len--;
-    }
-    while (len && IS_SPACE(s[len - 1]))
-        len--;
-    while (i < len) {
-        const char *amp = memchr(s + i, '&', len - i);
-        apr_size_t n = amp ? (apr_size_t)(amp - s) - i : len - i, used;
-        memcpy(o, s + i, n);
-        o += n;
-        i += n;
-        if (!amp)
-            break;
-        used = char_ref(s + i, len - i, &o);
-        if (!used) {
-            *o++ = '&';
-            used = 1;
-        }
-        i += used;
-    }
-    *o = '\0';
-    return out;
-}
-
 /* Does the list v[0..len) (separated by whitespace, and by commas when
  * commas is set) hold one of the tokens? */
 static int has_token(const char *v, apr_size_t len, int commas,
@@ -253,7 +131,7 @@ static int value_has_token(apr_pool_t *p, const char *v, apr_size_t len,
                            int commas, const char *const *tokens)
 {
     if (memchr(v, '&', len)) {
-        v = decode(p, v, len);
+        v = sm_html_decode(p, v, len);
         len = strlen(v);
     }
     return has_token(v, len, commas, tokens);
@@ -374,7 +252,7 @@ static void on_link(sm_head *h, const attr *a)
                                       alternate);
     if (!is_canonical && !is_alternate)
         return;                         /* stylesheets, icons... */
-    href = decode(h->p, a[1].value, a[1].len);
+    href = sm_html_decode(h->p, a[1].value, a[1].len);
     if (is_canonical && !h->canonical_conflict) {
         if (!h->res.canonical) {
             h->res.canonical = href;
@@ -385,7 +263,7 @@ static void on_link(sm_head *h, const attr *a)
         }
     }
     if (is_alternate) {
-        const char *lang = decode(h->p, a[2].value, a[2].len);
+        const char *lang = sm_html_decode(h->p, a[2].value, a[2].len);
         apr_array_header_t *alts = h->res.alternates;
         int i;
         if (!is_language_tag(lang) || !is_http_url(href)
@@ -403,7 +281,7 @@ static void on_link(sm_head *h, const attr *a)
 static void on_base(sm_head *h, const attr *a)
 {
     if (a[0].value && !h->res.base_href)
-        h->res.base_href = decode(h->p, a[0].value, a[0].len);
+        h->res.base_href = sm_html_decode(h->p, a[0].value, a[0].len);
 }
 
 /* What a tag's name makes of it. */
@@ -464,7 +342,7 @@ static tag_kind classify(const char *s, apr_size_t n, int is_end,
 
 static void finish_title(sm_head *h)
 {
-    char *t = decode(h->p, h->title, h->title_len), *i, *o;
+    char *t = sm_html_decode(h->p, h->title, h->title_len), *i, *o;
     int space = 0;
 
     for (i = o = t; *i; i++) {          /* collapse whitespace */
@@ -901,114 +779,4 @@ const sm_head_result *sm_head_result_get(sm_head *h)
     if (h->in_title && !h->res.title)
         finish_title(h);        /* an unclosed <title>: what was read */
     return &h->res;
-}
-
-/* ---- resolving hrefs ------------------------------------------------------ */
-
-/* "scheme://authority" of an absolute http(s) href, canonical; *rest after
- * the authority.  NULL when it is not one. */
-static const char *href_base(apr_pool_t *p, const char *href,
-                             const char *scheme, const char **rest)
-{
-    const char *a = href + 2, *end = a + strcspn(a, "/?#"), *err;
-
-    *rest = end;
-    return sm_url_parse_base(p, apr_pstrcat(p, scheme, "://",
-                                            apr_pstrmemdup(p, a,
-                                                           (apr_size_t)
-                                                           (end - a)),
-                                            NULL), &err);
-}
-
-int sm_head_resolve(apr_pool_t *p, const char *page_base,
-                    const char *page_path, const char *href,
-                    const char **base, const char **target)
-{
-    char *h = apr_palloc(p, strlen(href) + 1), *o = h;
-    const char *c, *rest, *scheme_end;
-    char *t;
-    apr_size_t n;
-
-    for (c = href; *c; c++)         /* as URL parsers: tabs, newlines */
-        if (*c != '\t' && *c != '\n' && *c != '\r')
-            *o++ = *c;
-    *o = '\0';
-    if (page_path[0] != '/') {      /* absolute-form request target */
-        const char *a = strstr(page_path, "://");
-        page_path = a ? a + 3 + strcspn(a + 3, "/?#") : "";
-        if (page_path[0] != '/')
-            page_path = apr_pstrcat(p, "/", page_path, NULL);
-    }
-
-    scheme_end = h + strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ"
-                               "RSTUVWXYZ0123456789+.-");
-    if (scheme_end > h && *scheme_end == ':' && apr_isalpha(h[0])) {
-        char *scheme = apr_pstrmemdup(p, h, (apr_size_t)(scheme_end - h));
-        for (o = scheme; *o; o++)
-            *o = (char)apr_tolower(*o);
-        if ((strcmp(scheme, "http") && strcmp(scheme, "https"))
-            || strncmp(scheme_end + 1, "//", 2) != 0)
-            return 0;
-        if (!(*base = href_base(p, scheme_end + 1, scheme, &rest)))
-            return 0;
-    }
-    else if (h[0] == '/' && h[1] == '/') {
-        char *scheme = apr_pstrmemdup(p, page_base,
-                                      strcspn(page_base, ":"));
-        if (!(*base = href_base(p, h, scheme, &rest)))
-            return 0;
-    }
-    else {
-        *base = page_base;
-        if (h[0] == '/') {
-            rest = h;
-        }
-        else if (h[0] == '?') {
-            rest = apr_pstrcat(p, apr_pstrmemdup(p, page_path,
-                                                 strcspn(page_path, "?#")),
-                               h, NULL);
-        }
-        else if (h[0] == '#' || h[0] == '\0') {
-            rest = page_path;
-        }
-        else {
-            n = strcspn(page_path, "?#");
-            while (n && page_path[n - 1] != '/')
-                n--;
-            rest = apr_pstrcat(p, apr_pstrmemdup(p, page_path, n), h, NULL);
-        }
-    }
-    n = strcspn(rest, "#");
-    t = apr_palloc(p, n + 2);
-    t[0] = '/';
-    memcpy(t + (rest[0] != '/'), rest, n);
-    t[n + (rest[0] != '/')] = '\0';
-    for (o = t; *o && *o != '?'; o++)   /* '\' is '/' in http(s) URLs */
-        if (*o == '\\')
-            *o = '/';
-    *target = t;
-    return 1;
-}
-
-int sm_head_names_other(apr_pool_t *p, const sm_head_result *res,
-                        const char *site_base, const char *page_target,
-                        const char *page_url,
-                        const apr_array_header_t *allow)
-{
-    const char *base = site_base, *path = page_target, *cbase, *ctarget;
-    char *cpath, *curl;
-
-    if (!res->canonical)
-        return 0;
-    if (res->base_href
-        && !sm_head_resolve(p, site_base, page_target, res->base_href,
-                            &base, &path))
-        base = site_base, path = page_target;
-    if (!sm_head_resolve(p, base, path, res->canonical, &cbase, &ctarget))
-        return 0;                   /* not an http(s) URL: ignored */
-    if (strcmp(cbase, site_base) != 0)
-        return 1;                   /* another site */
-    if (sm_url_from_target(p, ctarget, allow, 0, &cpath, &curl) != SM_URL_OK)
-        return 1;                   /* a URL this page cannot be */
-    return strcmp(curl, page_url) != 0;
 }
