@@ -58,6 +58,7 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->cache = -1;
     conf->cache_dir = NULL;
     conf->cache_max = -1;
+    conf->read_head = -1;
     return conf;
 }
 
@@ -89,6 +90,7 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     conf->cache = MERGE_UNSET(cache, -1);
     conf->cache_dir = add->cache != -1 ? add->cache_dir : base->cache_dir;
     conf->cache_max = MERGE_UNSET(cache_max, -1);
+    conf->read_head = MERGE_UNSET(read_head, -1);
     return conf;
 }
 
@@ -295,6 +297,8 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             conf->sitemap_path = DEFAULT_SITEMAP_PATH;
         if (conf->page_size < 0)
             conf->page_size = SM_PAGE_MAX_URLS;
+        if (conf->read_head < 0)
+            conf->read_head = 1;
 
         conf->site.base = conf->base_url ? conf->base_url
                                          : vhost_base(pconf, s, &err);
@@ -445,6 +449,7 @@ static void register_hooks(apr_pool_t *p)
                            APR_HOOK_FIRST);
     ap_hook_handler(sitemap_handler, NULL, NULL, APR_HOOK_MIDDLE);
     sitemap_robots_register(p);
+    sitemap_head_register(p);
 }
 
 AP_DECLARE_MODULE(sitemap) = {

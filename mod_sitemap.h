@@ -42,6 +42,7 @@ typedef struct {
     const char *cache_dir;              /* SitemapCache DIR (NULL: beside
                                            the store) */
     apr_off_t cache_max;                /* SitemapCacheMaxSize */
+    int read_head;                      /* SitemapReadHead */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
@@ -63,6 +64,27 @@ typedef struct {
     const char *cache_error;            /* and then why */
 } sitemap_server_conf;
 
+/* What the head filter (mod_sitemap_head.c) leaves for log_transaction,
+ * in the final request's request_config.  No note: the filter was not
+ * inserted, and the response is judged by its headers. */
+typedef enum {
+    SITEMAP_HEAD_REPEAT = 1,    /* a repeat when the body began: not
+                                   read; by headers if filters after the
+                                   reader made it new */
+    SITEMAP_HEAD_UNREAD,        /* not read (not a 200 of a listed type
+                                   then, or the body broke off): never
+                                   recorded from this response */
+    SITEMAP_HEAD_UNREADABLE,    /* a Content-Encoding: by headers */
+    SITEMAP_HEAD_READ           /* read: head says */
+} sitemap_head_state;
+
+typedef struct {
+    sitemap_head_state state;
+    struct sm_head *scanner;    /* SITEMAP_HEAD_READ */
+    apr_uint64_t raw;           /* the raw facts' hash when the body began
+                                   (sm_recorder_raw) */
+} sitemap_head_note;
+
 /* Hooks implemented by the glue files, registered in mod_sitemap.c. */
 int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                          apr_pool_t *ptemp, server_rec *main_s);
@@ -83,6 +105,14 @@ void sitemap_robots_register(apr_pool_t *p);
 /* Why the store's path cannot hold a store (exists and is not a regular
  * file, below a non-directory), or NULL. */
 const char *sitemap_db_location_problem(apr_pool_t *p, const char *path);
+void sitemap_head_register(apr_pool_t *p);
+/* For the head filter, when the body begins: 1 when log_transaction would
+ * decide this response (a main GET answered 200 with a listed type), the
+ * rules would record it as far as its URL and credentials tell, and it is
+ * not a repeat of what the recorder knows (*repeat set when it is); *raw
+ * is the raw facts' hash then. */
+int sitemap_record_wants_head(request_rec *r, int *repeat,
+                              apr_uint64_t *raw);
 apr_status_t sitemap_readers_create(struct apr_reslist_t **out,
                                     apr_pool_t *pchild, const char *path);
 /* Renditions (mod_sitemap_cache.c). */

@@ -488,5 +488,9 @@ const command_rec sitemap_directives[] = {
     AP_INIT_TAKE1("SitemapCacheMaxSize", set_cache_max, NULL, RSRC_CONF,
                   "the most disk the renditions take, 1M to 1T (default "
                   "1G)"),
+    AP_INIT_FLAG("SitemapReadHead", set_server_flag,
+                 (void *)APR_OFFSETOF(sitemap_server_conf, read_head),
+                 RSRC_CONF, "On to read each page's own <head> (meta robots, "
+                 "canonical, hreflang) as it is served (default On)"),
     { NULL }
 };

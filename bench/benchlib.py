@@ -242,6 +242,7 @@ class Build:
         self.naive = os.path.join(self.dir, "mod_sitemap_naive.so")
         self.fill = os.path.join(self.dir, "fill")
         self.ctl = os.path.join(self.dir, "sitemapctl")
+        self.head_scan = os.path.join(self.dir, "head_scan")
 
     def run(self):
         builddir = os.environ.get("TOP_BUILDDIR") or TOP
@@ -278,13 +279,16 @@ class Build:
         self._cc([cc, "-O2", "-Wall", "-Wextra", "-I", srcdir, *cflags,
                   "-o", self.fill, os.path.join(BENCH, "fill.c"), *core,
                   *libs, "-lpthread"], "fill")
+        self._cc([cc, "-O2", "-Wall", "-Wextra", "-I", srcdir, *cflags,
+                  "-o", self.head_scan, os.path.join(BENCH, "head_scan.c"),
+                  *core, *libs, "-lpthread"], "head_scan")
 
         incdir = apxs("INCLUDEDIR") or "/usr/include/apache2"
         self._cc([cc, "-O2", "-Wall", "-Wextra", "-fPIC", "-shared",
                   "-I", incdir, *cflags, "-o", self.naive,
                   os.path.join(BENCH, "naive", "mod_sitemap_naive.c"),
                   "-lsqlite3"], "the naive module")
-        for p in (self.dir, self.naive, self.fill):
+        for p in (self.dir, self.naive, self.fill, self.head_scan):
             os.chmod(p, 0o755)
 
     @staticmethod
