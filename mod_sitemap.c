@@ -10,16 +10,12 @@
 #include "http_request.h"
 #include "ap_mpm.h"
 #include "ap_listen.h"
-#include "unixd.h"
 
 #include <apr_strings.h>
 #include <apr_hash.h>
 #include <apr_reslist.h>
 
 #include "sm_sitemap.h"
-#include <errno.h>
-#include <unistd.h>
-#include <sys/stat.h>
 
 
 extern const command_rec sitemap_directives[];
@@ -59,6 +55,10 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->robots = -1;
     conf->robots_extra = NULL;
     conf->robots_fallback = -1;
+    conf->cache = -1;
+    conf->cache_dir = NULL;
+    conf->cache_max = -1;
+    conf->read_head = -1;
     return conf;
 }
 
@@ -87,6 +87,10 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     conf->robots = MERGE_UNSET(robots, -1);
     conf->robots_extra = MERGE_UNSET(robots_extra, NULL);
     conf->robots_fallback = MERGE_UNSET(robots_fallback, -1);
+    conf->cache = MERGE_UNSET(cache, -1);
+    conf->cache_dir = add->cache != -1 ? add->cache_dir : base->cache_dir;
+    conf->cache_max = MERGE_UNSET(cache_max, -1);
+    conf->read_head = MERGE_UNSET(read_head, -1);
     return conf;
 }
 
@@ -154,6 +158,8 @@ static void robots_lines(apr_pool_t *p, sitemap_server_conf *conf)
 
 /* ---- logging from the core ---------------------------------------------- */
 
+/* The core logs with the vhost it works for (its baton), so that the
+ * vhost's ErrorLog and LogLevel apply. */
 static void log_to_httpd(void *baton, sm_log_level level, apr_status_t rv,
                          const char *msg)
 {
@@ -165,7 +171,16 @@ static void log_to_httpd(void *baton, sm_log_level level, apr_status_t rv,
                  msg);
 }
 
-static sm_logger core_logger;
+/* The most detailed core level s logs (LogLevel, sitemap:LEVEL included):
+ * the core does not even format a message above it. */
+static sm_log_level core_log_max(const server_rec *s)
+{
+    int level = ap_get_server_module_loglevel(s, APLOG_MODULE_INDEX);
+
+    return level >= APLOG_DEBUG ? SM_LOG_DEBUG
+         : level >= APLOG_INFO ? SM_LOG_INFO
+         : level >= APLOG_WARNING ? SM_LOG_WARN : SM_LOG_ERR;
+}
 
 /* ---- start-up ------------------------------------------------------------ */
 
@@ -206,106 +221,25 @@ static const char *vhost_base(apr_pool_t *p, server_rec *s, const char **err)
                                                     host), err);
 }
 
-/* Can the child processes (User/Group) write into dir? */
-static int child_can_write(const struct stat *sb)
+/* At start-up (the dry run, whose errors reach the terminal): refuse a
+ * store path that cannot hold a store. */
+static int check_db_locations(apr_pool_t *ptemp, server_rec *main_s)
 {
-    if (geteuid() != 0)
-        return 1;           /* children run as we do; open() will tell */
-    if (sb->st_uid == ap_unixd_config.user_id)
-        return (sb->st_mode & S_IWUSR) && (sb->st_mode & S_IXUSR);
-    if (sb->st_gid == ap_unixd_config.group_id)
-        return (sb->st_mode & S_IWGRP) && (sb->st_mode & S_IXGRP);
-    return (sb->st_mode & S_IWOTH) && (sb->st_mode & S_IXOTH);
-}
+    server_rec *s;
 
-static apr_status_t hand_to_children(const char *path)
-{
-    if (geteuid() != 0)
-        return APR_SUCCESS;
-    if (chown(path, ap_unixd_config.user_id, ap_unixd_config.group_id) != 0
-        && errno != ENOENT)
-        return errno;
-    return APR_SUCCESS;
-}
-
-/* Create dir and its missing parents, each one given to the children. */
-static apr_status_t make_dirs(apr_pool_t *p, const char *dir)
-{
-    struct stat sb;
-    char *parent = apr_pstrdup(p, dir), *slash = strrchr(parent, '/');
-    apr_status_t rv;
-
-    if (stat(dir, &sb) == 0)
-        return S_ISDIR(sb.st_mode) ? APR_SUCCESS : APR_ENOTDIR;
-    if (slash && slash != parent) {
-        *slash = '\0';
-        if ((rv = make_dirs(p, parent)) != APR_SUCCESS)
-            return rv;
-    }
-    rv = apr_dir_make(dir, APR_FPROT_UREAD | APR_FPROT_UWRITE
-                           | APR_FPROT_UEXECUTE | APR_FPROT_GREAD
-                           | APR_FPROT_GEXECUTE, p);
-    if (rv != APR_SUCCESS && !APR_STATUS_IS_EEXIST(rv))
-        return rv;
-    return hand_to_children(dir);
-}
-
-/* Create the store's directory and file, so the children can write them. */
-static int prepare_database(apr_pool_t *p, server_rec *s, const char *path)
-{
-    char *dir = apr_pstrdup(p, path), *slash = strrchr(dir, '/');
-    struct stat sb;
-    sm_store *st;
-    char err[512];
-    apr_status_t rv;
-
-    if (slash && slash != dir) {
-        *slash = '\0';
-        if (stat(dir, &sb) != 0) {
-            rv = make_dirs(p, dir);
-            if (rv != APR_SUCCESS || stat(dir, &sb) != 0) {
-                ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s,
-                             "SitemapDatabase: '%s': cannot create the "
-                             "directory '%s'", path, dir);
-                return HTTP_INTERNAL_SERVER_ERROR;
-            }
-        }
-        if (!S_ISDIR(sb.st_mode) || !child_can_write(&sb)) {
-            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                         "SitemapDatabase: '%s' is not allowed: the directory "
-                         "'%s' must be writable by the server's User/Group "
-                         "(SQLite creates its journal files there)", path,
-                         dir);
+    for (s = main_s; s; s = s->next) {
+        sitemap_server_conf *conf = SITEMAP_CONF(s);
+        const char *problem;
+        if (conf->enabled != 1)
+            continue;
+        problem = sitemap_db_location_problem(ptemp, conf->db_path
+                                                     ? conf->db_path
+                                                     : SITEMAP_DEFAULT_DB);
+        if (problem) {
+            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "%s", problem);
             return HTTP_INTERNAL_SERVER_ERROR;
         }
     }
-    /* An existing store is left to the children: opening it here, as
-     * root, while children of the old generation write to it (a graceful
-     * restart) could leave root-owned -wal/-shm files they cannot use. */
-    if (stat(path, &sb) == 0) {
-        hand_to_children(path);
-        hand_to_children(apr_pstrcat(p, path, "-wal", NULL));
-        hand_to_children(apr_pstrcat(p, path, "-shm", NULL));
-        return OK;
-    }
-    rv = sm_store_open_sqlite(&st, p, path, SM_STORE_CREATE, BUSY_TIMEOUT_MS,
-                              &core_logger, err, sizeof(err));
-    if (rv != APR_SUCCESS) {
-        /* Not fatal: a store fault must never stop the site.  The children
-         * keep trying and log it. */
-        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase: '%s': "
-                     "%s; pages are served, recording waits for the store",
-                     path, err);
-        return OK;
-    }
-    sm_store_close(st);
-    if ((rv = hand_to_children(path)) != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s, "SitemapDatabase: '%s': "
-                     "cannot give the file to the server's User/Group", path);
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
-    hand_to_children(apr_pstrcat(p, path, "-wal", NULL));
-    hand_to_children(apr_pstrcat(p, path, "-shm", NULL));
     return OK;
 }
 
@@ -316,14 +250,17 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     server_rec *s;
     (void)plog;
 
-    core_logger.fn = log_to_httpd;
-    core_logger.baton = main_s;
-    core_logger.max = SM_LOG_DEBUG;
-
     /* httpd reads its configuration twice at start-up: the first pass is a
      * dry run, so nothing is created then. */
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
-        return OK;
+        return check_db_locations(ptemp, main_s) == OK
+               ? sitemap_check_store_places(ptemp, main_s)
+               : HTTP_INTERNAL_SERVER_ERROR;
+    if (sitemap_authz_init(pconf) != APR_SUCCESS) {
+        /* Without it nothing is recorded (see sitemap_anonymous_allowed). */
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, main_s, "cannot make the "
+                     "address of an anonymous visitor: nothing is recorded");
+    }
 
     /* A vhost that sets none of our directives shares the main server's
      * config struct; it needs its own, since its base URL differs. */
@@ -341,6 +278,9 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 
         if (conf->enabled != 1)
             continue;
+        conf->logger.fn = log_to_httpd;
+        conf->logger.baton = s;
+        conf->logger.max = core_log_max(s);
         if (!conf->db_path)
             conf->db_path = SITEMAP_DEFAULT_DB;
         if (!conf->content_types) {
@@ -357,6 +297,8 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             conf->sitemap_path = DEFAULT_SITEMAP_PATH;
         if (conf->page_size < 0)
             conf->page_size = SM_PAGE_MAX_URLS;
+        if (conf->read_head < 0)
+            conf->read_head = 1;
 
         conf->site.base = conf->base_url ? conf->base_url
                                          : vhost_base(pconf, s, &err);
@@ -407,11 +349,28 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         robots_lines(pconf, conf);
 
         if (!apr_hash_get(prepared, conf->db_path, APR_HASH_KEY_STRING)) {
-            int rc = prepare_database(ptemp, s, conf->db_path);
+            const char *problem = sitemap_db_location_problem(ptemp,
+                                                              conf->db_path);
+            int rc;
+            if (problem) {
+                /* Found at a restart (a start checks in its dry run): the
+                 * restart goes on, a store fault never stops the site
+                 * (the children log it and keep trying). */
+                ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "%s; pages are "
+                             "served, recording waits for the store",
+                             problem);
+                apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING,
+                             "");
+                continue;
+            }
+            rc = sitemap_prepare_database(ptemp, s, conf->db_path,
+                                          &conf->logger);
             if (rc != OK)
                 return rc;
             apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING, "");
         }
+        if (sitemap_cache_post_config(pconf, ptemp, s, conf, prepared) != OK)
+            return HTTP_INTERNAL_SERVER_ERROR;
     }
     return OK;
 }
@@ -421,6 +380,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
 {
     apr_hash_t *recorders = apr_hash_make(pchild);
     apr_hash_t *readers = apr_hash_make(pchild);
+    apr_hash_t *renditions = apr_hash_make(pchild);
     apr_hash_index_t *hi;
     server_rec *s;
 
@@ -434,7 +394,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
         if (!rec) {
             sm_recorder_conf rc = {
                 conf->db_path, conf->flush_interval, BATCH_SIZE, QUEUE_MAX,
-                BUSY_TIMEOUT_MS, &core_logger
+                BUSY_TIMEOUT_MS, &conf->logger
             };
             apr_status_t rv = sm_recorder_create(&rec, pchild, &rc);
             if (rv != APR_SUCCESS) {
@@ -447,6 +407,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
         }
         sm_recorder_add_site(rec, &conf->site);
         conf->recorder = rec;
+        sitemap_cache_child_init(pchild, s, conf, renditions);
 
         conf->readers = apr_hash_get(readers, conf->db_path,
                                      APR_HASH_KEY_STRING);
@@ -477,6 +438,7 @@ static void register_hooks(apr_pool_t *p)
 {
     /* At load, before any store is opened. */
     sm_store_sqlite_init();
+    ap_hook_check_config(sitemap_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_post_config(sitemap_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(sitemap_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_log_transaction(sitemap_log_transaction, NULL, NULL,
@@ -487,6 +449,7 @@ static void register_hooks(apr_pool_t *p)
                            APR_HOOK_FIRST);
     ap_hook_handler(sitemap_handler, NULL, NULL, APR_HOOK_MIDDLE);
     sitemap_robots_register(p);
+    sitemap_head_register(p);
 }
 
 AP_DECLARE_MODULE(sitemap) = {

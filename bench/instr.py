@@ -92,12 +92,12 @@ def session(ctx, cfg, kind, n, tag):
         warm = PAGES if kind == "steady" else 0
         if kind == "steady":
             client(srv.port, pages)
-            if cfg in ("sitemap", "variant"):
+            if cfg in ("sitemap", "variant", "headoff"):
                 wait_for(lambda: stored(db) >= PAGES, "the warm-up's pages")
             client(srv.port, [pages[i % PAGES] for i in range(n)])
         else:
             client(srv.port, [f"/crawl/{tag}-{i}.html" for i in range(n)])
-            if cfg in ("sitemap", "variant"):
+            if cfg in ("sitemap", "variant", "headoff"):
                 wait_for(lambda: stored(db) >= n, "the crawl's URLs")
         time.sleep(1.2)     # at most one more flush interval, in every run
         proc.send_signal(signal.SIGTERM)
@@ -106,7 +106,7 @@ def session(ctx, cfg, kind, n, tag):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    if cfg in ("sitemap", "variant"):
+    if cfg in ("sitemap", "variant", "headoff"):
         want = warm + (n if kind == "crawl" else 0)
         if stored(db) != want:
             raise Failure(f"instructions: the store holds {stored(db)} URLs "
@@ -170,6 +170,7 @@ def run(ctx):
                 continue
             x = per[(kind, cfg)]
             name = {"sitemap": "mod_sitemap", "naive": "the naive module",
+                    "headoff": "mod_sitemap, SitemapReadHead Off",
                     "variant": f"the variant {VARIANT}"}[cfg]
             split = ""
             if cfg != "naive":

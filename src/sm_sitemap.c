@@ -5,6 +5,7 @@
 
 #include <apr_lib.h>
 #include <apr_strings.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *sm_sitemap_path_check(const char *path)
@@ -71,6 +72,32 @@ SM_HOT apr_int64_t sm_name_parse(const char *sitemap_path, const char *uri)
             return SM_NAME_BAD;
         n = n * 10 + (*d - '0');
     }
+    return n;
+}
+
+SM_HOT apr_int64_t sm_name_parse_gz(const char *sitemap_path,
+                                    const char *uri, int *gz)
+{
+    char buf[1024], *name = buf;
+    apr_int64_t n = sm_name_parse(sitemap_path, uri);
+    apr_size_t len;
+
+    *gz = 0;
+    if (n != SM_NAME_NOT_OURS)
+        return n;
+    len = strlen(uri);
+    if (len < 8 || memcmp(uri + len - 7, ".xml.gz", 7) != 0)
+        return SM_NAME_NOT_OURS;
+    /* Rare (only names ending in .xml.gz): a long one may be copied
+     * to the heap. */
+    if (len - 3 >= sizeof(buf) && !(name = malloc(len - 2)))
+        return SM_NAME_NOT_OURS;
+    memcpy(name, uri, len - 3);
+    name[len - 3] = '\0';
+    n = sm_name_parse(sitemap_path, name);
+    if (name != buf)
+        free(name);
+    *gz = n >= 0;
     return n;
 }
 

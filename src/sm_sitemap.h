@@ -30,6 +30,12 @@ const char *sm_page_path(apr_pool_t *p, const char *sitemap_path,
  * one) or SM_NAME_NOT_OURS. */
 apr_int64_t sm_name_parse(const char *sitemap_path, const char *uri);
 
+/* As sm_name_parse, also for the gzip forms of the same names
+ * ("/sitemap.xml.gz", "/sitemap-1.xml.gz"): *gz says which form uri is
+ * (0 for every answer but a document's gzip form). */
+apr_int64_t sm_name_parse_gz(const char *sitemap_path, const char *uri,
+                             int *gz);
+
 /* ---- annotations -------------------------------------------------------- */
 
 typedef struct {

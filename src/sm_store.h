@@ -261,7 +261,8 @@ apr_status_t sm_store_about_file(sm_store *st, apr_pool_t *p,
  * the application_id, the schema version, and that the page summaries and
  * URL counts agree with the URLs.  APR_ENOENT when the file does not
  * exist (nothing is created); another error when it cannot be opened at
- * all (errmsg says why); otherwise APR_SUCCESS, with one sentence per
+ * all or is no store this code can read: not SQLite, not a mod_sitemap
+ * store, a newer schema (errmsg says why); otherwise APR_SUCCESS, with one sentence per
  * problem found pushed onto problems (const char *; none: the file is
  * sound) and, when about is not NULL, what could be read of the file. */
 apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,

@@ -530,9 +530,66 @@ def test_not_a_store(tmp_root):
             assert why in r.stderr, (cmd, r.stderr)
         with open(path, "rb") as f:
             assert f.read() == before, path
-        r = ctl("check", path, want=EX_CHECK)
-        assert check_why in r.stdout, r.stdout
+        # not a store at all: cannot be opened (3), not "not sound" (1)
+        r = ctl("check", path, want=EX_NO_STORE)
+        assert check_why in r.stderr, r.stderr
     ctl("stats", tmp_root, want=EX_NO_STORE)      # a directory
+
+
+def test_output_lost_is_a_failure(tmp_root):
+    """Output that never reached standard output (a full disk) is status 7,
+    whatever the command: stdio reports it only at fflush/fclose."""
+    db = make_store(tmp_root, *[f"/p/{i}" for i in range(200)])
+    for args in (("stats", db), ("list", db, "--site", BASE), ("--help",),
+                 ("stats", "--help"), ("--version",)):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([SITEMAPCTL, *args], stdout=full,
+                               stderr=subprocess.PIPE, text=True, timeout=60)
+        assert r.returncode == EX_WRITE, (args, r.returncode, r.stderr)
+        assert "No space left on device" in r.stderr, (args, r.stderr)
+
+
+def as_user(uid, gid):
+    def drop():
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+    return drop
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs root to run as another user")
+def test_write_without_permission_is_status_3(tmp_root):
+    """A store the user may read but not write: add, remove, prune and
+    import are refused before anything (3, as for any store that cannot be
+    opened), not started and failed at the first write (6)."""
+    os.chmod(tmp_root, 0o755)
+    db = make_store(tmp_root, "/x")
+    os.chmod(db, 0o644)              # root's, readable by all
+    log = os.path.join(tmp_root, "a.log")
+    with open(log, "w") as f:
+        f.write(line(T0, "GET /new HTTP/1.1", 200))
+    os.chmod(log, 0o644)
+    for cmd in (("add", "--site", BASE, "/y"), ("remove", "--site", BASE, "/x"),
+                ("prune", "--site", BASE, "--older-than", "1s"),
+                ("import", "--site", BASE, log)):
+        r = subprocess.run([SITEMAPCTL, cmd[0], db, *cmd[1:]],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=60,
+                           preexec_fn=as_user(RUN_UID, RUN_GID))
+        assert r.returncode == EX_NO_STORE, (cmd, r.returncode, r.stderr)
+        assert "for writing: Permission denied" in r.stderr, r.stderr
+    # the store file writable, its directory not (no journal can be made)
+    os.chown(db, RUN_UID, RUN_GID)
+    r = subprocess.run([SITEMAPCTL, "add", db, "--site", BASE, "/y"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=60, preexec_fn=as_user(RUN_UID, RUN_GID))
+    assert r.returncode == EX_NO_STORE, (r.returncode, r.stderr)
+    assert set(rows(db)) == {"/x"}
+    # reading needs no write permission
+    r = subprocess.run([SITEMAPCTL, "stats", db], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60,
+                       preexec_fn=as_user(RUN_UID, RUN_GID))
+    assert r.returncode == EX_OK, r.stderr
 
 
 def test_unknown_site(tmp_root):

@@ -127,6 +127,40 @@ static void test_names(void **state)
     assert_int_equal(sm_name_parse(sp, "/Sitemap.xml"), SM_NAME_NOT_OURS);
     assert_int_equal(sm_name_parse("/s.xml", "/s.xml"), SM_NAME_INDEX);
     assert_int_equal(sm_name_parse("/s.xml", "/s-3.xml"), 3);
+
+    /* The gzip forms (renditions). */
+    {
+        int gz = -1;
+        char *longer = apr_pcalloc(u->pool, 3000);
+        assert_int_equal(sm_name_parse_gz(sp, "/sitemap.xml", &gz),
+                         SM_NAME_INDEX);
+        assert_int_equal(gz, 0);
+        assert_int_equal(sm_name_parse_gz(sp, "/sitemap.xml.gz", &gz),
+                         SM_NAME_INDEX);
+        assert_int_equal(gz, 1);
+        assert_int_equal(sm_name_parse_gz(sp, "/sitemap-7.xml.gz", &gz), 7);
+        assert_int_equal(gz, 1);
+        assert_int_equal(sm_name_parse_gz(sp, "/sitemap-0.xml.gz", &gz),
+                         SM_NAME_BAD);
+        assert_int_equal(gz, 0);
+        assert_int_equal(sm_name_parse_gz(sp, "/sitemap.xml.gzip", &gz),
+                         SM_NAME_NOT_OURS);
+        assert_int_equal(sm_name_parse_gz(sp, "/other.xml.gz", &gz),
+                         SM_NAME_NOT_OURS);
+        assert_int_equal(sm_name_parse_gz(sp, ".xml.gz", &gz),
+                         SM_NAME_NOT_OURS);
+        assert_int_equal(sm_name_parse_gz(sp, "/sitemap-2.xml.gz/x", &gz),
+                         SM_NAME_NOT_OURS);
+        /* a SitemapPath longer than the stack buffer */
+        memset(longer, 'a', 2000);
+        longer[0] = '/';
+        memcpy(longer + 2000, ".xml", 5);
+        assert_int_equal(sm_name_parse_gz(longer,
+                                          apr_pstrcat(u->pool, longer, ".gz",
+                                                      NULL), &gz),
+                         SM_NAME_INDEX);
+        assert_int_equal(gz, 1);
+    }
 }
 
 static void test_annotations(void **state)
