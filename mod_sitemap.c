@@ -59,6 +59,7 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->robots = -1;
     conf->robots_extra = NULL;
     conf->robots_fallback = -1;
+    conf->stylesheet_on = -1;
     return conf;
 }
 
@@ -87,6 +88,12 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     conf->robots = MERGE_UNSET(robots, -1);
     conf->robots_extra = MERGE_UNSET(robots_extra, NULL);
     conf->robots_fallback = MERGE_UNSET(robots_fallback, -1);
+    conf->stylesheet_on = MERGE_UNSET(stylesheet_on, -1);
+    conf->stylesheet_url = add->stylesheet_on != -1 ? add->stylesheet_url
+                                                    : base->stylesheet_url;
+    conf->text_path = MERGE_UNSET(text_path, NULL);
+    conf->html_path = MERGE_UNSET(html_path, NULL);
+    conf->html_stylesheet = MERGE_UNSET(html_stylesheet, NULL);
     return conf;
 }
 
@@ -120,7 +127,8 @@ static apr_uint64_t config_tag(const sitemap_server_conf *conf)
     h = hash_str(h, conf->site.base);
     h = hash_str(h, conf->sitemap_path);
     h = hash_annotations(h, conf->changefreq);
-    return hash_annotations(h, conf->priority);
+    h = hash_annotations(h, conf->priority);
+    return hash_str(h, conf->stylesheet ? conf->stylesheet : "");
 }
 
 /* The URLs robots.txt advertises: our sitemap, then SitemapRobotsExtra,
@@ -393,12 +401,21 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                          conf->page_size, (apr_int64_t)conf->page_size * 50000);
             return HTTP_INTERNAL_SERVER_ERROR;
         }
+        if (conf->stylesheet_on == 2) {
+            conf->stylesheet = conf->stylesheet_url;
+        }
+        else if (conf->stylesheet_on != 0) {
+            conf->own_css_path = sm_stylesheet_default(pconf,
+                                                       conf->sitemap_path);
+            conf->stylesheet = conf->own_css_path;
+        }
         conf->site.max_urls = conf->max_urls;
         conf->site.expire = conf->expire;
         conf->site.settings = sm_settings_format(pconf, conf->sitemap_path,
                                                  conf->page_size,
                                                  conf->changefreq,
-                                                 conf->priority);
+                                                 conf->priority,
+                                                 conf->stylesheet);
         conf->rules.content_types = conf->content_types;
         conf->rules.excludes = conf->excludes;
         conf->rules.allow_query = conf->allow_query;
@@ -487,6 +504,8 @@ static void register_hooks(apr_pool_t *p)
                            APR_HOOK_FIRST);
     ap_hook_handler(sitemap_handler, NULL, NULL, APR_HOOK_MIDDLE);
     sitemap_robots_register(p);
+    sitemap_views_register(p);
+    sitemap_status_register(p);
 }
 
 AP_DECLARE_MODULE(sitemap) = {

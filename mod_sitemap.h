@@ -34,6 +34,12 @@ typedef struct {
     int robots;                         /* SitemapRobots */
     apr_array_header_t *robots_extra;   /* SitemapRobotsExtra */
     int robots_fallback;                /* SitemapRobotsFallback */
+    int stylesheet_on;                  /* SitemapStylesheet On|Off (-1:
+                                           unset: On), 2: stylesheet_url */
+    const char *stylesheet_url;         /* SitemapStylesheet URL */
+    const char *text_path;              /* SitemapTextPath */
+    const char *html_path;              /* SitemapHTMLPath */
+    const char *html_stylesheet;        /* SitemapHTMLStylesheet */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
@@ -41,9 +47,14 @@ typedef struct {
     sm_rules rules;
     apr_array_header_t *robots_urls;    /* the Sitemap lines' URLs */
     const char *robots_etag_suffix;     /* appended to robots.txt ETags */
+    const char *stylesheet;             /* the PI's href, NULL: none */
+    const char *own_css_path;           /* the built-in CSS's URL path, NULL:
+                                           not served */
     apr_time_t loaded;                  /* when this configuration was read */
     apr_uint64_t config_tag;            /* what of the config shapes the
                                            XML, hashed into every ETag */
+    /* The recorder counters of db_path, in shared memory (post_config). */
+    sm_recorder_shared *shared;
     /* This process's writer and readers for db_path (child_init). */
     sm_recorder *recorder;
     struct apr_reslist_t *readers;
@@ -57,6 +68,11 @@ void sitemap_record_prefetch(const request_rec *r,
 int sitemap_map_to_storage(request_rec *r);
 int sitemap_handler(request_rec *r);
 void sitemap_robots_register(apr_pool_t *p);
+void sitemap_views_register(apr_pool_t *p);
+void sitemap_status_register(apr_pool_t *p);
+/* A reader on the store file now at the path, NULL if none can be had;
+ * give it back with apr_reslist_release (or _invalidate after a fault). */
+sm_store *sitemap_reader_acquire(struct apr_reslist_t *readers);
 apr_status_t sitemap_readers_create(struct apr_reslist_t **out,
                                     apr_pool_t *pchild, const char *path);
 

@@ -153,7 +153,7 @@ static void test_settings_round_trip(void **state)
                                          "a b  c", "never");
     apr_array_header_t *pr = annotations(u->pool, "^/$", "1.0", NULL, NULL);
     const char *text = sm_settings_format(u->pool, "/maps/site.xml", 7, cf,
-                                          pr);
+                                          pr, "/maps/sitemap.css");
     sm_settings set;
 
     assert_null(sm_settings_parse(u->pool, text, &set));
@@ -161,6 +161,7 @@ static void test_settings_round_trip(void **state)
     assert_int_equal(set.page_size, 7);
     assert_int_equal(set.changefreq->nelts, 2);
     assert_int_equal(set.priority->nelts, 1);
+    assert_string_equal(set.stylesheet, "/maps/sitemap.css");
     /* A pattern keeps its spaces; first match wins, as in the module. */
     assert_string_equal(sm_regex_pattern(APR_ARRAY_IDX(set.changefreq, 1,
                                                        sm_annotation).re),
@@ -173,7 +174,8 @@ static void test_settings_round_trip(void **state)
     assert_string_equal(sm_annotation_find(set.priority, "/"), "1.0");
     /* Formatting the parsed settings gives the same text. */
     assert_string_equal(sm_settings_format(u->pool, set.path, set.page_size,
-                                           set.changefreq, set.priority),
+                                           set.changefreq, set.priority,
+                                           set.stylesheet),
                         text);
 }
 
@@ -270,7 +272,7 @@ static sm_settings *settings(unit_ctx *u, const char *path)
     const char *text = sm_settings_format(
         u->pool, path, 2,
         annotations(u->pool, "^/news/", "daily", NULL, NULL),
-        annotations(u->pool, "^/$", "1.0", "^/news/1", "0.3"));
+        annotations(u->pool, "^/$", "1.0", "^/news/1", "0.3"), NULL);
     assert_null(sm_settings_parse(u->pool, text, set));
     return set;
 }
