@@ -258,6 +258,9 @@ static int serve_html(request_rec *r, const sitemap_server_conf *conf,
         return HTTP_NOT_FOUND;
     }
     ap_set_content_type(r, "text/html; charset=utf-8");
+    /* For visitors, and crawlers may follow its links; but it is made from
+     * the store, so it is not recorded into it (the rules skip noindex). */
+    apr_table_setn(r->headers_out, "X-Robots-Tag", "noindex, follow");
     set_validators(r, sm_hash_u64(sm_hash_str(s.tag, "html"),
                                   (apr_uint64_t)hp.number), s.mtime);
     if ((status = conditions(r)) != OK || r->header_only) {

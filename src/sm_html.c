@@ -11,29 +11,23 @@
  * next and last. */
 #define NAV_ALL 30
 
-static apr_int64_t html_pages_of(apr_int64_t urls)
-{
-    return urls ? (urls + SM_HTML_LINKS - 1) / SM_HTML_LINKS : 0;
-}
-
 int sm_html_locate(const sm_site_info *info, apr_int64_t n,
                    sm_html_page *out)
 {
-    apr_int64_t total = 0;
+    apr_int64_t total = 0, first = (n - 1) * SM_HTML_LINKS;
     int i;
 
     memset(out, 0, sizeof(*out));
+    out->number = n;
     for (i = 0; i < info->pages->nelts; i++) {
         const sm_page_info *pi = &APR_ARRAY_IDX(info->pages, i, sm_page_info);
-        apr_int64_t k = html_pages_of(pi->url_count);
-        if (!out->store_page && n > total && n <= total + k) {
+        if (!out->store_page && n >= 1 && first < total + pi->url_count) {
             out->store_page = pi->page;
-            out->skip = (n - total - 1) * SM_HTML_LINKS;
+            out->skip = first - total;
         }
-        total += k;
+        total += pi->url_count;
     }
-    out->number = n;
-    out->total = total ? total : 1;
+    out->total = total ? (total + SM_HTML_LINKS - 1) / SM_HTML_LINKS : 1;
     return n >= 1 && n <= out->total;
 }
 
@@ -62,9 +56,21 @@ static apr_status_t collect(void *baton, const char *url, apr_time_t lastmod)
     return APR_SUCCESS;
 }
 
+/* Does the path have a directory (a '/' after the first, before any
+ * query)? */
+static int in_dir(const char *url)
+{
+    const char *slash = strchr(url + 1, '/'), *q = strchr(url, '?');
+    return slash && (!q || slash < q);
+}
+
+/* The top level's files first (one "Top level" section), then by path:
+ * the URLs of a first segment are then side by side. */
 static int by_path(const void *a, const void *b)
 {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    int dx = in_dir(x), dy = in_dir(y);
+    return dx != dy ? dx - dy : strcmp(x, y);
 }
 
 /* The directory segments of a stored path ("/a/b/c?q" -> "a", "b"; the
@@ -235,7 +241,6 @@ apr_status_t sm_html_write(apr_pool_t *p, sm_store *st,
     char heading[160];
     apr_status_t rv = APR_SUCCESS;
     int i;
-    (void)info;
 
     memset(&t, 0, sizeof(t));
     t.w = sm_xml_writer_create(p, sink, baton);
@@ -244,13 +249,20 @@ apr_status_t sm_html_write(apr_pool_t *p, sm_store *st,
     c.skip = page->skip;
     c.left = SM_HTML_LINKS;
     c.urls = apr_array_make(p, 64, sizeof(const char *));
-    if (page->store_page) {
-        rv = sm_store_page_urls(st, site->base, page->store_page, collect,
-                                &c);
+    /* From the first page's skip on, through the next pages until the
+     * slice is full. */
+    for (i = 0; page->store_page && i < info->pages->nelts && c.left > 0;
+         i++) {
+        apr_int64_t n = APR_ARRAY_IDX(info->pages, i, sm_page_info).page;
+        if (n < page->store_page)
+            continue;
+        rv = sm_store_page_urls(st, site->base, n, collect, &c);
         if (rv == APR_EOF)
             rv = APR_SUCCESS;
         if (rv != APR_SUCCESS)
             return rv;
+    }
+    if (c.urls->nelts) {
         qsort(c.urls->elts, (size_t)c.urls->nelts, sizeof(const char *),
               by_path);
     }

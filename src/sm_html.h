@@ -1,10 +1,10 @@
 /* sm_html.h: the HTML site map for visitors (SitemapHTMLPath).
  *
- * Built from the same store as the XML: the site's URLs in their sitemap
- * pages, cut into HTML pages of at most SM_HTML_LINKS links (a store page
- * of 50,000 URLs makes 25 of them), each sorted by path and shown as a
- * tree of sections (first path segment) and nested lists (deeper
- * segments).  Plain HTML with landmarks, headings and lang; no script. */
+ * Built from the same store as the XML: the site's URLs in sitemap order
+ * (page by page), cut into HTML pages of SM_HTML_LINKS links, so an HTML
+ * page keeps its URLs as long as the sitemap pages before it keep their
+ * counts; each is sorted by path and shown as a tree of sections (first
+ * path segment) and nested lists (deeper segments).  Plain HTML with landmarks, headings and lang; no script. */
 #ifndef SM_HTML_H
 #define SM_HTML_H
 
@@ -32,7 +32,8 @@ typedef struct {
 typedef struct {
     apr_int64_t number;         /* 1.. */
     apr_int64_t total;          /* HTML pages of the site (1 at least) */
-    apr_int64_t store_page;     /* 0: the site has no URL yet */
+    apr_int64_t store_page;     /* where it starts (0: the site has no
+                                   URL yet) */
     apr_int64_t skip;           /* URLs of store_page before it */
 } sm_html_page;
 

@@ -186,8 +186,9 @@ def test_html_site_map_tree_escaping_and_http(make_server):
     srv.start()
     empty = srv.get("/site-map.html")
     assert empty.status == 200 and b"No page has been recorded yet" in empty.body
+    srv.write("htdocs/z.html", HTML)
     paths = ["/p/news/a.html", "/p/news/b.html", "/p/docs/x/y.html", "/index.html",
-             HOSTILE]
+             "/z.html", HOSTILE]
     record(srv, *paths)
     srv.wait_recorded("/index.html")
     r = conditional(srv, "/site-map.html", "text/html")
@@ -212,6 +213,12 @@ def test_html_site_map_tree_escaping_and_http(make_server):
     assert srv.get("/sitemap.css").status == 200
     assert srv.get("/site-map-2.html").status == 404
     assert srv.get("/site-map-1.html").body == body
+    # Top-level files in one section, first.
+    assert body.count(b">Top level</h2>") == 1
+    assert body.index(b">Top level</h2>") < body.index(b">/p/</h2>")
+    # Made from the store, so not recorded into it.
+    assert r.header("X-Robots-Tag") == "noindex, follow"
+    srv.assert_not_recorded("/site-map.html")
 
 
 def test_html_site_map_paging(make_server):
