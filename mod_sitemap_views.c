@@ -208,14 +208,7 @@ static int serve_text(request_rec *r, const sitemap_server_conf *conf,
     if ((status = snapshot_open(r, conf, name, &s)) != OK)
         return status;
     if (s.doc.kind != SM_DOC_URLSET && s.doc.kind != SM_DOC_ROOT) {
-        int pages = s.info.pages->nelts;
         snapshot_close(conf, &s, APR_SUCCESS);
-        if (s.doc.kind == SM_DOC_INDEX)
-            apr_table_setn(r->notes, "error-notes", apr_psprintf(r->pool,
-                           "This site's text sitemap is in %d files, %s to "
-                           "%s.", pages,
-                           sm_page_path(r->pool, conf->text_path, 1),
-                           sm_page_path(r->pool, conf->text_path, pages)));
         return HTTP_NOT_FOUND;
     }
     ap_set_content_type(r, "text/plain; charset=utf-8");
