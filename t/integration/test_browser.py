@@ -74,12 +74,16 @@ def png_colours(path):
     return colours
 
 
-def screenshot(tmp_path, url, name):
+def screenshot(tmp_path, url, name, css_colour):
+    """css_colour: a background only our stylesheet paints (its presence
+    says the CSS was applied, not Chromium's own XML tree view, which is
+    colourful too)."""
     out = tmp_path / f"{name}.png"
     chromium(tmp_path, f"--screenshot={out}", url)
     assert out.exists() and out.stat().st_size > 2000, name
     colours = png_colours(out)
     assert len(colours) > 8, (name, len(colours))    # text, rows, links
+    assert bytes.fromhex(css_colour) in colours, (name, "stylesheet not applied")
     return out
 
 
@@ -104,9 +108,10 @@ def test_views_in_chromium(make_server, tmp_path):
     # The styled XML: the browser applied the CSS (the ::before headers are
     # not in the DOM, so the screenshots show it: many colours, not a
     # wall of black text on white).
-    shots = [screenshot(tmp_path, srv.base + "/sitemap.xml", "index"),
-             screenshot(tmp_path, srv.base + "/sitemap-1.xml", "page"),
-             screenshot(tmp_path, srv.base + "/site-map.html", "html")]
+    # #eef3f8: the even rows of the tables; #f7f9fb: the HTML page.
+    shots = [screenshot(tmp_path, srv.base + "/sitemap.xml", "index", "eef3f8"),
+             screenshot(tmp_path, srv.base + "/sitemap-1.xml", "page", "eef3f8"),
+             screenshot(tmp_path, srv.base + "/site-map.html", "html", "f7f9fb")]
     keep = os.environ.get("SITEMAP_SCREENSHOTS")
     if keep:
         os.makedirs(keep, exist_ok=True)

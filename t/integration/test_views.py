@@ -200,6 +200,7 @@ def test_html_site_map_tree_escaping_and_http(make_server):
     assert "script" not in p.tags                   # none of ours, none injected
     assert b"<script" not in body and b"alert(1)</script>" not in body
     assert b"&amp;b&apos;c" in body                 # '&' and "'" escaped
+    assert b"a&b'c" not in body                     # in links and their text
     hrefs = set(p.links)
     for u in ("/p/news/a.html", "/p/news/b.html", "/p/docs/x/y.html", "/index.html"):
         assert srv.base + u in hrefs, (u, hrefs)
