@@ -60,6 +60,10 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->robots_extra = NULL;
     conf->robots_fallback = -1;
     conf->stylesheet_on = -1;
+    conf->stylesheet_url = NULL;
+    conf->text_path = NULL;
+    conf->html_path = NULL;
+    conf->html_stylesheet = NULL;
     return conf;
 }
 
