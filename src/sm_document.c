@@ -96,6 +96,18 @@ static apr_status_t one_url(void *baton, const char *url, apr_time_t lastmod)
                       sm_annotation_find(ctx->site->priority, url));
 }
 
+/* stats may be NULL: then own counts. */
+static void ctx_init(url_ctx *ctx, apr_pool_t *p, const sm_doc_site *site,
+                     sm_xml_sink *sink, void *baton, sm_doc_stats *stats,
+                     sm_doc_stats *own, int text)
+{
+    ctx->stats = stats ? stats : own;
+    memset(ctx->stats, 0, sizeof(*ctx->stats));
+    ctx->w = sm_xml_writer_create(p, sink, baton);
+    ctx->site = site;
+    ctx->text = text;
+}
+
 apr_status_t sm_doc_write(apr_pool_t *p, sm_store *st,
                           const sm_doc_site *site, const sm_doc *doc,
                           const sm_site_info *info, sm_xml_sink *sink,
@@ -106,13 +118,7 @@ apr_status_t sm_doc_write(apr_pool_t *p, sm_store *st,
     apr_status_t rv;
     int i;
 
-    if (!stats)
-        stats = &own;
-    memset(stats, 0, sizeof(*stats));
-    ctx.w = sm_xml_writer_create(p, sink, baton);
-    ctx.site = site;
-    ctx.stats = stats;
-    ctx.text = 0;
+    ctx_init(&ctx, p, site, sink, baton, stats, &own, 0);
     sm_xml_set_stylesheet(ctx.w, site->stylesheet);
     switch (doc->kind) {
     case SM_DOC_URLSET:
@@ -149,13 +155,7 @@ apr_status_t sm_doc_write_text(apr_pool_t *p, sm_store *st,
     url_ctx ctx;
     apr_status_t rv;
 
-    if (!stats)
-        stats = &own;
-    memset(stats, 0, sizeof(*stats));
-    ctx.w = sm_xml_writer_create(p, sink, baton);
-    ctx.site = site;
-    ctx.stats = stats;
-    ctx.text = 1;
+    ctx_init(&ctx, p, site, sink, baton, stats, &own, 1);
     switch (doc->kind) {
     case SM_DOC_URLSET:
         rv = sm_store_page_urls(st, site->base, doc->page->page, one_url,

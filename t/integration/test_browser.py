@@ -89,7 +89,9 @@ def screenshot(tmp_path, url, name, css_colour):
 
 def test_views_in_chromium(make_server, tmp_path):
     srv = make_server(conf="SitemapPageSize 3\nSitemapHTMLPath /site-map.html\n"
-                           "SitemapChangefreq ^/p/ daily\n" + CRAWL)
+                           "SitemapChangefreq ^/p/ daily\n" + CRAWL +
+                           "<Location /sitemap-status>\n"
+                           "  SetHandler sitemap-status\n</Location>\n")
     srv.start()
     paths = ["/p/news/one.html", "/p/news/two.html", "/p/docs/guide.html",
              "/p/about.html", "/p/a&b'c<x>.html"]
@@ -111,7 +113,9 @@ def test_views_in_chromium(make_server, tmp_path):
     # #eef3f8: the even rows of the tables; #f7f9fb: the HTML page.
     shots = [screenshot(tmp_path, srv.base + "/sitemap.xml", "index", "eef3f8"),
              screenshot(tmp_path, srv.base + "/sitemap-1.xml", "page", "eef3f8"),
-             screenshot(tmp_path, srv.base + "/site-map.html", "html", "f7f9fb")]
+             screenshot(tmp_path, srv.base + "/site-map.html", "html", "f7f9fb"),
+             # The status page's chart: today's bar of URLs added.
+             screenshot(tmp_path, srv.base + "/sitemap-status", "status", "2f9e44")]
     keep = os.environ.get("SITEMAP_SCREENSHOTS")
     if keep:
         os.makedirs(keep, exist_ok=True)
