@@ -405,14 +405,16 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                          conf->page_size, (apr_int64_t)conf->page_size * 50000);
             return HTTP_INTERNAL_SERVER_ERROR;
         }
-        if (conf->stylesheet_on == 2) {
+        /* The module's CSS is served when the XML or the HTML site map
+         * uses it. */
+        if (conf->stylesheet_on == 2)
             conf->stylesheet = conf->stylesheet_url;
-        }
-        else if (conf->stylesheet_on != 0) {
+        if ((conf->stylesheet_on != 0 && conf->stylesheet_on != 2)
+            || (conf->html_path && !conf->html_stylesheet))
             conf->own_css_path = sm_stylesheet_default(pconf,
                                                        conf->sitemap_path);
+        if (conf->stylesheet_on != 0 && conf->stylesheet_on != 2)
             conf->stylesheet = conf->own_css_path;
-        }
         conf->site.max_urls = conf->max_urls;
         conf->site.expire = conf->expire;
         conf->site.settings = sm_settings_format(pconf, conf->sitemap_path,

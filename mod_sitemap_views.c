@@ -296,7 +296,9 @@ static int views_handler(request_rec *r)
 void sitemap_views_register(apr_pool_t *p)
 {
     (void)p;
-    ap_hook_translate_name(views_translate_name, NULL, NULL, APR_HOOK_FIRST);
+    /* Before mod_rewrite (APR_HOOK_FIRST), as the sitemap's own. */
+    ap_hook_translate_name(views_translate_name, NULL, NULL,
+                           APR_HOOK_REALLY_FIRST);
     ap_hook_map_to_storage(views_map_to_storage, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_handler(views_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }

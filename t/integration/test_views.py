@@ -76,6 +76,13 @@ def test_stylesheet_beside_sitemap_path_off_and_url(make_server, tmp_path):
     assert r.header("ETag") != etag_on         # the bytes changed: so did the tag
     assert srv.get("/maps/sitemap.css").status == 404
 
+    # The HTML site map still uses (so the module still serves) its CSS.
+    srv.graceful(conf="SitemapPath /maps/site.xml\nSitemapStylesheet Off\n"
+                      "SitemapHTMLPath /site-map.html\n")
+    assert b"xml-stylesheet" not in fetch(srv, "/maps/site.xml").body
+    assert b'href="/maps/sitemap.css"' in srv.get("/site-map.html").body
+    assert srv.get("/maps/sitemap.css").status == 200
+
     url = "https://cdn.example.com/x.css?v=1&a=2"
     srv.graceful(conf=f"SitemapPath /maps/site.xml\nSitemapStylesheet {url}\n")
     r = fetch(srv, "/maps/site.xml")
