@@ -136,3 +136,39 @@ def test_status_not_claimed_without_sethandler(make_server):
     srv = make_server(conf=CRAWL)
     srv.start()
     assert srv.get("/sitemap-status").status == 404
+
+
+def test_status_shows_store_faults(make_server):
+    """A store locked past the writer's busy timeout: the failed writes are
+    counted, the last one's reason shown, health "failing" until a write
+    succeeds again."""
+    import sqlite3
+    from conftest import as_run_user
+    srv = make_server(conf=CRAWL + STATUS)
+    srv.expect_log(r"\[sitemap:(warn|error)\].*" + re.escape(srv.db_path))
+    srv.start()
+    srv.get_ok("/p/before.html")
+    srv.wait_recorded("/p/before.html")
+    with as_run_user():
+        con = sqlite3.connect(srv.db_path, timeout=10, isolation_level=None)
+        con.execute("BEGIN EXCLUSIVE")
+    try:
+        srv.get_ok("/p/locked.html")
+        deadline = time.monotonic() + 30
+        while True:
+            site = status_json(srv)["sites"][0]
+            if site["recorder"]["faults"] >= 1:
+                break
+            assert time.monotonic() < deadline, site
+            time.sleep(0.3)
+        assert site["health"] == "failing", site
+        assert re.search(r"lock|busy", site["recorder"]["last_fault_reason"]), site
+        assert site["recorder"]["last_fault"]
+    finally:
+        con.execute("ROLLBACK")
+        con.close()
+    srv.wait_recorded("/p/locked.html", timeout=30)
+    deadline = time.monotonic() + 10
+    while status_json(srv)["sites"][0]["health"] != "ok":
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
