@@ -172,3 +172,21 @@ def test_status_shows_store_faults(make_server):
     while status_json(srv)["sites"][0]["health"] != "ok":
         assert time.monotonic() < deadline
         time.sleep(0.2)
+
+
+def test_status_newest_changes_by_lastmod(make_server):
+    """The newest changes: the ten URLs of newest lastmod (the files'
+    Last-Modified), newest first, whatever order they were recorded in."""
+    srv = make_server(conf=STATUS)
+    t0 = 1700000000
+    order = [5, 0, 11, 3, 8, 1, 10, 2, 9, 4, 7, 6]
+    for i in order:
+        srv.write(f"htdocs/f{i}.html", "<html></html>", mtime=t0 + i * 3600)
+    srv.start()
+    for i in order:
+        srv.get_ok(f"/f{i}.html")
+    srv.wait_recorded(*[f"/f{i}.html" for i in order])
+    recent = status_json(srv)["sites"][0]["recent"]
+    assert [u["url"] for u in recent] == [f"/f{i}.html" for i in range(11, 1, -1)]
+    assert recent[0]["lastmod"] == time.strftime("%Y-%m-%dT%H:%M:%S+00:00",
+                                                 time.gmtime(t0 + 11 * 3600))
