@@ -125,11 +125,20 @@ typedef struct {
     apr_time_t mtime;
 } snapshot;
 
+/* 503; said in the log at most once a minute per process (a race only
+ * logs twice): a store fault must not flood it. */
 static int unavailable(request_rec *r, const sitemap_server_conf *conf,
                        const char *why)
 {
-    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "store %s cannot be read (%s):"
-                  " answering 503", conf->db_path, why);
+    static apr_time_t last;
+    apr_time_t now = apr_time_now();
+
+    if (!last || now - last >= apr_time_from_sec(60)) {
+        last = now;
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "store %s cannot be read "
+                      "(%s): answering 503 to %s", conf->db_path, why,
+                      r->uri);
+    }
     apr_table_setn(r->err_headers_out, "Retry-After", RETRY_AFTER);
     return HTTP_SERVICE_UNAVAILABLE;
 }

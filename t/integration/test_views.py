@@ -256,3 +256,34 @@ def test_html_site_map_paging(make_server):
     assert srv.get("/site-map-3.html").status == 404
     assert parse(one.body).attrs["link"][-1]["href"] == "/style/map.css"
     assert srv.get("/sitemap.css").status == 404      # neither needs it
+
+
+def test_views_503_when_the_store_cannot_be_read(make_server):
+    """The store's directory unreadable: the text and HTML views answer 503
+    with Retry-After, the CSS (no store) 200, the status page 200 saying
+    "unreadable"; each process logs it at most once a minute."""
+    import json
+    import os
+    srv = make_server(conf="SitemapTextPath /sitemap.txt\nSitemapHTMLPath /site-map.html\n"
+                           "<Location /sitemap-status>\nSetHandler sitemap-status\n"
+                           "</Location>\n" + CRAWL)
+    srv.expect_log(r"\[sitemap:(warn|error|crit)\].*" + re.escape(srv.db_path))
+    srv.start()
+    record(srv, "/p/1.html")
+    dbdir = os.path.dirname(srv.db_path)
+    mode = os.stat(dbdir).st_mode & 0o7777
+    os.chmod(dbdir, 0)
+    try:
+        for p in ("/sitemap.txt", "/site-map.html") * 8:
+            r = srv.get(p)
+            assert r.status == 503 and r.header("Retry-After") == "60", (p, r)
+        assert srv.get("/sitemap.css").status == 200
+        site = json.loads(srv.get("/sitemap-status?json").body)["sites"][0]
+        assert site["health"] == "unreadable" and site["store_error"], site
+        srv.wait_log(r"cannot be read.*503", module="sitemap")
+        lines = [l for l in srv.log_lines("sitemap", "error") if "answering 503 to" in l]
+        pids = {re.search(r"\[pid (\d+)", l).group(1) for l in lines}
+        assert len(lines) <= 2 * len(pids), lines          # not one per request
+    finally:
+        os.chmod(dbdir, mode)
+    assert srv.get("/sitemap.txt").status == 200
