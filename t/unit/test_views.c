@@ -135,6 +135,44 @@ static void test_html_locate(void **state)
     assert_false(sm_html_locate(&none, 2, &hp));
 }
 
+/* The navigation of a site map of many pages: first, previous, this,
+ * next, last; of few pages: every page.  (No URL is read: store_page 0.) */
+static void test_html_navigation(void **state)
+{
+    unit_ctx *u = *state;
+    sink_buf b = { "", 0, u->pool };
+    sm_html_site site = { "https://h.example", "/map.html", "/s.css",
+                          "h.example", NULL, NULL };
+    sm_html_page hp = { 15, 40, 0, 0 };
+    sm_site_info info;
+    static const apr_int64_t none[] = { 0 };
+
+    info = site_of(u->pool, none, 0);
+    assert_int_equal(sm_html_write(u->pool, NULL, &site, &info, &hp, to_buf,
+                                   &b), APR_SUCCESS);
+    assert_non_null(strstr(b.data, "<a href=\"/map.html\">First</a>"));
+    assert_non_null(strstr(b.data, "<a href=\"/map-14.html\">Previous</a>"));
+    assert_non_null(strstr(b.data, "<span aria-current=\"page\">15</span>"));
+    assert_non_null(strstr(b.data, "<a href=\"/map-16.html\">Next</a>"));
+    assert_non_null(strstr(b.data, "<a href=\"/map-40.html\">Last</a>"));
+    assert_null(strstr(b.data, "map-17.html"));
+    assert_null(strstr(b.data, "rel=\"canonical\""));  /* not page 1 */
+    assert_non_null(strstr(b.data, "(page 15 of 40)</title>"));
+
+    b.data = "";
+    b.len = 0;
+    hp.number = 1;
+    hp.total = 3;
+    assert_int_equal(sm_html_write(u->pool, NULL, &site, &info, &hp, to_buf,
+                                   &b), APR_SUCCESS);
+    assert_non_null(strstr(b.data, "<span aria-current=\"page\">1</span>\n"
+                                   "<a href=\"/map-2.html\">2</a>\n"
+                                   "<a href=\"/map-3.html\">3</a>"));
+    assert_non_null(strstr(b.data, "<link rel=\"canonical\" "
+                                   "href=\"https://h.example/map.html\">"));
+    assert_non_null(strstr(b.data, "<link rel=\"stylesheet\" href=\"/s.css\">"));
+}
+
 static void test_status_escaping_and_days(void **state)
 {
     unit_ctx *u = *state;
@@ -188,6 +226,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stylesheet_pi, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_stylesheet_urls_and_names, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_html_locate, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_html_navigation, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_status_escaping_and_days, unit_setup, unit_teardown),
     };
     apr_initialize();
