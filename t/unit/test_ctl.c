@@ -395,19 +395,6 @@ static void test_export_one_page_and_root(void **state)
     sm_store_close(st2);
 }
 
-typedef struct {
-    apr_pool_t *pool;
-    char *data;
-} sink_buf;
-
-static apr_status_t to_buf(void *baton, const char *data, apr_size_t len)
-{
-    sink_buf *b = baton;
-    b->data = apr_pstrcat(b->pool, b->data,
-                          apr_pstrmemdup(b->pool, data, len), NULL);
-    return APR_SUCCESS;
-}
-
 static apr_status_t failing(void *baton, const char *data, apr_size_t len)
 {
     (void)baton; (void)data; (void)len;
@@ -421,7 +408,7 @@ static void test_export_errors(void **state)
     sm_store *st = store_with(u, "s.db", 5, 2, &db);
     sm_settings *set = settings(u, "/sitemap.xml");
     sm_export_result res;
-    sink_buf b = { u->pool, "" };
+    sink_buf b = { "", 0, 0, u->pool };
     char *blocker = apr_pstrcat(u->pool, u->dir, "/file", NULL);
     FILE *f = fopen(blocker, "w");
 

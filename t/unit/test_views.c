@@ -10,28 +10,10 @@
 
 #include <string.h>
 
-typedef struct {
-    char *data;
-    apr_size_t len;
-    apr_pool_t *pool;
-} sink_buf;
-
-static apr_status_t to_buf(void *baton, const char *data, apr_size_t len)
-{
-    sink_buf *b = baton;
-    char *n = apr_palloc(b->pool, b->len + len + 1);
-    memcpy(n, b->data, b->len);
-    memcpy(n + b->len, data, len);
-    b->len += len;
-    n[b->len] = '\0';
-    b->data = n;
-    return APR_SUCCESS;
-}
-
 static void test_stylesheet_pi(void **state)
 {
     unit_ctx *u = *state;
-    sink_buf b = { "", 0, u->pool };
+    sink_buf b = { "", 0, 0, u->pool };
     sm_xml_writer *w = sm_xml_writer_create(u->pool, to_buf, &b);
 
     sm_xml_set_stylesheet(w, "/s.css?a=1&b=2");
@@ -140,7 +122,7 @@ static void test_html_locate(void **state)
 static void test_html_navigation(void **state)
 {
     unit_ctx *u = *state;
-    sink_buf b = { "", 0, u->pool };
+    sink_buf b = { "", 0, 0, u->pool };
     sm_html_site site = { "https://h.example", "/map.html", "/s.css",
                           "h.example", NULL, NULL };
     sm_html_page hp = { 15, 40, 0, 0 };
@@ -176,7 +158,7 @@ static void test_html_navigation(void **state)
 static void test_status_escaping_and_days(void **state)
 {
     unit_ctx *u = *state;
-    sink_buf b = { "", 0, u->pool };
+    sink_buf b = { "", 0, 0, u->pool };
     sm_status_site s;
     apr_array_header_t *added = apr_array_make(u->pool, 2,
                                                sizeof(sm_day_count));
