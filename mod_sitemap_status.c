@@ -89,6 +89,8 @@ static void status_child_init(apr_pool_t *pchild, server_rec *main_s)
 
 /* ---- gathering --------------------------------------------------------------- */
 
+/* with_history: also the newest changes and the URLs added per day (a
+ * scan of the site's URLs: the status page and ?json only). */
 static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
                    sm_status_site *out, int with_history)
 {
@@ -115,12 +117,12 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
     if (sm_store_read_begin(st) != APR_SUCCESS
         || sm_store_site_info(st, p, conf->site.base, 0, &info)
            != APR_SUCCESS
+        || sm_store_about_file(st, p, &out->about) != APR_SUCCESS
         || (with_history
-            && (sm_store_recent(st, p, conf->site.base, SM_STATUS_RECENT,
-                                now - apr_time_from_sec(
-                                          SM_STATUS_CHART_DAYS * 86400),
-                                &out->recent, &days) != APR_SUCCESS
-                || sm_store_about_file(st, p, &out->about) != APR_SUCCESS))) {
+            && sm_store_recent(st, p, conf->site.base, SM_STATUS_RECENT,
+                               now - apr_time_from_sec(
+                                         SM_STATUS_CHART_DAYS * 86400),
+                               &out->recent, &days) != APR_SUCCESS)) {
         out->store_error = apr_pstrdup(p, sm_store_error(st));
         sm_store_read_end(st);
         apr_reslist_invalidate(conf->readers, st);

@@ -112,6 +112,8 @@ def test_status_metrics(make_server):
     text = r.body.decode()
     assert f'sitemap_urls{{site="{srv.base}"}} 1\n' in text
     assert re.search(r'^sitemap_recorder_written_total\{store="[^"]+"\} 1$', text, re.M)
+    assert re.search(rf'^sitemap_store_bytes{{site="{re.escape(srv.base)}"}} [1-9][0-9]*$',
+                     text, re.M), text
     assert "# TYPE sitemap_recorder_written_total counter" in text
     for line in text.splitlines():                      # the exposition grammar
         assert line.startswith("# ") or re.match(
