@@ -59,6 +59,11 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->cache_dir = NULL;
     conf->cache_max = -1;
     conf->read_head = -1;
+    conf->stylesheet_on = -1;
+    conf->stylesheet_url = NULL;
+    conf->text_path = NULL;
+    conf->html_path = NULL;
+    conf->html_stylesheet = NULL;
     return conf;
 }
 
@@ -91,6 +96,12 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     conf->cache_dir = add->cache != -1 ? add->cache_dir : base->cache_dir;
     conf->cache_max = MERGE_UNSET(cache_max, -1);
     conf->read_head = MERGE_UNSET(read_head, -1);
+    conf->stylesheet_on = MERGE_UNSET(stylesheet_on, -1);
+    conf->stylesheet_url = add->stylesheet_on != -1 ? add->stylesheet_url
+                                                    : base->stylesheet_url;
+    conf->text_path = MERGE_UNSET(text_path, NULL);
+    conf->html_path = MERGE_UNSET(html_path, NULL);
+    conf->html_stylesheet = MERGE_UNSET(html_stylesheet, NULL);
     return conf;
 }
 
@@ -124,7 +135,8 @@ static apr_uint64_t config_tag(const sitemap_server_conf *conf)
     h = hash_str(h, conf->site.base);
     h = hash_str(h, conf->sitemap_path);
     h = hash_annotations(h, conf->changefreq);
-    return hash_annotations(h, conf->priority);
+    h = hash_annotations(h, conf->priority);
+    return hash_str(h, conf->stylesheet ? conf->stylesheet : "");
 }
 
 /* The URLs robots.txt advertises: our sitemap, then SitemapRobotsExtra,
@@ -335,12 +347,23 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                          conf->page_size, (apr_int64_t)conf->page_size * 50000);
             return HTTP_INTERNAL_SERVER_ERROR;
         }
+        /* The module's CSS is served when the XML or the HTML site map
+         * uses it. */
+        if (conf->stylesheet_on == 2)
+            conf->stylesheet = conf->stylesheet_url;
+        if ((conf->stylesheet_on != 0 && conf->stylesheet_on != 2)
+            || (conf->html_path && !conf->html_stylesheet))
+            conf->own_css_path = sm_stylesheet_default(pconf,
+                                                       conf->sitemap_path);
+        if (conf->stylesheet_on != 0 && conf->stylesheet_on != 2)
+            conf->stylesheet = conf->own_css_path;
         conf->site.max_urls = conf->max_urls;
         conf->site.expire = conf->expire;
         conf->site.settings = sm_settings_format(pconf, conf->sitemap_path,
                                                  conf->page_size,
                                                  conf->changefreq,
-                                                 conf->priority);
+                                                 conf->priority,
+                                                 conf->stylesheet);
         conf->rules.content_types = conf->content_types;
         conf->rules.excludes = conf->excludes;
         conf->rules.allow_query = conf->allow_query;
@@ -450,6 +473,8 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_handler(sitemap_handler, NULL, NULL, APR_HOOK_MIDDLE);
     sitemap_robots_register(p);
     sitemap_head_register(p);
+    sitemap_views_register(p);
+    sitemap_status_register(p);
 }
 
 AP_DECLARE_MODULE(sitemap) = {

@@ -43,6 +43,12 @@ typedef struct {
                                            the store) */
     apr_off_t cache_max;                /* SitemapCacheMaxSize */
     int read_head;                      /* SitemapReadHead */
+    int stylesheet_on;                  /* SitemapStylesheet On|Off (-1:
+                                           unset: On), 2: stylesheet_url */
+    const char *stylesheet_url;         /* SitemapStylesheet URL */
+    const char *text_path;              /* SitemapTextPath */
+    const char *html_path;              /* SitemapHTMLPath */
+    const char *html_stylesheet;        /* SitemapHTMLStylesheet */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
@@ -50,12 +56,17 @@ typedef struct {
     sm_rules rules;
     apr_array_header_t *robots_urls;    /* the Sitemap lines' URLs */
     const char *robots_etag_suffix;     /* appended to robots.txt ETags */
+    const char *stylesheet;             /* the PI's href, NULL: none */
+    const char *own_css_path;           /* the built-in CSS's URL path, NULL:
+                                           not served */
     apr_time_t loaded;                  /* when this configuration was read */
     apr_uint64_t config_tag;            /* what of the config shapes the
                                            XML, hashed into every ETag */
     sm_logger logger;                   /* the core's messages, logged
                                            with this vhost */
     const char *rendition_stem;         /* this site's files in cache_dir */
+    /* The recorder counters of db_path, in shared memory (post_config). */
+    sm_recorder_shared *shared;
     /* This process's writer and readers for db_path (child_init). */
     sm_recorder *recorder;
     struct apr_reslist_t *readers;
@@ -113,6 +124,11 @@ void sitemap_head_register(apr_pool_t *p);
  * is the raw facts' hash then. */
 int sitemap_record_wants_head(request_rec *r, int *repeat,
                               apr_uint64_t *raw);
+void sitemap_views_register(apr_pool_t *p);
+void sitemap_status_register(apr_pool_t *p);
+/* A reader on the store file now at the path, NULL if none can be had;
+ * give it back with apr_reslist_release (or _invalidate after a fault). */
+sm_store *sitemap_reader_acquire(struct apr_reslist_t *readers);
 apr_status_t sitemap_readers_create(struct apr_reslist_t **out,
                                     apr_pool_t *pchild, const char *path);
 /* Renditions (mod_sitemap_cache.c). */

@@ -437,6 +437,70 @@ static const char *set_cache_max(cmd_parms *cmd, void *dconf,
     return NULL;
 }
 
+/* On, Off, or the URL of the administrator's own stylesheet. */
+static const char *set_stylesheet(cmd_parms *cmd, void *dconf,
+                                  const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
+    (void)dconf;
+
+    if (err)
+        return err;
+    if (strcasecmp(arg, "On") == 0 || strcasecmp(arg, "Off") == 0) {
+        conf->stylesheet_on = strcasecmp(arg, "On") == 0;
+        conf->stylesheet_url = NULL;
+        return NULL;
+    }
+    if ((err = sm_stylesheet_url_check(arg)) != NULL)
+        return apr_psprintf(cmd->pool, "SitemapStylesheet: '%s' is not "
+                            "allowed: the URL %s; wanted On, Off or a URL "
+                            "such as /styles/sitemap.css or "
+                            "https://www.example.com/sitemap.css", arg, err);
+    conf->stylesheet_on = 2;
+    conf->stylesheet_url = arg;
+    return NULL;
+}
+
+/* SitemapTextPath (.txt) and SitemapHTMLPath (.html): cmd->info is the
+ * extension; the path is checked as SitemapPath is. */
+static const char *set_view_path(cmd_parms *cmd, void *dconf,
+                                 const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    const char *ext = cmd->info;
+    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
+    (void)dconf;
+
+    if (err)
+        return err;
+    if ((err = sm_doc_path_check(arg, ext)) != NULL)
+        return apr_psprintf(cmd->pool, "%s: '%s' is not allowed: a URL path "
+                            "that %s, such as /sitemap%s", cmd->cmd->name,
+                            arg, err, ext);
+    if (strcmp(ext, ".txt") == 0)
+        conf->text_path = arg;
+    else
+        conf->html_path = arg;
+    return NULL;
+}
+
+static const char *set_html_stylesheet(cmd_parms *cmd, void *dconf,
+                                       const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    (void)dconf;
+
+    if (err)
+        return err;
+    if ((err = sm_stylesheet_url_check(arg)) != NULL)
+        return apr_psprintf(cmd->pool, "SitemapHTMLStylesheet: '%s' is not "
+                            "allowed: the URL %s; wanted a URL such as "
+                            "/styles/site-map.css", arg, err);
+    SITEMAP_CONF(cmd->server)->html_stylesheet = arg;
+    return NULL;
+}
+
 const command_rec sitemap_directives[] = {
     AP_INIT_FLAG("Sitemap", set_server_flag,
                  (void *)APR_OFFSETOF(sitemap_server_conf, enabled), RSRC_CONF,
@@ -492,5 +556,18 @@ const command_rec sitemap_directives[] = {
                  (void *)APR_OFFSETOF(sitemap_server_conf, read_head),
                  RSRC_CONF, "On to read each page's own <head> (meta robots, "
                  "canonical, hreflang) as it is served (default On)"),
+    AP_INIT_TAKE1("SitemapStylesheet", set_stylesheet, NULL, RSRC_CONF,
+                  "On (the module's CSS beside SitemapPath), Off, or the URL "
+                  "of a CSS stylesheet for the sitemap in browsers (default "
+                  "On)"),
+    AP_INIT_TAKE1("SitemapTextPath", set_view_path, (void *)".txt",
+                  RSRC_CONF, "the URL path of the plain-text sitemap, ending "
+                  "in .txt (default: none)"),
+    AP_INIT_TAKE1("SitemapHTMLPath", set_view_path, (void *)".html",
+                  RSRC_CONF, "the URL path of the HTML site map for "
+                  "visitors, ending in .html (default: none)"),
+    AP_INIT_TAKE1("SitemapHTMLStylesheet", set_html_stylesheet, NULL,
+                  RSRC_CONF, "the URL of the HTML site map's stylesheet "
+                  "(default: the module's own)"),
     { NULL }
 };

@@ -110,7 +110,7 @@ apr_status_t sitemap_readers_create(apr_reslist_t **out, apr_pool_t *pchild,
 }
 
 /* A reader on the file now at the path (not a deleted or replaced one). */
-static sm_store *reader_acquire(apr_reslist_t *readers)
+sm_store *sitemap_reader_acquire(apr_reslist_t *readers)
 {
     void *res;
     int tries;
@@ -277,7 +277,7 @@ static SM_NOINLINE int serve(request_rec *r)
     if (r->method_number != M_GET)
         return not_allowed(r);
 
-    if (!(st = reader_acquire(conf->readers)))
+    if (!(st = sitemap_reader_acquire(conf->readers)))
         return unavailable(r, conf, "cannot open it");
     if (sm_store_read_begin(st) != APR_SUCCESS
         || sm_store_site_info(st, r->pool, conf->site.base, name, &info)
@@ -385,6 +385,7 @@ static SM_NOINLINE int serve(request_rec *r)
     site.sitemap_path = conf->sitemap_path;
     site.changefreq = conf->changefreq;
     site.priority = conf->priority;
+    site.stylesheet = conf->stylesheet;
     if (cached) {
         /* From its rendition: the snapshot is let go before the bytes
          * are sent, however slow the client. */

@@ -61,6 +61,7 @@ struct sm_recorder {
     batch *pending, *spare;
     apr_array_header_t *sites;  /* const sm_site_conf * */
     sm_recorder_stats stats;
+    sm_recorder_shared *shared; /* NULL: not shared */
 
     /* Owned by whoever writes (the writer thread, or a flush caller that
      * holds write_lock). */
@@ -80,6 +81,57 @@ struct sm_recorder {
 typedef char hot_fields_are_one_line[offsetof(struct sm_recorder, lock)
                                      + sizeof(apr_thread_mutex_t *) <= 64
                                      ? 1 : -1];
+
+/* ---- shared counters ------------------------------------------------------ */
+
+#define SHARE(rec, field, n) \
+    do { if ((rec)->shared && (n)) \
+             __atomic_fetch_add(&(rec)->shared->field, (apr_uint64_t)(n), \
+                                __ATOMIC_RELAXED); } while (0)
+
+void sm_recorder_share(sm_recorder *rec, sm_recorder_shared *shared)
+{
+    apr_thread_mutex_lock(rec->lock);
+    rec->shared = shared;
+    apr_thread_mutex_unlock(rec->lock);
+}
+
+/* URLs added and removed today, in the ring of days.  A slot still holding
+ * an older day is claimed with a compare-and-swap and cleared; a process
+ * racing the claim may lose a few counts of that one day. */
+static void share_day(sm_recorder *rec, apr_time_t now, int added,
+                      int removed)
+{
+    apr_uint64_t day, old;
+    int slot;
+
+    if (!rec->shared || (!added && !removed))
+        return;
+    day = (apr_uint64_t)(apr_time_sec(now) / 86400);
+    slot = (int)(day % SM_SHARED_DAYS);
+    old = __atomic_load_n(&rec->shared->days[slot].day, __ATOMIC_ACQUIRE);
+    if (old != day
+        && __atomic_compare_exchange_n(&rec->shared->days[slot].day, &old,
+                                       day, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&rec->shared->days[slot].added, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&rec->shared->days[slot].removed, 0,
+                         __ATOMIC_RELAXED);
+    }
+    SHARE(rec, days[slot].added, added);
+    SHARE(rec, days[slot].removed, removed);
+}
+
+static void share_fault(sm_recorder *rec, apr_time_t now, const char *why)
+{
+    if (!rec->shared)
+        return;
+    SHARE(rec, faults, 1);
+    __atomic_store_n(&rec->shared->last_fault, (apr_uint64_t)now,
+                     __ATOMIC_RELAXED);
+    apr_cpystrn(rec->shared->last_fault_why, why ? why : "",
+                sizeof(rec->shared->last_fault_why));
+}
 
 /* ---- hashing -------------------------------------------------------------- */
 
@@ -288,6 +340,7 @@ static void run_expiry(sm_recorder *rec, apr_time_t now)
                    rec->conf.db_path, sm_store_error(rec->store));
             return;
         }
+        share_day(rec, now, 0, removed);
         if (removed)
             sm_log(rec->conf.log, SM_LOG_INFO, 0,
                    "%s: %d URLs not served for %" APR_TIME_T_FMT
@@ -346,6 +399,12 @@ static void settle_batch(sm_recorder *rec, batch *b, int ok, const char *why,
     if (ok) {
         rec->stats.written += n - stats->refused_full;
         rec->stats.refused_full += stats->refused_full;
+        SHARE(rec, written, n - stats->refused_full);
+        SHARE(rec, refused_full, stats->refused_full);
+        if (rec->shared)
+            __atomic_store_n(&rec->shared->last_write, (apr_uint64_t)now,
+                             __ATOMIC_RELAXED);
+        share_day(rec, now, stats->added, stats->removed);
         if (n)
             rec->stats.batches++;
         store_works(rec);
@@ -380,6 +439,8 @@ static void settle_batch(sm_recorder *rec, batch *b, int ok, const char *why,
         }
     }
     rec->stats.dropped += dropped;
+    SHARE(rec, dropped, dropped);
+    share_fault(rec, now, why);
     rec->dropped_unlogged += dropped;
     rec->faults_unlogged++;
     if (should_log(&rec->last_fault_log, now)) {
@@ -629,10 +690,15 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
 
     apr_thread_mutex_lock(rec->lock);
     rec->stats.offered++;
+    if (c->op == SM_CHANGE_FORGET)
+        SHARE(rec, forgotten, 1);
+    else
+        SHARE(rec, recorded, 1);
     if (raw)
         sm_memory_alias_put(&rec->memory, raw, key, fp);
     if (sm_memory_fresh(&rec->memory, key, fp, now_s)) {
         rec->stats.skipped++;
+        SHARE(rec, skipped, 1);
         if (raw)
             sm_memory_alias_vouch(&rec->memory, raw, now_s);
         apr_thread_mutex_unlock(rec->lock);
@@ -654,6 +720,7 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
     if (rec->pending->items->nelts >= rec->conf.queue_max) {
         apr_time_t now = apr_time_now();
         rec->stats.dropped++;
+        SHARE(rec, dropped, 1);
         rec->dropped_unlogged++;
         if (should_log(&rec->last_fault_log, now)) {
             sm_log(rec->conf.log, SM_LOG_ERR, 0,
@@ -671,6 +738,7 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
     if (raw)
         sm_memory_alias_vouch(&rec->memory, raw, now_s);
     rec->stats.queued++;
+    SHARE(rec, queued, 1);
     /* The writer sleeps until there is work: wake it for the first item
      * (to start the interval) and for a full batch. */
     if (rec->running && (rec->pending->items->nelts == 1

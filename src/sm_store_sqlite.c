@@ -1508,11 +1508,76 @@ static apr_status_t sqlite_sync_sites(sm_store *st,
     return APR_SUCCESS;
 }
 
+static apr_status_t sqlite_recent(sm_store *st, apr_pool_t *p,
+                                  const char *base, int n, apr_time_t since,
+                                  apr_array_header_t **urls,
+                                  apr_array_header_t **days)
+{
+    sqlite_store *s = (sqlite_store *)st;
+    sqlite3_stmt *site = NULL, *recent = NULL, *added = NULL;
+    sqlite3_int64 id;
+    apr_status_t rv;
+    int rc;
+
+    *urls = apr_array_make(p, n > 0 ? n : 1, sizeof(sm_recent_url));
+    *days = apr_array_make(p, 32, sizeof(sm_day_count));
+    if ((rv = prepare(s, "SELECT id FROM sites WHERE base = ?1", &site))
+        != APR_SUCCESS)
+        return rv;
+    text(site, 1, base);
+    if ((rc = sqlite3_step(site)) != SQLITE_ROW) {
+        sqlite3_finalize(site);
+        if (rc == SQLITE_DONE)
+            return APR_SUCCESS;         /* no such site: nothing */
+        set_error(&s->base, "cannot read the sites", s->db);
+        return APR_EGENERAL;
+    }
+    id = sqlite3_column_int64(site, 0);
+    sqlite3_finalize(site);
+    if ((rv = prepare(s, "SELECT url, lastmod FROM urls WHERE id >= ?1"
+                         " AND id < ?2 ORDER BY lastmod DESC, id DESC"
+                         " LIMIT ?3", &recent)) != APR_SUCCESS
+        || (rv = prepare(s, "SELECT first_seen / 86400, count(*) FROM urls"
+                            " WHERE id >= ?1 AND id < ?2 AND first_seen >= ?3"
+                            " GROUP BY 1 ORDER BY 1", &added))
+           != APR_SUCCESS)
+        goto done;
+    sqlite3_bind_int64(recent, 1, SITE_FIRST_ID(id));
+    sqlite3_bind_int64(recent, 2, SITE_FIRST_ID(id + 1));
+    sqlite3_bind_int(recent, 3, n);
+    while ((rc = sqlite3_step(recent)) == SQLITE_ROW) {
+        sm_recent_url *u = apr_array_push(*urls);
+        u->url = apr_pstrdup(p, (const char *)sqlite3_column_text(recent, 0));
+        u->lastmod = opt_time(recent, 1);
+    }
+    if (rc != SQLITE_DONE)
+        goto failed;
+    sqlite3_bind_int64(added, 1, SITE_FIRST_ID(id));
+    sqlite3_bind_int64(added, 2, SITE_FIRST_ID(id + 1));
+    sqlite3_bind_int64(added, 3, apr_time_sec(since));
+    while ((rc = sqlite3_step(added)) == SQLITE_ROW) {
+        sm_day_count *d = apr_array_push(*days);
+        d->day = sqlite3_column_int64(added, 0);
+        d->added = sqlite3_column_int64(added, 1);
+    }
+    if (rc != SQLITE_DONE)
+        goto failed;
+    rv = APR_SUCCESS;
+    goto done;
+failed:
+    set_error(&s->base, "cannot read the site's URLs", s->db);
+    rv = APR_EGENERAL;
+done:
+    sqlite3_finalize(recent);
+    sqlite3_finalize(added);
+    return rv;
+}
+
 static const sm_store_ops sqlite_ops = {
     "sqlite", sqlite_apply, sqlite_expire, sqlite_is_current, sqlite_close,
     sqlite_read_begin, sqlite_read_end, sqlite_site_info, sqlite_page_urls,
     sqlite_site_row, sqlite_site_stats, sqlite_url_rows, sqlite_about,
-    sqlite_sync_sites
+    sqlite_sync_sites, sqlite_recent
 };
 
 /* ---- check ---------------------------------------------------------------- */

@@ -195,7 +195,7 @@ static void test_settings_round_trip(void **state)
                                          "a b  c", "never");
     apr_array_header_t *pr = annotations(u->pool, "^/$", "1.0", NULL, NULL);
     const char *text = sm_settings_format(u->pool, "/maps/site.xml", 7, cf,
-                                          pr);
+                                          pr, "/maps/sitemap.css");
     sm_settings set;
 
     assert_null(sm_settings_parse(u->pool, text, &set));
@@ -203,6 +203,7 @@ static void test_settings_round_trip(void **state)
     assert_int_equal(set.page_size, 7);
     assert_int_equal(set.changefreq->nelts, 2);
     assert_int_equal(set.priority->nelts, 1);
+    assert_string_equal(set.stylesheet, "/maps/sitemap.css");
     /* A pattern keeps its spaces; first match wins, as in the module. */
     assert_string_equal(sm_regex_pattern(APR_ARRAY_IDX(set.changefreq, 1,
                                                        sm_annotation).re),
@@ -215,7 +216,8 @@ static void test_settings_round_trip(void **state)
     assert_string_equal(sm_annotation_find(set.priority, "/"), "1.0");
     /* Formatting the parsed settings gives the same text. */
     assert_string_equal(sm_settings_format(u->pool, set.path, set.page_size,
-                                           set.changefreq, set.priority),
+                                           set.changefreq, set.priority,
+                                           set.stylesheet),
                         text);
 }
 
@@ -312,7 +314,7 @@ static sm_settings *settings(unit_ctx *u, const char *path)
     const char *text = sm_settings_format(
         u->pool, path, 2,
         annotations(u->pool, "^/news/", "daily", NULL, NULL),
-        annotations(u->pool, "^/$", "1.0", "^/news/1", "0.3"));
+        annotations(u->pool, "^/$", "1.0", "^/news/1", "0.3"), NULL);
     assert_null(sm_settings_parse(u->pool, text, set));
     return set;
 }
@@ -435,19 +437,6 @@ static void test_export_one_page_and_root(void **state)
     sm_store_close(st2);
 }
 
-typedef struct {
-    apr_pool_t *pool;
-    char *data;
-} sink_buf;
-
-static apr_status_t to_buf(void *baton, const char *data, apr_size_t len)
-{
-    sink_buf *b = baton;
-    b->data = apr_pstrcat(b->pool, b->data,
-                          apr_pstrmemdup(b->pool, data, len), NULL);
-    return APR_SUCCESS;
-}
-
 static apr_status_t failing(void *baton, const char *data, apr_size_t len)
 {
     (void)baton; (void)data; (void)len;
@@ -461,7 +450,7 @@ static void test_export_errors(void **state)
     sm_store *st = store_with(u, "s.db", 5, 2, &db);
     sm_settings *set = settings(u, "/sitemap.xml");
     sm_export_result res;
-    sink_buf b = { u->pool, "" };
+    sink_buf b = { "", 0, 0, u->pool };
     char *blocker = apr_pstrcat(u->pool, u->dir, "/file", NULL);
     FILE *f = fopen(blocker, "w");
 

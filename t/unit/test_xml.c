@@ -6,25 +6,6 @@
 
 #include <string.h>
 
-typedef struct {
-    char *data;
-    apr_size_t len, calls;
-    apr_pool_t *pool;
-} sink_buf;
-
-static apr_status_t to_buf(void *baton, const char *data, apr_size_t len)
-{
-    sink_buf *b = baton;
-    char *n = apr_palloc(b->pool, b->len + len + 1);
-    memcpy(n, b->data, b->len);
-    memcpy(n + b->len, data, len);
-    b->len += len;
-    n[b->len] = '\0';
-    b->data = n;
-    b->calls++;
-    return APR_SUCCESS;
-}
-
 static void test_urlset_escapes(void **state)
 {
     unit_ctx *u = *state;
