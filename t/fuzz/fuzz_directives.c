@@ -10,7 +10,8 @@
  *     names page n; a request path read as page n is page n's path;
  *   - settings read, written and read again give the same text;
  *   - a SitemapRobotsExtra URL accepted is http(s), of printable ASCII
- *     without '#', at most SM_URL_MAX long. */
+ *     without '#', at most SM_URL_MAX long;
+ *   - a SitemapStylesheet URL accepted holds no quote, '<', '>' or "?>". */
 #include "fuzz.h"
 #include "sm_robots.h"
 #include "sm_rules.h"
@@ -30,10 +31,10 @@ static void check_settings(apr_pool_t *p, const char *text)
     FUZZ_ASSERT(a.page_size >= 1
                 && a.page_size <= SM_SETTINGS_DEFAULT_PAGE_SIZE);
     fa = sm_settings_format(p, a.path, a.page_size, a.changefreq,
-                            a.priority);
+                            a.priority, a.stylesheet);
     FUZZ_ASSERT(sm_settings_parse(p, fa, &b) == NULL);
     fb = sm_settings_format(p, b.path, b.page_size, b.changefreq,
-                            b.priority);
+                            b.priority, b.stylesheet);
     FUZZ_ASSERT(strcmp(fa, fb) == 0);
 }
 
@@ -75,6 +76,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size <= 1024)
         check_settings(p, s);
+
+    /* SitemapStylesheet: nothing that could end the processing
+     * instruction or its quoted href. */
+    if (sm_stylesheet_url_check(s) == NULL) {
+        const char *c;
+
+        FUZZ_ASSERT(*s && strlen(s) <= 2048 && !strstr(s, "?>"));
+        for (c = s; *c; c++)
+            FUZZ_ASSERT(*c > ' ' && *c < 0x7F && !strchr("\"<>", *c));
+    }
 
     /* SitemapRobotsExtra: a URL fit for a robots.txt line. */
     if (sm_robots_url_problem(p, s) == NULL) {
