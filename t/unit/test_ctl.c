@@ -47,6 +47,12 @@ static void test_durations(void **state)
     assert_non_null(sm_ctl_parse_duration("d", &t));
     assert_non_null(sm_ctl_parse_duration("", &t));
     assert_non_null(sm_ctl_parse_duration("1.5h", &t));
+    /* Found by t/fuzz/fuzz_date: days times microseconds overflowed (UB);
+     * built with gcc -O2 this one wrapped to about 16 hours and was
+     * accepted, so prune --older-than would have removed nearly all. */
+    assert_non_null(sm_ctl_parse_duration("213503983d", &t));
+    assert_non_null(sm_ctl_parse_duration("2021111330d", &t));
+    assert_non_null(sm_ctl_parse_duration("3162240000000h", &t));
 }
 
 static void test_times(void **state)
@@ -76,6 +82,11 @@ static void test_times(void **state)
     assert_non_null(sm_ctl_parse_time("@", &t));
     assert_non_null(sm_ctl_parse_time("@-1", &t));
     assert_non_null(sm_ctl_parse_time("", &t));
+    /* Found by t/fuzz/fuzz_date: the zone moved a valid date out of years
+     * 1970..9999 (a <lastmod> of year 10000 is cut short in the XML, one
+     * before 1970 is negative). */
+    assert_non_null(sm_ctl_parse_time("9999-12-31T23:59-01:00", &t));
+    assert_non_null(sm_ctl_parse_time("1970-01-01T00:30+01:00", &t));
     /* Not plausible: before 1990, more than a day ahead, past 9999. */
     assert_non_null(sm_ctl_parse_time("1989-12-31T23:59:59Z", &t));
     assert_null(sm_ctl_parse_time("1990-01-01", &t));
@@ -118,6 +129,16 @@ static void test_admin_urls(void **state)
     /* Every name the URL holds is allowed (NULL), or only those given. */
     assert_null(sm_ctl_url(u->pool, base, "/s?a+b=1&c%3Dd=2", NULL, &url));
     assert_string_equal(url, "/s?a+b=1&c%3Dd=2");
+    /* Found by t/fuzz/fuzz_base: an empty name ("=x") was not among the
+     * names the URL holds, and the URL was refused with a hint to use
+     * --allow-query, which add and remove do not take. */
+    assert_null(sm_ctl_url(u->pool, base, "/s?=x&a=1", NULL, &url));
+    assert_string_equal(url, "/s?=x&a=1");
+    /* A name holding a NUL byte can never be allowed: said plainly. */
+    err = sm_ctl_url(u->pool, base, "/s?a%00=1", NULL, &url);
+    assert_non_null(err);
+    assert_null(strstr(err, "--allow-query"));
+    assert_non_null(strstr(err, "NUL"));
     APR_ARRAY_PUSH(allow, const char *) = "page";
     assert_null(sm_ctl_url(u->pool, base, "/s?page=2", allow, &url));
     err = sm_ctl_url(u->pool, base, "/s?sort=1", allow, &url);
