@@ -267,9 +267,10 @@ apr_status_t sm_html_write(apr_pool_t *p, sm_store *st,
               by_path);
     }
 
-    apr_snprintf(heading, sizeof(heading), page->total > 1
-                 ? " (page %" APR_INT64_T_FMT " of %" APR_INT64_T_FMT ")"
-                 : "", page->number, page->total);
+    heading[0] = '\0';
+    if (page->total > 1)
+        apr_snprintf(heading, sizeof(heading), " (page %" APR_INT64_T_FMT
+                     " of %" APR_INT64_T_FMT ")", page->number, page->total);
     out(&t, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
             "<meta charset=\"utf-8\">\n"
             "<meta name=\"viewport\" content=\"width=device-width, "
