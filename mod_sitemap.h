@@ -34,6 +34,10 @@ typedef struct {
     int robots;                         /* SitemapRobots */
     apr_array_header_t *robots_extra;   /* SitemapRobotsExtra */
     int robots_fallback;                /* SitemapRobotsFallback */
+    int indexnow;                       /* SitemapIndexNow */
+    const char *indexnow_key;           /* SitemapIndexNowKey */
+    const char *indexnow_endpoint;      /* SitemapIndexNowEndpoint */
+    apr_interval_time_t indexnow_interval; /* SitemapIndexNowInterval */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
@@ -41,6 +45,7 @@ typedef struct {
     sm_rules rules;
     apr_array_header_t *robots_urls;    /* the Sitemap lines' URLs */
     const char *robots_etag_suffix;     /* appended to robots.txt ETags */
+    const char *indexnow_key_path;      /* "/" KEY ".txt" (IndexNow On) */
     apr_time_t loaded;                  /* when this configuration was read */
     apr_uint64_t config_tag;            /* what of the config shapes the
                                            XML, hashed into every ETag */
@@ -65,6 +70,11 @@ void sitemap_record_prefetch(const request_rec *r,
 int sitemap_map_to_storage(request_rec *r);
 int sitemap_handler(request_rec *r);
 void sitemap_robots_register(apr_pool_t *p);
+int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf);
+int sitemap_indexnow_resolve(apr_pool_t *pconf, server_rec *s,
+                              sitemap_server_conf *conf);
+void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s);
+int sitemap_indexnow_key_handler(request_rec *r);
 apr_status_t sitemap_readers_create(struct apr_reslist_t **out,
                                     apr_pool_t *pchild, const char *path);
 

@@ -210,6 +210,8 @@ int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 
         if (conf->enabled != 1)
             continue;
+        if ((rc = sitemap_indexnow_check(s, conf)) != OK)
+            return rc;
         path = conf->db_path ? conf->db_path : SITEMAP_DEFAULT_DB;
         if (apr_hash_get(checked, path, APR_HASH_KEY_STRING))
             continue;
