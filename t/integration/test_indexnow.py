@@ -26,6 +26,7 @@ class Endpoint:
         self.posts = []             # (status answered, parsed JSON)
         self.script = collections.deque()   # statuses to answer next
         self.default = 200
+        self.delay = 0      # seconds before each answer
         self.hang = threading.Event()       # set: requests hang
         self.release = threading.Event()
         self.lock = threading.Lock()
@@ -40,6 +41,7 @@ class Endpoint:
                 raw = self.rfile.read(n)
                 if ep.hang.is_set():
                     ep.release.wait(60)
+                time.sleep(ep.delay)
                 with ep.lock:
                     status = ep.script.popleft() if ep.script else ep.default
                     ep.posts.append((status, self.headers.get("Content-Type"),
@@ -259,6 +261,8 @@ def test_hung_endpoint_does_not_slow_pages(make_server, endpoint):
 
 
 def test_prefork_children_send_each_once(make_server, endpoint):
+    # Slow answers: the other children poll while a POST is under way.
+    endpoint.delay = 0.5
     srv = make_server(mpm="prefork", conf=indexnow_conf(endpoint),
                       mpm_conf="StartServers 4\nMinSpareServers 4\n"
                                "MaxSpareServers 4\nServerLimit 4\n"
@@ -276,6 +280,7 @@ def test_prefork_children_send_each_once(make_server, endpoint):
 
 
 def test_two_servers_one_store_send_each_once(make_server, endpoint, tmp_root):
+    endpoint.delay = 0.5
     db = os.path.join(tmp_root, "shared", "sitemap.db")
     os.makedirs(os.path.dirname(db))
     if IS_ROOT:
