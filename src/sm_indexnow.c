@@ -149,6 +149,8 @@ struct sm_indexnow {
     sm_store *store;                /* opened on first use */
     apr_pool_t *store_pool;
     apr_time_t store_failed;        /* last open failure, for the log */
+    apr_time_t claim_failed;        /* likewise for a failed claim */
+    int unsupported_said;           /* the backend has no IndexNow */
     apr_interval_time_t poll;
     apr_thread_mutex_t *lock;
     apr_thread_cond_t *wake;
@@ -337,12 +339,27 @@ static void send_site(sm_indexnow *in, sm_store *st, apr_pool_t *p,
     sm_indexnow_result res;
     const char *reason = NULL;
     apr_time_t now = apr_time_now();
+    apr_status_t rv;
     int status, n;
 
-    if (sm_store_indexnow_claim(st, p, site->base, now, CLAIM_LEASE, &batch)
-        != APR_SUCCESS) {
-        sm_log(site->log, SM_LOG_WARN, 0, "IndexNow %s: cannot claim pending "
-               "URLs: %s", site->base, sm_store_error(st));
+    rv = sm_store_indexnow_claim(st, p, site->base, now, CLAIM_LEASE,
+                                 &batch);
+    if (rv == APR_ENOTIMPL) {
+        if (!in->unsupported_said)
+            sm_log(site->log, SM_LOG_ERR, 0, "IndexNow %s: the store backend "
+                   "%s does not support IndexNow yet: nothing is submitted",
+                   site->base, st->ops->name);
+        in->unsupported_said = 1;
+        return;
+    }
+    if (rv != APR_SUCCESS) {
+        /* A store fault: at most once a minute in the log. */
+        if (now - in->claim_failed > apr_time_from_sec(60)) {
+            sm_log(site->log, SM_LOG_WARN, 0, "IndexNow %s: cannot claim "
+                   "pending URLs: %s; they wait", site->base,
+                   sm_store_error(st));
+            in->claim_failed = now;
+        }
         return;
     }
     if (!(n = batch.items->nelts))
