@@ -64,6 +64,10 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->text_path = NULL;
     conf->html_path = NULL;
     conf->html_stylesheet = NULL;
+    conf->indexnow = -1;
+    conf->indexnow_key = NULL;
+    conf->indexnow_endpoint = NULL;
+    conf->indexnow_interval = -1;
     return conf;
 }
 
@@ -102,6 +106,10 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     conf->text_path = MERGE_UNSET(text_path, NULL);
     conf->html_path = MERGE_UNSET(html_path, NULL);
     conf->html_stylesheet = MERGE_UNSET(html_stylesheet, NULL);
+    conf->indexnow = MERGE_UNSET(indexnow, -1);
+    conf->indexnow_key = MERGE_UNSET(indexnow_key, NULL);
+    conf->indexnow_endpoint = MERGE_UNSET(indexnow_endpoint, NULL);
+    conf->indexnow_interval = MERGE_UNSET(indexnow_interval, -1);
     return conf;
 }
 
@@ -370,6 +378,8 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         conf->config_tag = config_tag(conf);
         conf->loaded = apr_time_now();
         robots_lines(pconf, conf);
+        if (sitemap_indexnow_resolve(pconf, s, conf) != OK)
+            return HTTP_INTERNAL_SERVER_ERROR;
 
         if (!apr_hash_get(prepared, conf->db_path, APR_HASH_KEY_STRING)) {
             const char *problem = sitemap_db_location_problem(ptemp,
@@ -448,6 +458,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
                          conf->readers);
         }
     }
+    sitemap_indexnow_child_init(pchild, main_s);
     for (hi = apr_hash_first(pchild, recorders); hi; hi = apr_hash_next(hi)) {
         apr_status_t rv = sm_recorder_start(apr_hash_this_val(hi));
         if (rv != APR_SUCCESS)
@@ -471,6 +482,8 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_map_to_storage(sitemap_map_to_storage, NULL, NULL,
                            APR_HOOK_FIRST);
     ap_hook_handler(sitemap_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    ap_hook_handler(sitemap_indexnow_key_handler, NULL, NULL,
+                    APR_HOOK_MIDDLE);
     sitemap_robots_register(p);
     sitemap_head_register(p);
     sitemap_views_register(p);

@@ -49,6 +49,10 @@ typedef struct {
     const char *text_path;              /* SitemapTextPath */
     const char *html_path;              /* SitemapHTMLPath */
     const char *html_stylesheet;        /* SitemapHTMLStylesheet */
+    int indexnow;                       /* SitemapIndexNow */
+    const char *indexnow_key;           /* SitemapIndexNowKey */
+    const char *indexnow_endpoint;      /* SitemapIndexNowEndpoint */
+    apr_interval_time_t indexnow_interval; /* SitemapIndexNowInterval */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
@@ -59,6 +63,7 @@ typedef struct {
     const char *stylesheet;             /* the PI's href, NULL: none */
     const char *own_css_path;           /* the built-in CSS's URL path, NULL:
                                            not served */
+    const char *indexnow_key_path;      /* "/" KEY ".txt" (IndexNow On) */
     apr_time_t loaded;                  /* when this configuration was read */
     apr_uint64_t config_tag;            /* what of the config shapes the
                                            XML, hashed into every ETag */
@@ -129,6 +134,11 @@ void sitemap_status_register(apr_pool_t *p);
 /* A reader on the store file now at the path, NULL if none can be had;
  * give it back with apr_reslist_release (or _invalidate after a fault). */
 sm_store *sitemap_reader_acquire(struct apr_reslist_t *readers);
+int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf);
+int sitemap_indexnow_resolve(apr_pool_t *pconf, server_rec *s,
+                              sitemap_server_conf *conf);
+void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s);
+int sitemap_indexnow_key_handler(request_rec *r);
 apr_status_t sitemap_readers_create(struct apr_reslist_t **out,
                                     apr_pool_t *pchild, const char *path);
 /* Renditions (mod_sitemap_cache.c). */

@@ -11,6 +11,7 @@
 #include <apr_strings.h>
 #include <sys/stat.h>
 
+#include "sm_indexnow.h"
 #include "sm_robots.h"
 #include "sm_sitemap.h"
 
@@ -501,6 +502,54 @@ static const char *set_html_stylesheet(cmd_parms *cmd, void *dconf,
     return NULL;
 }
 
+static const char *set_indexnow_key(cmd_parms *cmd, void *dconf,
+                                    const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    (void)dconf;
+
+    if (err)
+        return err;
+    if ((err = sm_indexnow_key_problem(arg)) != NULL)
+        return apr_psprintf(cmd->pool, "SitemapIndexNowKey: '%s' is not "
+                            "allowed: %s; IndexNow wants 8 to 128 characters "
+                            "of a-z, A-Z, 0-9 and '-', such as "
+                            "3f1e6c2a9b8d4e7f", arg, err);
+    SITEMAP_CONF(cmd->server)->indexnow_key = arg;
+    return NULL;
+}
+
+static const char *set_indexnow_endpoint(cmd_parms *cmd, void *dconf,
+                                         const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    (void)dconf;
+
+    if (err)
+        return err;
+    if ((err = sm_indexnow_endpoint_problem(cmd->temp_pool, arg)) != NULL)
+        return apr_psprintf(cmd->pool, "SitemapIndexNowEndpoint: '%s' is not "
+                            "allowed: %s; give an https:// URL such as "
+                            SM_INDEXNOW_DEFAULT_ENDPOINT " (http:// only for "
+                            "testing)", arg, err);
+    SITEMAP_CONF(cmd->server)->indexnow_endpoint = arg;
+    return NULL;
+}
+
+static const char *set_indexnow_interval(cmd_parms *cmd, void *dconf,
+                                         const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    (void)dconf;
+    if (err)
+        return err;
+    return parse_duration(cmd, arg, 0, apr_time_from_msec(100),
+                          apr_time_from_sec(86400), "a duration from 100ms "
+                          "to 24h, such as 10s or 5mi (a bare number is "
+                          "seconds)",
+                          &SITEMAP_CONF(cmd->server)->indexnow_interval);
+}
+
 const command_rec sitemap_directives[] = {
     AP_INIT_FLAG("Sitemap", set_server_flag,
                  (void *)APR_OFFSETOF(sitemap_server_conf, enabled), RSRC_CONF,
@@ -569,5 +618,18 @@ const command_rec sitemap_directives[] = {
     AP_INIT_TAKE1("SitemapHTMLStylesheet", set_html_stylesheet, NULL,
                   RSRC_CONF, "the URL of the HTML site map's stylesheet "
                   "(default: the module's own)"),
+    AP_INIT_FLAG("SitemapIndexNow", set_server_flag,
+                 (void *)APR_OFFSETOF(sitemap_server_conf, indexnow),
+                 RSRC_CONF, "On to submit new, changed and removed URLs "
+                 "with IndexNow (default Off)"),
+    AP_INIT_TAKE1("SitemapIndexNowKey", set_indexnow_key, NULL, RSRC_CONF,
+                  "the IndexNow key, 8 to 128 of a-z A-Z 0-9 '-' (served "
+                  "at /KEY.txt)"),
+    AP_INIT_TAKE1("SitemapIndexNowEndpoint", set_indexnow_endpoint, NULL,
+                  RSRC_CONF, "the URL submissions are POSTed to (default "
+                  SM_INDEXNOW_DEFAULT_ENDPOINT ")"),
+    AP_INIT_TAKE1("SitemapIndexNowInterval", set_indexnow_interval, NULL,
+                  RSRC_CONF, "the least time between two submissions of a "
+                  "site (default 10s)"),
     { NULL }
 };

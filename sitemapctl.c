@@ -110,6 +110,7 @@ typedef struct {
     apr_time_t lastmod;                 /* --lastmod, 0: none */
     int page_size;                      /* --page-size, 0: not given */
     int all_types;
+    int all;                            /* --all */
     apr_array_header_t *args;           /* positional, after DB */
     int as_owner;                       /* root acting as the store's owner */
     int give_created;                   /* root, for an owner who cannot
@@ -126,6 +127,7 @@ typedef struct {
 #define O_LASTMOD     0x020
 #define O_PAGE_SIZE   0x040
 #define O_ALL_TYPES   0x080
+#define O_ALL         0x100
 
 typedef struct {
     const char *name;
@@ -145,6 +147,7 @@ static int cmd_remove(ctl *c);
 static int cmd_export(ctl *c);
 static int cmd_prune(ctl *c);
 static int cmd_check(ctl *c);
+static int cmd_indexnow(ctl *c);
 
 static const command commands[] = {
     { "stats", O_SITE, 0, 0, 0, cmd_stats,
@@ -215,6 +218,16 @@ static const command commands[] = {
       "sitemapctl knows, and that page summaries and URL counts agree with\n"
       "the URLs.  Exit status 0 when sound, 1 when not, 3 when the file\n"
       "cannot be opened at all (missing).\n" },
+    { "indexnow", O_SITE | O_ALL, 1, 0, -1, cmd_indexnow,
+      "indexnow DB --site BASE (URL... | --all)",
+      "Submit URLs with IndexNow by hand: put them (a path or a full URL on\n"
+      "BASE), or with --all every URL the site has in the store, on the\n"
+      "site's IndexNow pending list.  The module's sender posts them within\n"
+      "SitemapIndexNowInterval, as any change (the site needs SitemapIndexNow\n"
+      "On in a running httpd).  The list holds at most 100,000 URLs a site:\n"
+      "what does not fit is said and left out.  Search engines discourage\n"
+      "submitting a whole site: --all is for a first submission by choice.\n"
+      "  --all  every URL of the site\n" },
     { NULL, 0, 0, 0, 0, NULL, NULL, NULL }
 };
 
@@ -356,6 +369,7 @@ static const struct {
     { "exclude", O_EXCLUDE, 1 }, { "allow-query", O_ALLOW_QUERY, 1 },
     { "older-than", O_OLDER_THAN, 1 }, { "lastmod", O_LASTMOD, 1 },
     { "page-size", O_PAGE_SIZE, 1 }, { "all-types", O_ALL_TYPES, 0 },
+    { "all", O_ALL, 0 },
 };
 
 /* 0 to go on, or an exit status (EX_OK after --help). */
@@ -404,6 +418,8 @@ static int parse_args(ctl *c, const command *cmd, int argc,
                     return usage_error(cmd, "--%s takes no value", name);
                 if (options[k].flag == O_ALL_TYPES)
                     c->all_types = 1;
+                if (options[k].flag == O_ALL)
+                    c->all = 1;
                 seen |= options[k].flag;
                 continue;
             }
@@ -723,9 +739,36 @@ static apr_int64_t file_size(apr_pool_t *p, const char *path,
         ? (apr_int64_t)sb.st_size : -1;
 }
 
+/* The site's IndexNow numbers, when it has any. */
+static void print_indexnow(ctl *c, const apr_array_header_t *all,
+                           const char *base)
+{
+    int i;
+
+    for (i = 0; i < all->nelts; i++) {
+        const sm_indexnow_stats *x = &APR_ARRAY_IDX(all, i,
+                                                    sm_indexnow_stats);
+        if (strcmp(x->base, base) != 0)
+            continue;
+        printf("indexnow:       %" APR_INT64_T_FMT " pending, %"
+               APR_INT64_T_FMT " sent, %" APR_INT64_T_FMT " dropped, %"
+               APR_INT64_T_FMT " not queued (backlog full)\n", x->pending,
+               x->sent, x->dropped, x->overflow);
+        if (x->last_sent)
+            printf("last answer:    %d at %s%s%s\n", x->last_status,
+                   w3c(c->pool, x->last_sent), *x->last_reason ? ": " : "",
+                   x->last_reason);
+        else if (*x->last_reason)
+            printf("last answer:    none (%s)\n", x->last_reason);
+        if (x->next_try > apr_time_now())
+            printf("next send:      not before %s\n",
+                   w3c(c->pool, x->next_try));
+    }
+}
+
 static int cmd_stats(ctl *c)
 {
-    apr_array_header_t *sites;
+    apr_array_header_t *sites, *indexnow;
     sm_store_about about;
     sm_store *st;
     apr_int64_t size, wal;
@@ -736,6 +779,8 @@ static int cmd_stats(ctl *c)
     if (sm_store_read_begin(st) != APR_SUCCESS
         || sm_store_about_file(st, c->pool, &about) != APR_SUCCESS
         || sm_store_site_stats(st, c->pool, c->site, &sites)
+           != APR_SUCCESS
+        || sm_store_indexnow_stats(st, c->pool, c->site, &indexnow)
            != APR_SUCCESS) {
         say("%s: %s", c->db, sm_store_error(st));
         sm_store_read_end(st);
@@ -769,6 +814,7 @@ static int cmd_stats(ctl *c)
         printf("oldest lastmod: %s\n", w3c(c->pool, s->lastmod_oldest));
         printf("newest seen:    %s\n", w3c(c->pool, s->seen_newest));
         printf("oldest seen:    %s\n", w3c(c->pool, s->seen_oldest));
+        print_indexnow(c, indexnow, s->base);
     }
     return EX_OK;
 }
@@ -1055,6 +1101,67 @@ static int cmd_remove(ctl *c)
         return rc;
     printf("%d removed, %d not stored\n", as.removed,
            c->args->nelts - as.removed);
+    return EX_OK;
+}
+
+/* ---- indexnow ---------------------------------------------------------------- */
+
+static apr_status_t collect_url(void *baton, const char *url,
+                                apr_int64_t page, apr_time_t lastmod,
+                                apr_time_t last_seen)
+{
+    apr_array_header_t *urls = baton;
+    (void)page; (void)lastmod; (void)last_seen;
+    APR_ARRAY_PUSH(urls, const char *) = apr_pstrdup(urls->pool, url);
+    return APR_SUCCESS;
+}
+
+static int cmd_indexnow(ctl *c)
+{
+    const command *cmd = find_command("indexnow");
+    apr_array_header_t *all = apr_array_make(c->pool, 64, sizeof(char *));
+    const char **urls;
+    sm_site_row row;
+    sm_store *st;
+    int rc, n, off, queued = 0;
+
+    if (c->all == (c->args->nelts > 0))
+        return usage_error(cmd, "indexnow needs URLs or --all (not both)");
+    if (!c->all && (rc = arg_urls(c, cmd, &urls)) != EX_OK)
+        return rc;
+    if ((rc = open_store(c, OPEN_WRITE, &st)) != EX_OK)
+        return rc;
+    if ((rc = site_row(c, st, &row, 1)) != EX_OK)
+        return rc;
+    if (c->all) {
+        if (sm_store_url_rows(st, c->site, 0, collect_url, all)
+            != APR_SUCCESS) {
+            say("%s: %s", c->db, sm_store_error(st));
+            return EX_STORE;
+        }
+        urls = (const char **)all->elts;
+        n = all->nelts;
+    }
+    else
+        n = c->args->nelts;
+    /* One transaction per batch, as apply_all does. */
+    for (off = 0; off < n; off += BATCH) {
+        int k = n - off < BATCH ? n - off : BATCH, q;
+        if (sm_store_indexnow_queue(st, c->site, urls + off, k, &q)
+            != APR_SUCCESS) {
+            say("writing to %s failed after %d of %d URLs: %s", c->db,
+                queued, n, sm_store_error(st));
+            return EX_STORE;
+        }
+        queued += q;
+        if (q < k)
+            break;
+    }
+    printf("%d URL%s queued for IndexNow", queued, queued == 1 ? "" : "s");
+    if (queued < n)
+        printf("; %d left out: the pending list holds at most %d URLs",
+               n - queued, SM_INDEXNOW_BACKLOG_MAX);
+    printf("\n");
     return EX_OK;
 }
 

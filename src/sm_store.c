@@ -113,3 +113,41 @@ apr_size_t sm_xml_escaped_len(const char *s)
     }
     return n;
 }
+
+/* IndexNow: a backend without it (none today) leaves the entries NULL. */
+apr_status_t sm_store_indexnow_claim(sm_store *st, apr_pool_t *p,
+                                     const char *base, apr_time_t now,
+                                     apr_interval_time_t lease,
+                                     sm_indexnow_batch *out)
+{
+    if (!st->ops->indexnow_claim)
+        return APR_ENOTIMPL;
+    return st->ops->indexnow_claim(st, p, base, now, lease, out);
+}
+
+apr_status_t sm_store_indexnow_finish(sm_store *st, const char *base,
+                                      const sm_indexnow_batch *batch,
+                                      const sm_indexnow_result *result)
+{
+    if (!st->ops->indexnow_finish)
+        return APR_ENOTIMPL;
+    return st->ops->indexnow_finish(st, base, batch, result);
+}
+
+apr_status_t sm_store_indexnow_queue(sm_store *st, const char *base,
+                                     const char *const *urls, int n,
+                                     int *queued)
+{
+    if (!st->ops->indexnow_queue)
+        return APR_ENOTIMPL;
+    return st->ops->indexnow_queue(st, base, urls, n, queued);
+}
+
+apr_status_t sm_store_indexnow_stats(sm_store *st, apr_pool_t *p,
+                                     const char *base,
+                                     apr_array_header_t **out)
+{
+    if (!st->ops->indexnow_stats)
+        return APR_ENOTIMPL;
+    return st->ops->indexnow_stats(st, p, base, out);
+}

@@ -40,7 +40,60 @@ typedef struct {
      * sm_settings_format), kept with the site so that sitemapctl export
      * can reproduce the module's output; NULL: not known. */
     const char *settings;
+    /* SitemapIndexNow On: every URL added, whose lastmod moved, or removed
+     * is also put on the site's IndexNow pending list, in the same
+     * transaction. */
+    int indexnow;
 } sm_site_conf;
+
+/* ---- IndexNow (see sm_indexnow.h for the sender) ---------------------------
+ * The pending list lives in the store, so every process of a server and
+ * every server of a farm sharing the store sees one list: a sender claims
+ * a site's batch for a lease (one sender at a time per site), posts it, and
+ * then removes what it sent. */
+
+/* Pending URLs kept per site; changes beyond it are counted as overflow. */
+#define SM_INDEXNOW_BACKLOG_MAX 100000
+/* URLs per submission: the protocol's limit. */
+#define SM_INDEXNOW_BATCH_MAX   10000
+
+typedef struct {
+    const char *url;            /* path[?query], as stored */
+    apr_int64_t queued;         /* identifies this change of the URL */
+} sm_indexnow_item;
+
+/* What a claim gives the sender. */
+typedef struct {
+    apr_array_header_t *items;      /* sm_indexnow_item, oldest first */
+    apr_interval_time_t backoff;    /* the last retry delay, 0: none */
+    apr_int64_t overflow, overflow_logged;
+} sm_indexnow_batch;
+
+/* How a claimed batch ended. */
+typedef enum {
+    SM_INDEXNOW_SENT = 1,   /* accepted: its rows go, counted as sent */
+    SM_INDEXNOW_DROPPED,    /* refused for good: its rows go, counted */
+    SM_INDEXNOW_RETRY       /* kept for next_try */
+} sm_indexnow_outcome;
+
+typedef struct {
+    sm_indexnow_outcome outcome;
+    int status;                 /* HTTP status, 0: no answer */
+    const char *reason;         /* the answer, or why there was none */
+    apr_time_t now, next_try;
+    apr_interval_time_t backoff;
+    apr_int64_t overflow_logged;
+} sm_indexnow_result;
+
+/* One site's IndexNow numbers, for sitemapctl stats. */
+typedef struct {
+    const char *base;
+    apr_int64_t pending, sent, dropped, overflow;
+    apr_time_t last_sent;       /* 0: never answered */
+    int last_status;            /* 0: no answer (connection failed) */
+    const char *last_reason;
+    apr_time_t next_try;
+} sm_indexnow_stats;
 
 /* SM_CHANGE_SEED (sitemapctl import/add): a URL learned from an access log
  * or named by an administrator.  A new URL is added as by SM_CHANGE_RECORD
@@ -179,6 +232,20 @@ typedef struct {
                            int n, apr_time_t since,
                            apr_array_header_t **urls,
                            apr_array_header_t **days);
+    /* IndexNow; see the functions below. */
+    apr_status_t (*indexnow_claim)(sm_store *st, apr_pool_t *p,
+                                   const char *base, apr_time_t now,
+                                   apr_interval_time_t lease,
+                                   sm_indexnow_batch *out);
+    apr_status_t (*indexnow_finish)(sm_store *st, const char *base,
+                                    const sm_indexnow_batch *batch,
+                                    const sm_indexnow_result *result);
+    apr_status_t (*indexnow_queue)(sm_store *st, const char *base,
+                                   const char *const *urls, int n,
+                                   int *queued);
+    apr_status_t (*indexnow_stats)(sm_store *st, apr_pool_t *p,
+                                   const char *base,
+                                   apr_array_header_t **out);
 } sm_store_ops;
 
 struct sm_store {
@@ -232,6 +299,30 @@ int sm_store_is_current(sm_store *st);
 /* Give every site a row with its current settings (one transaction). */
 apr_status_t sm_store_sync_sites(sm_store *st,
                                  const sm_site_conf *const *sites, int n);
+
+/* IndexNow.  Claim the site's oldest pending URLs (at most
+ * SM_INDEXNOW_BATCH_MAX) for lease, unless another sender holds the site,
+ * its next_try is later than now, or nothing is pending: then out->items
+ * is empty.  Finish the claim with what became of the batch (the claim is
+ * released; sent or dropped rows are removed unless they changed again
+ * meanwhile). */
+apr_status_t sm_store_indexnow_claim(sm_store *st, apr_pool_t *p,
+                                     const char *base, apr_time_t now,
+                                     apr_interval_time_t lease,
+                                     sm_indexnow_batch *out);
+apr_status_t sm_store_indexnow_finish(sm_store *st, const char *base,
+                                      const sm_indexnow_batch *batch,
+                                      const sm_indexnow_result *result);
+/* Put URLs (path[?query]) of a site on its pending list by hand (sitemapctl
+ * indexnow), within the backlog bound: *queued says how many went on. */
+apr_status_t sm_store_indexnow_queue(sm_store *st, const char *base,
+                                     const char *const *urls, int n,
+                                     int *queued);
+/* sm_indexnow_stats of one site (base) or of every site (NULL); a store
+ * without IndexNow's tables gives an empty array. */
+apr_status_t sm_store_indexnow_stats(sm_store *st, apr_pool_t *p,
+                                     const char *base,
+                                     apr_array_header_t **out);
 
 /* Reading: everything between read_begin and read_end sees one snapshot
  * of the store, whatever writers do meanwhile. */

@@ -6,6 +6,7 @@
  * COMMIT: per-row triggers cost more than half of a new URL's time
  * (schema 1 had them).  One connection is used by one thread at a time. */
 #include "sm_store.h"
+#include "sm_store_sqlite_indexnow.h"
 
 #include <apr_hash.h>
 #include <apr_strings.h>
@@ -217,6 +218,11 @@ enum {
     STMT_SITE_ROW,
     STMT_URL_ROWS_ALL,
     STMT_URL_ROWS_ONE,
+    /* IndexNow's pending list (sm_store_sqlite_indexnow.c) */
+    STMT_IN_REQUEUE,
+    STMT_IN_ADD,
+    STMT_IN_COUNT,
+    STMT_IN_OVERFLOW,
     STMT_COUNT
 };
 
@@ -257,12 +263,12 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "UPDATE urls SET last_seen = ?2 WHERE id = ?1 AND last_seen < ?2",
     [STMT_URL_DEL] =
         "DELETE FROM urls WHERE site_id = ?1 AND url = ?2"
-        " RETURNING page, xml_len",
+        " RETURNING page, xml_len, url",
     /* Expiry walks the site's range of ids: no index on last_seen to keep
      * up to date on every insert and refresh. */
     [STMT_EXPIRE] =
         "DELETE FROM urls WHERE id >= ?1 AND id < ?2 AND last_seen < ?3"
-        " RETURNING page, xml_len",
+        " RETURNING page, xml_len, url",
     [STMT_EXPIRE_CLAIM] =
         "UPDATE sites SET expiry_claimed = ?2 WHERE id = ?1"
         " AND expiry_claimed <= ?3",
@@ -310,6 +316,16 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_URL_ROWS_ONE] =
         "SELECT u.url, u.page, u.lastmod, u.last_seen FROM " PAGE_IDS " r,"
         " urls u WHERE u.id >= r.lo AND u.id < r.hi ORDER BY u.id",
+    /* A URL pending already is pending once, as of its latest change. */
+    [STMT_IN_REQUEUE] =
+        "UPDATE indexnow_pending SET queued = ?3 WHERE site = ?1 AND url = ?2",
+    [STMT_IN_ADD] =
+        "INSERT INTO indexnow_pending(site, url, queued) VALUES (?1, ?2, ?3)",
+    [STMT_IN_COUNT] =
+        "SELECT count(*) FROM indexnow_pending WHERE site = ?1",
+    [STMT_IN_OVERFLOW] =
+        "INSERT INTO indexnow_state(site, overflow) VALUES (?1, 1)"
+        " ON CONFLICT(site) DO UPDATE SET overflow = overflow + 1",
 };
 
 typedef struct {
@@ -632,7 +648,11 @@ static int keep_settings(sqlite_store *s, const sm_site_conf *site,
  * page and site, however many URLs the transaction changed. */
 
 typedef struct {
+    const sm_site_conf *conf;
     site_row row;               /* url_count includes this transaction's */
+    /* IndexNow: the site's pending URLs, this transaction's included
+     * (-1: not counted yet) */
+    sqlite3_int64 in_pending;
     sqlite3_int64 url_delta;
     int index_changed;
     int page_opened;            /* row.last_page moved on */
@@ -687,6 +707,8 @@ static int tx_site_get(sqlite_store *s, const sm_site_conf *site,
     if ((rc = site_get(s, site, &row)) != SQLITE_OK)
         return rc;
     *out = tx_site_add(s, site->base, &row);
+    (*out)->conf = site;
+    (*out)->in_pending = -1;
     return SQLITE_OK;
 }
 
@@ -839,6 +861,58 @@ static void tx_rollback(sqlite_store *s)
         apr_hash_clear(s->settings_kept);
 }
 
+/* ---- IndexNow's pending list ----------------------------------------------
+ *
+ * The one place where the store tells IndexNow about a change: a URL added,
+ * its lastmod moved, or removed (forgotten or expired).  Written in the
+ * transaction that makes the change, so a change and its submission are
+ * never apart.  The tables are created by every writer's open
+ * (sm_sqlite_indexnow_tables); the backlog is bounded per site. */
+static int indexnow_note(sqlite_store *s, tx_site *ts, const char *url)
+{
+    sqlite3_stmt *q;
+    int rc;
+
+    if (!ts->conf || !ts->conf->indexnow)
+        return SQLITE_OK;
+    if (!(q = stmt(s, STMT_IN_REQUEUE)))
+        return SQLITE_ERROR;
+    text(q, 1, ts->conf->base);
+    text(q, 2, url);
+    sqlite3_bind_int64(q, 3, apr_time_now());
+    if ((rc = run(s, q, "cannot queue a URL for IndexNow")) != SQLITE_OK
+        || sqlite3_changes(s->db) > 0)
+        return rc;
+    if (ts->in_pending < 0) {
+        if (!(q = stmt(s, STMT_IN_COUNT)))
+            return SQLITE_ERROR;
+        text(q, 1, ts->conf->base);
+        rc = sqlite3_step(q);
+        ts->in_pending = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+        sqlite3_reset(q);
+        sqlite3_clear_bindings(q);
+        if (rc != SQLITE_ROW) {
+            set_error(&s->base, "cannot count IndexNow's pending URLs", s->db);
+            return rc;
+        }
+    }
+    if (ts->in_pending >= SM_INDEXNOW_BACKLOG_MAX) {
+        /* Counted, and logged by the sender (never per URL here). */
+        if (!(q = stmt(s, STMT_IN_OVERFLOW)))
+            return SQLITE_ERROR;
+        text(q, 1, ts->conf->base);
+        return run(s, q, "cannot count IndexNow's overflow");
+    }
+    if (!(q = stmt(s, STMT_IN_ADD)))
+        return SQLITE_ERROR;
+    text(q, 1, ts->conf->base);
+    text(q, 2, url);
+    sqlite3_bind_int64(q, 3, apr_time_now());
+    if ((rc = run(s, q, "cannot queue a URL for IndexNow")) == SQLITE_OK)
+        ts->in_pending++;
+    return rc;
+}
+
 /* ---- writing -------------------------------------------------------------- */
 
 /* The page a new URL of entry_bytes would go on: the last one, or the
@@ -941,7 +1015,7 @@ static int add_url(sqlite_store *s, const sm_change *c, tx_site *ts,
     if (!tp->first_id)
         tp->first_id = id;
     *added = 1;
-    return SQLITE_OK;
+    return indexnow_note(s, ts, c->url);
 }
 
 /* A URL served (RECORD) or learned (SEED).  What the module records is
@@ -998,8 +1072,10 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
         sqlite3_bind_int64(q, 4, seen);
         stats->updated++;
         if ((rc = run(s, q, "cannot update a URL")) == SQLITE_OK
-            && lastmod != old_lastmod)
+            && lastmod != old_lastmod) {
             tx_count(s, ts, page, 0, 0, lastmod);
+            rc = indexnow_note(s, ts, c->url);
+        }
         return rc;
     }
     sqlite3_reset(q);
@@ -1027,9 +1103,16 @@ static int delete_rows(sqlite_store *s, sqlite3_stmt *q, tx_site *ts,
     int rc;
 
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        int in_rc;
         tx_count(s, ts, sqlite3_column_int64(q, 0), -1,
                  sqlite3_column_int64(q, 1), s->tx_now);
         (*removed)++;
+        if ((in_rc = indexnow_note(s, ts, (const char *)
+                                   sqlite3_column_text(q, 2))) != SQLITE_OK) {
+            sqlite3_reset(q);
+            sqlite3_clear_bindings(q);
+            return in_rc;
+        }
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
@@ -1577,8 +1660,15 @@ static const sm_store_ops sqlite_ops = {
     "sqlite", sqlite_apply, sqlite_expire, sqlite_is_current, sqlite_close,
     sqlite_read_begin, sqlite_read_end, sqlite_site_info, sqlite_page_urls,
     sqlite_site_row, sqlite_site_stats, sqlite_url_rows, sqlite_about,
-    sqlite_sync_sites, sqlite_recent
+    sqlite_sync_sites, sqlite_recent, sm_sqlite_indexnow_claim,
+    sm_sqlite_indexnow_finish, sm_sqlite_indexnow_queue,
+    sm_sqlite_indexnow_stats
 };
+
+sqlite3 *sm_sqlite_handle(sm_store *st)
+{
+    return ((sqlite_store *)st)->db;
+}
 
 /* ---- check ---------------------------------------------------------------- */
 
@@ -1829,6 +1919,10 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
         goto fail;
     if ((rc = migrate(s, readonly, (flags & SM_STORE_PROBE) != 0))
         != SQLITE_OK)
+        goto fail;
+    if (!readonly
+        && (rc = exec(s, "cannot create IndexNow's tables",
+                      sm_sqlite_indexnow_tables)) != SQLITE_OK)
         goto fail;
     if (stat(path, &sb) == 0) {
         s->dev = sb.st_dev;

@@ -7,7 +7,7 @@
 CC       = clang
 BUILD    = t/fuzz/build
 # libpq when installed: a store backend may use it.
-PKGS     = apr-1 apr-util-1 sqlite3 libpcre2-8 zlib \
+PKGS     = apr-1 apr-util-1 sqlite3 libpcre2-8 zlib libcurl \
            $(shell pkg-config --exists libpq && echo libpq)
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 # -Werror for the targets only: the core's warnings are the normal build's

@@ -475,7 +475,7 @@ static void test_export_errors(void **state)
                      SM_EXPORT_WRITE);
     /* The store's snapshot was ended every time: a writer gets in. */
     {
-        sm_site_conf site = { BASE, 2, 0, 0, NULL };
+        sm_site_conf site = { BASE, 2, 0, 0, NULL, 0 };
         sm_change c = { SM_CHANGE_RECORD, &site, "/late", 0, NULL,
                         apr_time_now() };
         sm_apply_stats stats;

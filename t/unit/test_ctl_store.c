@@ -72,9 +72,9 @@ static void test_settings_kept(void **state)
     char *path = db_path(u, "s.db");
     sm_store *st = open_at(u, path, SM_STORE_CREATE);
     sm_site_conf a = { "http://a.example", 10, 0, 0,
-                       "path /sitemap.xml\npage_size 10\n" };
+                       "path /sitemap.xml\npage_size 10\n", 0 };
     sm_site_conf b = a;
-    sm_site_conf ctl = { "http://a.example", 50000, 0, 0, NULL };
+    sm_site_conf ctl = { "http://a.example", 50000, 0, 0, NULL, 0 };
     apr_time_t t = apr_time_from_sec(1700000000);
 
     /* Written with the row. */
@@ -117,7 +117,7 @@ static void test_settings_after_rollback(void **state)
     unit_ctx *u = *state;
     char *path = db_path(u, "s.db");
     sm_store *st = open_at(u, path, SM_STORE_CREATE);
-    sm_site_conf a = { "http://a.example", 10, 0, 0, "path /a.xml\n" };
+    sm_site_conf a = { "http://a.example", 10, 0, 0, "path /a.xml\n", 0 };
     sm_change c[2] = {
         { SM_CHANGE_RECORD, &a, "/1", 0, NULL, apr_time_from_sec(1) },
         /* refused by the trigger below: the batch is rolled back */
@@ -146,7 +146,7 @@ static void test_seed(void **state)
     unit_ctx *u = *state;
     char *path = db_path(u, "s.db");
     sm_store *st = open_at(u, path, SM_STORE_CREATE | SM_STORE_BULK);
-    sm_site_conf s = { "http://a.example", 50000, 0, 0, NULL };
+    sm_site_conf s = { "http://a.example", 50000, 0, 0, NULL, 0 };
     sm_apply_stats stats;
     apr_time_t t = apr_time_from_sec(1700000000);
 
@@ -199,8 +199,8 @@ static void test_rows_and_stats(void **state)
     unit_ctx *u = *state;
     char *path = db_path(u, "s.db");
     sm_store *st = open_at(u, path, SM_STORE_CREATE);
-    sm_site_conf a = { "http://a.example", 2, 0, 0, "path /x.xml\n" };
-    sm_site_conf b = { "http://b.example", 50000, 0, 0, NULL };
+    sm_site_conf a = { "http://a.example", 2, 0, 0, "path /x.xml\n", 0 };
+    sm_site_conf b = { "http://b.example", 50000, 0, 0, NULL, 0 };
     apr_time_t t = apr_time_from_sec(1700000000);
     sm_site_row row;
     sm_store_about about;
@@ -327,7 +327,7 @@ static void test_check(void **state)
     char *path = db_path(u, "s.db"), *junk = db_path(u, "junk.db");
     char *other = db_path(u, "other.db"), *missing = db_path(u, "no.db");
     sm_store *st = open_at(u, path, SM_STORE_CREATE);
-    sm_site_conf a = { "http://a.example", 2, 0, 0, NULL };
+    sm_site_conf a = { "http://a.example", 2, 0, 0, NULL, 0 };
     apr_array_header_t *p;
     FILE *f;
     int i;
@@ -370,7 +370,7 @@ static void test_check_damaged_file(void **state)
     unit_ctx *u = *state;
     char *path = db_path(u, "s.db");
     sm_store *st = open_at(u, path, SM_STORE_CREATE);
-    sm_site_conf a = { "http://a.example", 50000, 0, 0, NULL };
+    sm_site_conf a = { "http://a.example", 50000, 0, 0, NULL, 0 };
     sm_change *c = apr_pcalloc(u->pool, sizeof(*c) * 3000);
     sm_apply_stats stats;
     struct stat sb;

@@ -228,7 +228,7 @@ static void test_aggregate_newest_wins(void **state)
 {
     unit_ctx *u = *state;
     sm_import *im = importer(u, 1, "^/private/", "page");
-    sm_site_conf site = { "https://www.example.com", 50000, 0, 0, NULL };
+    sm_site_conf site = { "https://www.example.com", 50000, 0, 0, NULL, 0 };
     const sm_import_stats *st;
     apr_array_header_t *ch;
     const sm_change *c;
@@ -300,7 +300,7 @@ static void test_implausible_times(void **state)
 {
     unit_ctx *u = *state;
     sm_import *im = importer(u, 1, NULL, NULL);
-    sm_site_conf site = { "https://www.example.com", 50000, 0, 0, NULL };
+    sm_site_conf site = { "https://www.example.com", 50000, 0, 0, NULL, 0 };
     const sm_import_stats *st;
     apr_array_header_t *ch;
     apr_time_t now = apr_time_now();
@@ -335,7 +335,7 @@ static void test_aggregate_all_types(void **state)
 {
     unit_ctx *u = *state;
     sm_import *im = importer(u, 0, NULL, NULL);
-    sm_site_conf site = { "https://www.example.com", 50000, 0, 0, NULL };
+    sm_site_conf site = { "https://www.example.com", 50000, 0, 0, NULL, 0 };
     apr_array_header_t *ch;
 
     feed(im, L("10/Oct/2025:10:00:02", "GET /style.css", "200"));
@@ -396,7 +396,7 @@ static char *write_gz(unit_ctx *u, const char *name, const char *data,
 
 static void check_three(unit_ctx *u, sm_import *im)
 {
-    sm_site_conf site = { "https://www.example.com", 50000, 0, 0, NULL };
+    sm_site_conf site = { "https://www.example.com", 50000, 0, 0, NULL, 0 };
     const sm_import_stats *st = sm_import_get_stats(im);
     apr_array_header_t *ch;
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static sm_site_conf site = { "http://r.example", 50000, 0, 0, NULL };
+static sm_site_conf site = { "http://r.example", 50000, 0, 0, NULL, 0 };
 
 static int log_errors;
 static char last_log[1024];
@@ -154,7 +154,7 @@ static void test_short_expiry_refreshes_soon(void **state)
     unit_ctx *u = *state;
     char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
     sm_site_conf quick = { "http://q.example", 50000, 0,
-                           apr_time_from_sec(4), NULL };
+                           apr_time_from_sec(4), NULL, 0 };
     sm_recorder_conf conf = { path, apr_time_from_sec(3600), 100, 1000, 200,
                               &logger };
     sm_change c = { SM_CHANGE_RECORD, &quick, "/q", 0, NULL, 0 };
@@ -339,7 +339,7 @@ static void test_raw_refused_is_not_a_repeat(void **state)
 {
     unit_ctx *u = *state;
     char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
-    sm_site_conf small = { "http://small.example", 50000, 1, 0, NULL };
+    sm_site_conf small = { "http://small.example", 50000, 1, 0, NULL, 0 };
     sm_recorder *rec;
     sm_recorder_conf conf = { path, apr_time_from_sec(3600), 100, 1000, 200,
                               &logger };

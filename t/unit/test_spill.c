@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static sm_site_conf site = { "http://s.example", 50000, 0, 0, NULL };
+static sm_site_conf site = { "http://s.example", 50000, 0, 0, NULL, 0 };
 
 typedef struct {
     apr_pool_t *pool;

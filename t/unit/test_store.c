@@ -8,10 +8,10 @@
 #include <string.h>
 
 static const sm_site_conf site_a = {
-    "http://a.example", 3, 0, 0, NULL
+    "http://a.example", 3, 0, 0, NULL, 0
 };
 static const sm_site_conf site_b = {
-    "https://b.example", 50000, 0, 0, NULL
+    "https://b.example", 50000, 0, 0, NULL, 0
 };
 
 static sm_store *open_store(unit_ctx *u, const char *name, char **path)
@@ -171,7 +171,7 @@ static void test_page_bytes_limit(void **state)
     unit_ctx *u = *state;
     char *path;
     sm_store *st = open_store(u, "s.db", &path);
-    sm_site_conf big = { "http://big.example", 50000, 0, 0, NULL };
+    sm_site_conf big = { "http://big.example", 50000, 0, 0, NULL, 0 };
     apr_time_t t = apr_time_from_sec(1700000000);
     char *url = apr_palloc(u->pool, 2000);
     sm_change *cs = apr_palloc(u->pool, sizeof(*cs) * 6000);
@@ -210,7 +210,7 @@ static void test_max_urls_and_sites_apart(void **state)
     unit_ctx *u = *state;
     char *path;
     sm_store *st = open_store(u, "s.db", &path);
-    sm_site_conf small = { "http://small.example", 50000, 2, 0, NULL };
+    sm_site_conf small = { "http://small.example", 50000, 2, 0, NULL, 0 };
     apr_time_t t = apr_time_from_sec(1700000000);
     sm_apply_stats stats;
 
@@ -238,7 +238,7 @@ static void test_expire(void **state)
     unit_ctx *u = *state;
     char *path;
     sm_store *st = open_store(u, "s.db", &path);
-    sm_site_conf s = { "http://e.example", 50000, 0, apr_time_from_sec(100), NULL };
+    sm_site_conf s = { "http://e.example", 50000, 0, apr_time_from_sec(100), NULL, 0 };
     apr_time_t now = apr_time_from_sec(1700000000);
     int removed;
 
@@ -393,7 +393,7 @@ static void test_expire_chunks_and_claim(void **state)
     char *path;
     sm_store *st = open_store(u, "s.db", &path);
     sm_site_conf s = { "http://e.example", 1000, 0, apr_time_from_sec(100),
-                       NULL };
+                       NULL, 0 };
     apr_time_t now = apr_time_from_sec(1700000000);
     int n = 45000, i, removed;
     sm_change *cs = apr_palloc(u->pool, sizeof(*cs) * n);
@@ -576,7 +576,7 @@ static void test_pages_of_interleaved_sites(void **state)
     unit_ctx *u = *state;
     char *path;
     sm_store *st = open_store(u, "mix.db", &path);
-    sm_site_conf two = { "http://two.example", 2, 0, 0, NULL };
+    sm_site_conf two = { "http://two.example", 2, 0, 0, NULL, 0 };
     apr_time_t t = apr_time_from_sec(1700000000);
     sm_change batch[6];
     sm_apply_stats stats;
@@ -669,8 +669,8 @@ static void test_upgrade_from_2(void **state)
 {
     unit_ctx *u = *state;
     char *path = load_fixture(u, "store-v2.sql", "/v2.db");
-    sm_site_conf a = { "http://a.example", 3, 0, 0, NULL };
-    sm_site_conf b = { "http://b.example", 2, 0, 0, NULL };
+    sm_site_conf a = { "http://a.example", 3, 0, 0, NULL, 0 };
+    sm_site_conf b = { "http://b.example", 2, 0, 0, NULL, 0 };
     apr_time_t t = apr_time_from_sec(1795400000);
     char err[512];
     sm_store *st;
@@ -712,7 +712,7 @@ static void test_upgrade_from_2(void **state)
                    " VALUES ('http://c.example', 2)");
     assert_sound(u, path);
     {
-        sm_site_conf c = { "http://c.example", 2, 0, 0, NULL };
+        sm_site_conf c = { "http://c.example", 2, 0, 0, NULL, 0 };
         apply1(st, SM_CHANGE_RECORD, &c, "/c1", 0, NULL, t, NULL);
         apply1(st, SM_CHANGE_RECORD, &c, "/c2", 0, NULL, t, NULL);
         assert_int_equal(q(path, "SELECT id - (3 << 40) FROM urls"
@@ -804,7 +804,7 @@ static void test_wal_is_bounded(void **state)
     unit_ctx *u = *state;
     char *path;
     sm_store *st = open_store(u, "s.db", &path);
-    sm_site_conf big = { "http://wal.example", 50000, 0, 0, NULL };
+    sm_site_conf big = { "http://wal.example", 50000, 0, 0, NULL, 0 };
     sm_change batch[1000];
     sm_apply_stats stats;
     apr_finfo_t fi;

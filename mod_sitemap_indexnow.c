@@ -1,0 +1,126 @@
+/* mod_sitemap_indexnow.c: IndexNow's glue: the key file (GET /KEY.txt),
+ * the settings resolved at start-up, and one sender thread per store file
+ * in each child (src/sm_indexnow.c; the store lets one sender at a time
+ * send each batch). */
+#include "mod_sitemap.h"
+
+#include "http_log.h"
+#include "http_protocol.h"
+#include "http_request.h"
+
+#include <apr_hash.h>
+#include <apr_strings.h>
+
+#include "sm_indexnow.h"
+
+APLOG_USE_MODULE(sitemap);
+
+#define DEFAULT_INTERVAL apr_time_from_sec(10)
+#define SENDER_BUSY_TIMEOUT_MS 5000
+
+/* check_config (also `httpd -t`): IndexNow On needs a key. */
+int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf)
+{
+    if (conf->enabled == 1 && conf->indexnow == 1 && !conf->indexnow_key) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapIndexNow On needs "
+                     "SitemapIndexNowKey: 8 to 128 characters of a-z, A-Z, "
+                     "0-9 and '-', served at /KEY.txt");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    return OK;
+}
+
+int sitemap_indexnow_resolve(apr_pool_t *pconf, server_rec *s,
+                             sitemap_server_conf *conf)
+{
+    if (conf->indexnow != 1) {
+        conf->site.indexnow = 0;
+        return OK;
+    }
+    if (sitemap_indexnow_check(s, conf) != OK)
+        return HTTP_INTERNAL_SERVER_ERROR;
+    if (!conf->indexnow_endpoint)
+        conf->indexnow_endpoint = SM_INDEXNOW_DEFAULT_ENDPOINT;
+    if (conf->indexnow_interval < 0)
+        conf->indexnow_interval = DEFAULT_INTERVAL;
+    if (strncmp(conf->indexnow_endpoint, "http:", 5) == 0)
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "SitemapIndexNowEndpoint"
+                     " %s: plain http, for testing only",
+                     conf->indexnow_endpoint);
+    conf->indexnow_key_path = apr_pstrcat(pconf, "/", conf->indexnow_key,
+                                          ".txt", NULL);
+    conf->site.indexnow = 1;
+    return OK;
+}
+
+/* One sender per store file in this process, for the vhosts with
+ * IndexNow On that use it. */
+void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s)
+{
+    apr_hash_t *senders = apr_hash_make(pchild);
+    apr_hash_index_t *hi;
+    server_rec *s;
+    int inited = 0;
+
+    for (s = main_s; s; s = s->next) {
+        sitemap_server_conf *conf = SITEMAP_CONF(s);
+        sm_indexnow_site site;
+        sm_indexnow *in;
+
+        if (conf->enabled != 1 || !conf->site.base || !conf->site.indexnow)
+            continue;
+        if (!inited) {
+            if (sm_indexnow_global_init() != APR_SUCCESS) {
+                ap_log_error(APLOG_MARK, APLOG_ERR, 0, main_s, "IndexNow: "
+                             "cannot initialise libcurl; nothing is "
+                             "submitted by this process");
+                return;
+            }
+            inited = 1;
+        }
+        in = apr_hash_get(senders, conf->db_path, APR_HASH_KEY_STRING);
+        if (!in) {
+            if (sm_indexnow_create(&in, pchild, conf->db_path,
+                                   SENDER_BUSY_TIMEOUT_MS, &conf->logger)
+                != APR_SUCCESS) {
+                ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "IndexNow: cannot "
+                             "set up a sender for '%s'", conf->db_path);
+                continue;
+            }
+            apr_hash_set(senders, conf->db_path, APR_HASH_KEY_STRING, in);
+        }
+        site.base = conf->site.base;
+        site.key = conf->indexnow_key;
+        site.endpoint = conf->indexnow_endpoint;
+        site.interval = conf->indexnow_interval;
+        site.log = &conf->logger;
+        sm_indexnow_add_site(in, &site);
+    }
+    for (hi = apr_hash_first(pchild, senders); hi; hi = apr_hash_next(hi)) {
+        apr_status_t rv = sm_indexnow_start(apr_hash_this_val(hi));
+        if (rv != APR_SUCCESS)
+            ap_log_error(APLOG_MARK, APLOG_ERR, rv, main_s, "IndexNow: cannot "
+                         "start the sender thread of this process");
+    }
+}
+
+/* GET /KEY.txt answers the key, so that search engines can check the site
+ * owns it.  A file that exists at that path wins: the module never hides
+ * what an administrator put in the document root (it must then hold the
+ * key, or the engines refuse the submissions with 403). */
+int sitemap_indexnow_key_handler(request_rec *r)
+{
+    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+
+    if (!conf->indexnow_key_path || conf->enabled != 1 || r->main
+        || strcmp(r->uri, conf->indexnow_key_path) != 0
+        || r->finfo.filetype != APR_NOFILE)
+        return DECLINED;
+    if (r->method_number != M_GET)
+        return DECLINED;
+    ap_set_content_type(r, "text/plain; charset=utf-8");
+    ap_set_content_length(r, (apr_off_t)strlen(conf->indexnow_key));
+    if (!r->header_only)
+        ap_rputs(conf->indexnow_key, r);
+    return OK;
+}
