@@ -2,6 +2,8 @@
 #include "sm_status.h"
 
 #include <apr_strings.h>
+
+#include <stddef.h>
 #include <string.h>
 
 #define DAY_SEC 86400
@@ -90,7 +92,7 @@ static const struct {
     const char *name, *help;
     apr_size_t offset;
 } counters[] = {
-#define C(f, h) { #f, h, APR_OFFSETOF(sm_recorder_shared, f) }
+#define C(f, h) { #f, h, offsetof(sm_recorder_shared, f) }
     C(recorded, "Changes of kind record handed to the recorder"),
     C(forgotten, "Changes of kind forget handed to the recorder"),
     C(skipped, "Changes dropped as repeats by the recorder's memory"),
