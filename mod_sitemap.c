@@ -309,6 +309,28 @@ static int prepare_database(apr_pool_t *p, server_rec *s, const char *path)
     return OK;
 }
 
+/* A PostgreSQL store: create its schema now when the role may, and say at
+ * start-up what is wrong when it cannot be used.  Never fatal: the
+ * children keep trying, and the site is served meanwhile. */
+static int prepare_pg(apr_pool_t *p, server_rec *s, const char *uri,
+                      const char *shown)
+{
+    sm_store *st;
+    char err[512];
+    apr_status_t rv = sm_store_open(&st, p, uri, SM_STORE_CREATE,
+                                    BUSY_TIMEOUT_MS, &core_logger, err,
+                                    sizeof(err));
+
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase: '%s': "
+                     "%s; pages are served, recording waits for the store",
+                     shown, err);
+        return OK;
+    }
+    sm_store_close(st);
+    return OK;
+}
+
 static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                                apr_pool_t *ptemp, server_rec *main_s)
 {
@@ -343,6 +365,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             continue;
         if (!conf->db_path)
             conf->db_path = SITEMAP_DEFAULT_DB;
+        conf->db_shown = sm_uri_mask(pconf, conf->db_path);
         if (!conf->content_types) {
             conf->content_types = apr_array_make(pconf, 2, sizeof(char *));
             for (i = 0; i < 2; i++)
@@ -398,7 +421,9 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         robots_lines(pconf, conf);
 
         if (!apr_hash_get(prepared, conf->db_path, APR_HASH_KEY_STRING)) {
-            int rc = prepare_database(ptemp, s, conf->db_path);
+            int rc = sm_store_is_pg(conf->db_path)
+                   ? prepare_pg(ptemp, s, conf->db_path, conf->db_shown)
+                   : prepare_database(ptemp, s, conf->db_path);
             if (rc != OK)
                 return rc;
             apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING, "");
@@ -424,14 +449,14 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
         rec = apr_hash_get(recorders, conf->db_path, APR_HASH_KEY_STRING);
         if (!rec) {
             sm_recorder_conf rc = {
-                conf->db_path, conf->flush_interval, BATCH_SIZE, QUEUE_MAX,
-                BUSY_TIMEOUT_MS, &core_logger
+                conf->db_shown, conf->flush_interval, BATCH_SIZE, QUEUE_MAX,
+                BUSY_TIMEOUT_MS, &core_logger, conf->db_path
             };
             apr_status_t rv = sm_recorder_create(&rec, pchild, &rc);
             if (rv != APR_SUCCESS) {
                 ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase "
                              "'%s': cannot set up recording in this process",
-                             conf->db_path);
+                             conf->db_shown);
                 continue;
             }
             apr_hash_set(recorders, conf->db_path, APR_HASH_KEY_STRING, rec);
@@ -447,7 +472,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
             if (rv != APR_SUCCESS) {
                 ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase "
                              "'%s': cannot set up readers in this process",
-                             conf->db_path);
+                             conf->db_shown);
                 conf->readers = NULL;
                 continue;
             }

@@ -42,6 +42,8 @@ typedef struct {
     apr_array_header_t *robots_urls;    /* the Sitemap lines' URLs */
     const char *robots_etag_suffix;     /* appended to robots.txt ETags */
     apr_time_t loaded;                  /* when this configuration was read */
+    const char *db_shown;               /* db_path as logged: a URI's
+                                           password masked */
     apr_uint64_t config_tag;            /* what of the config shapes the
                                            XML, hashed into every ETag */
     /* This process's writer and readers for db_path (child_init). */

@@ -143,7 +143,15 @@ static const char *set_database(cmd_parms *cmd, void *dconf, const char *arg)
         return err;
     if (!*arg)
         return "SitemapDatabase: '' is not allowed: give the path of an "
-               "SQLite file";
+               "SQLite file or a postgresql:// URI";
+    if (sm_store_is_pg(arg)) {
+        if ((err = sm_store_pg_uri_check(cmd->pool, arg)) != NULL)
+            return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' is not a "
+                                "valid PostgreSQL connection URI: %s",
+                                sm_uri_mask(cmd->pool, arg), err);
+        SITEMAP_CONF(cmd->server)->db_path = arg;
+        return NULL;
+    }
     path = ap_server_root_relative(cmd->pool, arg);
     if (!path)
         return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' is not a valid "

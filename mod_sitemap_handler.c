@@ -70,10 +70,10 @@ static apr_status_t reader_open(void **res, void *params, apr_pool_t *unused)
 
     if ((rv = apr_pool_create_unmanaged_ex(&p, NULL, NULL)) != APR_SUCCESS)
         return rv;
-    if (sm_store_open_sqlite(&st, p, path, 0, 1000, NULL, err, sizeof(err))
+    if (sm_store_open(&st, p, path, 0, 1000, NULL, err, sizeof(err))
         != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, ap_server_conf,
-                     "store %s: %s", path, err);
+                     "store %s: %s", sm_uri_mask(p, path), err);
         apr_pool_destroy(p);
         return APR_EGENERAL;
     }
@@ -147,11 +147,20 @@ static int not_allowed(request_rec *r)
     return OK;
 }
 
+/* Logged at most once a minute per process: an outage of a shared
+ * database must not flood the log with every sitemap request. */
 static int unavailable(request_rec *r, sitemap_server_conf *conf,
                        const char *why)
 {
-    ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "store %s cannot be read (%s):"
-                  " answering 503", conf->db_path, why);
+    static apr_time_t last;     /* per process; a race only logs twice */
+    apr_time_t now = apr_time_now();
+
+    if (!last || now - last >= apr_time_from_sec(60)) {
+        last = now;
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "store %s cannot be read "
+                      "(%s): answering 503 (logged at most once a minute)",
+                      conf->db_shown, why);
+    }
     apr_table_setn(r->err_headers_out, "Retry-After", RETRY_AFTER);
     return HTTP_SERVICE_UNAVAILABLE;
 }
@@ -350,7 +359,7 @@ static SM_NOINLINE int serve(request_rec *r)
     if (rv != APR_SUCCESS && ctx.out == APR_SUCCESS) {
         /* The store failed after the headers went out. */
         ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, "store %s failed while "
-                      "streaming %s: %s", conf->db_path, r->uri,
+                      "streaming %s: %s", conf->db_shown, r->uri,
                       sm_store_error(st));
         sm_store_read_end(st);
         apr_reslist_invalidate(conf->readers, st);

@@ -94,7 +94,9 @@ static const char *w3c(apr_pool_t *p, apr_time_t t)
 typedef struct {
     apr_pool_t *pool;
     const char *command;
-    const char *db;
+    const char *db;                     /* as shown: a URI's password
+                                           masked (sm_uri_mask) */
+    const char *uri;                    /* DB as given: what is opened */
     const char *site;                   /* canonical */
     apr_int64_t page;                   /* --page, 0: every page */
     apr_array_header_t *excludes;       /* sm_regex * */
@@ -412,7 +414,10 @@ static int parse_args(ctl *c, const command *cmd, int argc,
         return usage_error(cmd, "unknown option '%s'", a);
     }
     if (!c->db)
-        return usage_error(cmd, "no DB (the store file) given");
+        return usage_error(cmd, "no DB (the store file or a postgresql:// "
+                           "URI) given");
+    c->uri = c->db;
+    c->db = sm_uri_mask(c->pool, c->uri);
     if (cmd->site_required && !c->site)
         return usage_error(cmd, "%s needs --site BASE (the site's base URL, "
                            "such as https://www.example.com)", cmd->name);
@@ -466,6 +471,16 @@ static int open_store(ctl *c, int mode, sm_store **st)
     int flags = mode == OPEN_READ ? SM_STORE_READONLY
               : mode == OPEN_CREATE ? SM_STORE_CREATE | SM_STORE_BULK : 0;
 
+    if (sm_store_is_pg(c->uri)) {
+        /* A database, not a file: the schema is created when missing
+         * (import, add), as the module does. */
+        if (sm_store_open(st, c->pool, c->uri, flags, BUSY_TIMEOUT_MS,
+                          &logger, err, sizeof(err)) != APR_SUCCESS) {
+            say("cannot open the store %s: %s", c->db, err);
+            return EX_NO_STORE;
+        }
+        return EX_OK;
+    }
     if (stat(c->db, &sb) != 0) {
         if (errno != ENOENT || mode != OPEN_CREATE) {
             say("cannot open the store %s: %s", c->db, strerror(errno));
@@ -604,8 +619,9 @@ static int cmd_stats(ctl *c)
         say("the store %s has no site %s", c->db, c->site);
         return EX_UNKNOWN_SITE;
     }
-    size = file_size(c->pool, c->db, "");
-    wal = file_size(c->pool, c->db, "-wal");
+    size = sm_store_is_pg(c->uri) ? about.db_bytes
+                                  : file_size(c->pool, c->db, "");
+    wal = sm_store_is_pg(c->uri) ? -1 : file_size(c->pool, c->db, "-wal");
     printf("store:          %s\n", c->db);
     printf("size:           %" APR_INT64_T_FMT " bytes", size);
     if (wal >= 0)
@@ -960,8 +976,8 @@ static int cmd_check(ctl *c)
     apr_status_t rv;
     int i;
 
-    rv = sm_store_check_sqlite(c->pool, c->db, BUSY_TIMEOUT_MS, problems,
-                               &about, err, sizeof(err));
+    rv = sm_store_check(c->pool, c->uri, BUSY_TIMEOUT_MS, problems, &about,
+                        err, sizeof(err));
     if (rv != APR_SUCCESS) {
         say("cannot open %s: %s", c->db, err);
         return EX_NO_STORE;
