@@ -91,8 +91,15 @@ def test_removal_on_one_node_removes_for_all(make_server, pg_db):
 def test_pages_stable_while_both_add(make_server, pg_db):
     """Both nodes record new URLs at once (the same ones too): every URL is
     stored once, keeps the page it got first, and pages stay full-sized
-    and identical on both nodes."""
+    and identical on both nodes.  While the first URLs come in, a session
+    holds off every insert for 2 s, so that both writers then go at once."""
     a, b = farm(make_server, pg_db, conf="SitemapPageSize 4\n")
+    assert pg_db.has_schema()
+    locker = threading.Thread(target=pg_db.sql, args=(
+        "BEGIN; LOCK TABLE sitemap_urls IN SHARE MODE; SELECT pg_sleep(2);"
+        " COMMIT",))
+    locker.start()
+    time.sleep(0.3)
 
     def hit(node, js):
         for j in js:
@@ -100,8 +107,9 @@ def test_pages_stable_while_both_add(make_server, pg_db):
 
     with concurrent.futures.ThreadPoolExecutor(4) as ex:
         list(ex.map(lambda args: hit(*args), [
-            (a, range(0, 20)), (b, range(0, 20)),
-            (a, range(39, 19, -1)), (b, range(20, 40))]))
+            (a, range(0, 20)), (b, range(19, -1, -1)),
+            (a, range(20, 40)), (b, range(39, 19, -1))]))
+        locker.join()
         first = pg_db.wait_urls(BASE, {f"/p{j}.html" for j in range(20)})
         list(ex.map(lambda args: hit(*args), [
             (a, range(0, 40, 3)), (b, range(1, 40, 3))]))
