@@ -148,7 +148,7 @@ def test_outage_serves_pages_and_records_afterwards(make_server, pg_db,
             node = a if j % 2 else b
             t0 = time.monotonic()
             assert node.get(f"/p{j}.html").status == 200
-            assert time.monotonic() - t0 < 2, "a page waited for the store"
+            assert time.monotonic() - t0 < 3, "a page waited for the store"
             served.add(f"/p{j}.html")
         for s in (a, b):
             r = s.get("/sitemap.xml")
@@ -290,3 +290,77 @@ def test_settings_differ_warns(make_server, pg_db):
     b.start()
     b.wait_log(r"differ from those another server stored.*this server's "
                r"replace them", level="warn")
+
+
+def test_slow_database(make_server, pg_db):
+    """A lock held on the store's tables (a slow database): pages are
+    served at once, the sitemap answers 503 after its short lock wait
+    instead of hanging, and what was served is written afterwards."""
+    a, = farm(make_server, pg_db, n=1)
+    a.get_ok("/p0.html")
+    pg_db.wait_urls(BASE, {"/p0.html"})
+    a.expect_log(FAULT)
+    locker = threading.Thread(target=pg_db.sql, args=(
+        "BEGIN; LOCK TABLE sitemap_sites, sitemap_pages IN ACCESS EXCLUSIVE"
+        " MODE; SELECT pg_sleep(8); COMMIT",))
+    locker.start()
+    try:
+        time.sleep(0.5)
+        for j in range(1, 10):
+            t0 = time.monotonic()
+            assert a.get(f"/p{j}.html").status == 200
+            assert time.monotonic() - t0 < 3, "a page waited for the store"
+        t0 = time.monotonic()
+        r = a.get("/sitemap.xml")
+        assert r.status == 503 and r.header("Retry-After")
+        assert time.monotonic() - t0 < 5
+    finally:
+        locker.join()
+    pg_db.wait_urls(BASE, {f"/p{j}.html" for j in range(10)}, timeout=30)
+    assert sitemap(a).status == 200
+
+
+def test_role_without_create(make_server, pg_cluster):
+    """A role that may not create the tables: start-up says so (and still
+    serves), as does sitemapctl check; once the owner created them, the
+    least-privileged grants of the README are enough."""
+    name = "weak%d" % time.monotonic_ns()
+    pg_cluster.sql(f"CREATE ROLE {name} LOGIN PASSWORD '{PASSWORD}'")
+    pg_cluster.sql(f"CREATE DATABASE {name}")
+    uri = (f"postgresql://{name}:{PASSWORD}@127.0.0.1:{pg_cluster.port}/"
+           f"{name}")
+    s = make_server(db=uri, conf=f"SitemapBaseURL {BASE}\n")
+    s.expect_log(r"permission denied for schema public \(the role needs "
+                 r"CREATE on the schema")
+    s.expect_log(FAULT)
+    s.start()
+    s.wait_log(r"SitemapDatabase: 'postgresql://%s:\*\*\*@.*permission "
+               r"denied for schema public \(the role needs CREATE" % name)
+    assert s.get("/page.html").status == 200
+    r = ctl("check", uri)
+    assert r.returncode == 1
+    assert "this role may not create tables" in r.stdout
+    s.stop()
+    # The owner creates the tables once; the README's grants suffice.
+    owner = (f"postgresql://postgres@/{name}?host={pg_cluster.dir}"
+             f"&port={pg_cluster.port}")
+    r = ctl("add", owner, "--site", BASE, "/by-owner")
+    assert r.returncode == 0, r.stderr
+    pg_cluster.sql(
+        f"GRANT USAGE ON SCHEMA public TO {name};"
+        " GRANT SELECT, INSERT, UPDATE, DELETE ON sitemap_meta, sitemap_sites,"
+        f" sitemap_urls, sitemap_pages TO {name};"
+        f" GRANT USAGE ON SEQUENCE sitemap_site_ids TO {name}", db=name)
+    r = ctl("check", uri)
+    assert r.returncode == 0, r.stdout + r.stderr
+    s.start()
+    s.get_ok("/page.html")
+    deadline = time.monotonic() + 15
+    while True:
+        rows = pg_cluster.sql("SELECT url FROM sitemap_urls ORDER BY url",
+                              db=name)
+        if rows == [["/by-owner"], ["/page.html"]]:
+            break
+        assert time.monotonic() < deadline, rows
+        time.sleep(0.2)
+    assert PASSWORD not in s.log_text()
