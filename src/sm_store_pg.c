@@ -25,6 +25,7 @@
  * scoped advisory locks are used, so a pooler in transaction mode
  * (pgbouncer) works.  One connection is used by one thread at a time. */
 #include "sm_store.h"
+#include "sm_store_tx.h"
 
 #include <apr_hash.h>
 #include <apr_strings.h>
@@ -97,11 +98,8 @@ typedef struct {
     /* base -> the settings text known to be in the site's row (checked
      * once per connection and site; forgotten when a write rolls back) */
     apr_hash_t *settings_kept;
-    /* The write transaction's summaries (as in sm_store_sqlite.c) */
-    apr_pool_t *tx_pool;
-    apr_hash_t *tx_sites;       /* base -> tx_site */
-    apr_hash_t *tx_pages;       /* (site id, page) -> tx_page */
-    apr_int64_t tx_now;         /* seconds, the database's clock */
+    sm_tx tx;       /* the write transaction's summaries (now: the
+                       database's clock) */
 } pg_store;
 
 /* ---- statements -------------------------------------------------------- */
@@ -234,9 +232,7 @@ static int connection(pg_store *s)
 
 /* ---- sites and their settings ------------------------------------------ */
 
-typedef struct {
-    apr_int64_t id, last_page, url_count, next_id;
-} site_row;
+typedef sm_tx_row site_row;
 
 static int site_find(pg_store *s, const char *base, int lock, site_row *row,
                      int *found)
@@ -343,25 +339,7 @@ static int site_lock(pg_store *s, const sm_site_conf *site, site_row *row)
     return -1;
 }
 
-/* ---- the transaction's summaries (see sm_store_sqlite.c) --------------- */
-
-typedef struct {
-    site_row row;
-    apr_int64_t url_delta;
-    int index_changed, page_opened, ids_used;
-    int last_known;
-    apr_int64_t last_count, last_bytes;
-} tx_site;
-
-typedef struct {
-    apr_int64_t key[2];
-    tx_site *site;
-    apr_int64_t url_delta, bytes_delta, lastmod, first_id;
-} tx_page;
-
-typedef struct {
-    apr_int64_t url_count, xml_bytes, lastmod;
-} page_row;
+/* ---- the transaction's summaries (sm_store_tx.h) ---------------------- */
 
 static int compare_sites(const void *a, const void *b)
 {
@@ -369,26 +347,39 @@ static int compare_sites(const void *a, const void *b)
                   (*(const sm_site_conf *const *)b)->base);
 }
 
-/* Begin a write transaction and lock the rows of the sites (in base order:
- * two writers never hold one each and wait for the other's).  sites may
- * live in tx_pool, which the transaction's end clears. */
-static int tx_start(pg_store *s, const sm_site_conf **sites, int n)
+/* Begin a write transaction: tx_lock_sites, then tx_commit or
+ * tx_rollback. */
+static int tx_start(pg_store *s)
 {
+    apr_int64_t now;
+
+    if (connection(s) != 0 || begin(s, "", &now) != 0)
+        return -1;
+    sm_tx_begin(&s->tx, now);
+    return 0;
+}
+
+/* Lock the rows of the sites of n changes (or of n sites: stride is the
+ * size of an element, whose first member points to the site), in base
+ * order: two writers never hold one each and wait for the other's. */
+static int tx_lock_sites(pg_store *s, const void *elts, apr_size_t stride,
+                         int n)
+{
+    const sm_site_conf **sites = apr_palloc(s->tx.pool, sizeof(*sites)
+                                            * (n ? (apr_size_t)n : 1));
     int i;
 
-    s->tx_sites = apr_hash_make(s->tx_pool);
-    s->tx_pages = apr_hash_make(s->tx_pool);
-    if (connection(s) != 0 || begin(s, "", &s->tx_now) != 0)
-        return -1;
+    for (i = 0; i < n; i++)
+        sites[i] = *(const sm_site_conf *const *)
+                   ((const char *)elts + stride * (apr_size_t)i);
     qsort(sites, (size_t)n, sizeof(*sites), compare_sites);
     for (i = 0; i < n; i++) {
-        tx_site *ts;
-        if (i > 0 && strcmp(sites[i]->base, sites[i - 1]->base) == 0)
+        site_row row;
+        if (sm_tx_site_find(&s->tx, sites[i]->base))
             continue;
-        ts = apr_pcalloc(s->tx_pool, sizeof(*ts));
-        if (site_lock(s, sites[i], &ts->row) != 0)
+        if (site_lock(s, sites[i], &row) != 0)
             return -1;
-        apr_hash_set(s->tx_sites, sites[i]->base, APR_HASH_KEY_STRING, ts);
+        sm_tx_site_add(&s->tx, sites[i]->base, &row);
     }
     return 0;
 }
@@ -396,39 +387,14 @@ static int tx_start(pg_store *s, const sm_site_conf **sites, int n)
 static void tx_rollback(pg_store *s)
 {
     rollback(s);
-    apr_pool_clear(s->tx_pool);
+    sm_tx_end(&s->tx);
     if (s->settings_kept)
         apr_hash_clear(s->settings_kept);
 }
 
-static tx_page *tx_count(pg_store *s, tx_site *ts, apr_int64_t page,
-                         int delta, apr_int64_t bytes, apr_int64_t lastmod)
-{
-    apr_int64_t key[2];
-    tx_page *tp;
-
-    key[0] = ts->row.id;
-    key[1] = page;
-    tp = apr_hash_get(s->tx_pages, key, sizeof(key));
-    if (!tp) {
-        tp = apr_pcalloc(s->tx_pool, sizeof(*tp));
-        tp->key[0] = ts->row.id;
-        tp->key[1] = page;
-        tp->site = ts;
-        apr_hash_set(s->tx_pages, tp->key, sizeof(tp->key), tp);
-    }
-    tp->url_delta += delta;
-    tp->bytes_delta += delta * bytes;
-    if (lastmod > tp->lastmod)
-        tp->lastmod = lastmod;
-    ts->row.url_count += delta;
-    ts->url_delta += delta;
-    if (ts->last_known && page == ts->row.last_page) {
-        ts->last_count += delta;
-        ts->last_bytes += delta * bytes;
-    }
-    return tp;
-}
+typedef struct {
+    apr_int64_t url_count, xml_bytes, lastmod;
+} page_row;
 
 static int read_page(pg_store *s, apr_int64_t site_id, apr_int64_t page,
                      page_row *out)
@@ -457,25 +423,22 @@ static int tx_commit(pg_store *s)
     apr_hash_index_t *hi;
     PGresult *res;
 
-    for (hi = apr_hash_first(s->tx_pool, s->tx_pages); hi;
+    for (hi = apr_hash_first(s->tx.pool, s->tx.pages); hi;
          hi = apr_hash_next(hi)) {
-        tx_page *tp = apr_hash_this_val(hi);
+        sm_tx_page *tp = apr_hash_this_val(hi);
         params ps = { .n = 0 };
         page_row old;
         apr_int64_t count, lastmod;
 
         if (read_page(s, tp->key[0], tp->key[1], &old) != 0)
             return -1;
-        count = old.url_count + tp->url_delta;
-        lastmod = tp->lastmod > old.lastmod ? tp->lastmod : old.lastmod;
-        if (lastmod != old.lastmod || (count > 0) != (old.url_count > 0))
-            tp->site->index_changed = 1;
+        sm_tx_page_summary(tp, old.url_count, old.lastmod, &count, &lastmod);
         p_i64(&ps, tp->key[0]);
         p_i64(&ps, tp->key[1]);
         p_i64(&ps, count);
         p_i64(&ps, old.xml_bytes + tp->bytes_delta);
         p_i64(&ps, lastmod);
-        p_i64(&ps, s->tx_now);
+        p_i64(&ps, s->tx.now);
         p_i64(&ps, tp->first_id ? tp->first_id : tp->site->row.next_id);
         if (run(s, "cannot write a page summary",
                 "INSERT INTO sitemap_pages(site_id, page, url_count,"
@@ -488,17 +451,16 @@ static int tx_commit(pg_store *s)
                 " version = sitemap_pages.version + 1", &ps, NULL) != 0)
             return -1;
     }
-    for (hi = apr_hash_first(s->tx_pool, s->tx_sites); hi;
+    for (hi = apr_hash_first(s->tx.pool, s->tx.sites); hi;
          hi = apr_hash_next(hi)) {
-        tx_site *ts = apr_hash_this_val(hi);
+        sm_tx_site *ts = apr_hash_this_val(hi);
         params ps = { .n = 0 };
 
-        if (!ts->url_delta && !ts->index_changed && !ts->page_opened
-            && !ts->ids_used)
+        if (!sm_tx_site_changed(ts))
             continue;
         p_i64(&ps, ts->row.id);
         p_i64(&ps, ts->url_delta);
-        p_i64(&ps, ts->index_changed ? s->tx_now : -1);
+        p_i64(&ps, ts->index_changed ? s->tx.now : -1);
         p_i64(&ps, ts->row.last_page);
         p_i64(&ps, ts->row.next_id);
         if (run(s, "cannot write the site summary", "UPDATE sitemap_sites"
@@ -510,66 +472,31 @@ static int tx_commit(pg_store *s)
     if (!(res = exec(s, "cannot commit", "COMMIT")))
         return -1;
     PQclear(res);
-    apr_pool_clear(s->tx_pool);
+    sm_tx_end(&s->tx);
     return 0;
 }
 
 /* ---- writing -------------------------------------------------------------- */
 
-static int choose_page(pg_store *s, const sm_site_conf *site, tx_site *ts,
-                       apr_int64_t entry_bytes, apr_int64_t *page)
-{
-    int page_size = site->page_size;
-
-    if (page_size < 1 || page_size > SM_PAGE_MAX_URLS)
-        page_size = SM_PAGE_MAX_URLS;
-    if (!ts->last_known) {
-        apr_int64_t key[2];
-        page_row pr;
-        tx_page *tp;
-
-        if (read_page(s, ts->row.id, ts->row.last_page, &pr) != 0)
-            return -1;
-        key[0] = ts->row.id;
-        key[1] = ts->row.last_page;
-        tp = apr_hash_get(s->tx_pages, key, sizeof(key));
-        ts->last_count = pr.url_count + (tp ? tp->url_delta : 0);
-        ts->last_bytes = pr.xml_bytes + (tp ? tp->bytes_delta : 0);
-        ts->last_known = 1;
-    }
-    if (ts->last_count < page_size
-        && SM_PAGE_OVERHEAD + ts->last_bytes + entry_bytes
-           <= SM_PAGE_MAX_BYTES)
-        *page = ts->row.last_page;
-    else
-        *page = ts->row.last_page + 1;
-    return 0;
-}
-
-static int same_etag(const char *a, const char *b)
-{
-    if (!a || !b)
-        return a == b;
-    return strcmp(sm_etag_opaque(a), sm_etag_opaque(b)) == 0;
-}
-
-static int add_url(pg_store *s, const sm_change *c, tx_site *ts,
+static int add_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
                    apr_int64_t lastmod, apr_int64_t seen, int *added)
 {
-    apr_int64_t entry = (apr_int64_t)strlen(c->site->base)
-                        + (apr_int64_t)sm_xml_escaped_len(c->url)
-                        + SM_ENTRY_OVERHEAD;
-    apr_int64_t page = 0, id = ts->row.next_id, n = 0;
+    apr_int64_t entry = sm_tx_entry_bytes(c), page, id = ts->row.next_id;
+    apr_int64_t n = 0;
     params ps = { .n = 0 };
-    tx_page *tp;
 
     *added = 0;
     if (c->site->max_urls > 0 && ts->row.url_count >= c->site->max_urls)
         return 0;
     if (id >= SITE_FIRST_ID(ts->row.id + 1))
         return 0;
-    if (choose_page(s, c->site, ts, entry, &page) != 0)
-        return -1;
+    if (!ts->last_known) {
+        page_row pr;
+        if (read_page(s, ts->row.id, ts->row.last_page, &pr) != 0)
+            return -1;
+        sm_tx_last_page(&s->tx, ts, pr.url_count, pr.xml_bytes);
+    }
+    page = sm_tx_choose_page(c->site, ts, entry);
     p_i64(&ps, ts->row.id);
     p_str(&ps, c->url);
     p_i64(&ps, page);
@@ -585,16 +512,7 @@ static int add_url(pg_store *s, const sm_change *c, tx_site *ts,
         return -1;
     if (n == 0)
         return 0;
-    ts->row.next_id = id + 1;
-    ts->ids_used = 1;
-    if (page > ts->row.last_page) {
-        ts->row.last_page = page;
-        ts->last_count = ts->last_bytes = 0;
-        ts->page_opened = 1;
-    }
-    tp = tx_count(s, ts, page, 1, entry, lastmod);
-    if (!tp->first_id)
-        tp->first_id = id;
+    sm_tx_added(&s->tx, ts, page, id, entry, lastmod);
     *added = 1;
     return 0;
 }
@@ -612,7 +530,8 @@ static int touch(pg_store *s, apr_int64_t id, apr_int64_t seen,
                NULL);
 }
 
-static int record(pg_store *s, const sm_change *c, tx_site *ts,
+/* As in sm_store_sqlite.c: inserted first, read only when stored. */
+static int record(pg_store *s, const sm_change *c, sm_tx_site *ts,
                   sm_apply_stats *stats)
 {
     apr_int64_t seen = apr_time_sec(c->seen);
@@ -638,21 +557,17 @@ static int record(pg_store *s, const sm_change *c, tx_site *ts,
         return -1;
     if (PQntuples(res) == 1) {
         apr_int64_t id = i64(res, 0, 0), old_lastmod = i64(res, 0, 1);
-        int etag_same = same_etag(c->etag, PQgetisnull(res, 0, 2) ? NULL
-                                           : PQgetvalue(res, 0, 2));
-        apr_int64_t page = i64(res, 0, 3);
+        apr_int64_t page = i64(res, 0, 3), new_lastmod;
+        int changes = sm_tx_url_changes(c, old_lastmod, PQgetisnull(res, 0, 2)
+                                        ? NULL : PQgetvalue(res, 0, 2),
+                                        &new_lastmod);
         params up = { .n = 0 };
 
         PQclear(res);
-        if (c->op == SM_CHANGE_SEED)
-            return touch(s, id, seen, stats);
-        if (!c->last_modified)
-            lastmod = etag_same ? old_lastmod
-                                : (seen > old_lastmod ? seen : old_lastmod);
-        if (lastmod == old_lastmod && etag_same)
+        if (c->op == SM_CHANGE_SEED || !changes)
             return touch(s, id, seen, stats);
         p_i64(&up, id);
-        p_i64(&up, lastmod);
+        p_i64(&up, new_lastmod);
         p_str(&up, c->etag);
         p_i64(&up, seen);
         stats->updated++;
@@ -660,8 +575,8 @@ static int record(pg_store *s, const sm_change *c, tx_site *ts,
                 " lastmod = $2, etag = $3, last_seen = greatest(last_seen,"
                 " $4) WHERE id = $1", &up, NULL) != 0)
             return -1;
-        if (lastmod != old_lastmod)
-            tx_count(s, ts, page, 0, 0, lastmod);
+        if (new_lastmod != old_lastmod)
+            sm_tx_count(&s->tx, ts, page, 0, 0, new_lastmod);
         return 0;
     }
     PQclear(res);
@@ -676,7 +591,7 @@ static int record(pg_store *s, const sm_change *c, tx_site *ts,
 }
 
 /* Count what a DELETE ... RETURNING page, xml_len removed. */
-static int delete_rows(pg_store *s, tx_site *ts, const char *what,
+static int delete_rows(pg_store *s, sm_tx_site *ts, const char *what,
                        const char *sql, const params *ps, int *removed)
 {
     PGresult *res = q(s, what, sql, ps);
@@ -685,14 +600,15 @@ static int delete_rows(pg_store *s, tx_site *ts, const char *what,
     if (!res)
         return -1;
     for (i = 0; i < PQntuples(res); i++) {
-        tx_count(s, ts, i64(res, i, 0), -1, i64(res, i, 1), s->tx_now);
+        sm_tx_count(&s->tx, ts, i64(res, i, 0), -1, i64(res, i, 1),
+                    s->tx.now);
         (*removed)++;
     }
     PQclear(res);
     return 0;
 }
 
-static int forget(pg_store *s, const sm_change *c, tx_site *ts,
+static int forget(pg_store *s, const sm_change *c, sm_tx_site *ts,
                   sm_apply_stats *stats)
 {
     params ps = { .n = 0 };
@@ -708,7 +624,6 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
                              sm_apply_stats *stats)
 {
     pg_store *s = (pg_store *)st;
-    const sm_site_conf **sites;
     int i;
 
     memset(stats, 0, sizeof(*stats));
@@ -717,16 +632,12 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
                     sizeof(st->errmsg));
         return APR_EGENERAL;
     }
-    apr_pool_clear(s->tx_pool);
-    sites = apr_palloc(s->tx_pool, sizeof(*sites) * (n ? (apr_size_t)n : 1));
-    for (i = 0; i < n; i++)
-        sites[i] = changes[i].site;
-    if (tx_start(s, sites, n) != 0)
+    if (tx_start(s) != 0
+        || tx_lock_sites(s, &changes->site, sizeof(*changes), n) != 0)
         goto fail;
     for (i = 0; i < n; i++) {
         const sm_change *c = &changes[i];
-        tx_site *ts = apr_hash_get(s->tx_sites, c->site->base,
-                                   APR_HASH_KEY_STRING);
+        sm_tx_site *ts = sm_tx_site_find(&s->tx, c->site->base);
         if ((c->op == SM_CHANGE_FORGET ? forget(s, c, ts, stats)
                                        : record(s, c, ts, stats)) != 0)
             goto fail;
@@ -784,14 +695,12 @@ static apr_status_t pg_expire(sm_store *st, const sm_site_conf *site,
     }
     end = row.next_id;
     for (lo = SITE_FIRST_ID(row.id); lo < end; lo += EXPIRE_CHUNK) {
-        const sm_site_conf *one[1];
         params ps = { .n = 0 };
-        tx_site *ts;
+        sm_tx_site *ts;
 
-        one[0] = site;
-        if (tx_start(s, one, 1) != 0)
+        if (tx_start(s) != 0 || tx_lock_sites(s, &site, sizeof(site), 1) != 0)
             goto fail;
-        ts = apr_hash_get(s->tx_sites, site->base, APR_HASH_KEY_STRING);
+        ts = sm_tx_site_find(&s->tx, site->base);
         p_i64(&ps, lo);
         p_i64(&ps, lo + EXPIRE_CHUNK < end ? lo + EXPIRE_CHUNK : end);
         p_i64(&ps, before);
@@ -813,11 +722,9 @@ static apr_status_t pg_sync_sites(sm_store *st,
                                   const sm_site_conf *const *sites, int n)
 {
     pg_store *s = (pg_store *)st;
-    const sm_site_conf **copy;
 
-    apr_pool_clear(s->tx_pool);
-    copy = apr_pmemdup(s->tx_pool, sites, sizeof(*sites) * (n ? n : 1));
-    if (tx_start(s, copy, n) != 0 || tx_commit(s) != 0) {
+    if (tx_start(s) != 0 || tx_lock_sites(s, sites, sizeof(*sites), n) != 0
+        || tx_commit(s) != 0) {
         tx_rollback(s);
         return APR_EGENERAL;
     }
@@ -1294,7 +1201,7 @@ apr_status_t sm_store_open_pg(sm_store **out, apr_pool_t *p, const char *uri,
     s->uri = apr_pstrdup(p, uri);
     s->readonly = (flags & SM_STORE_READONLY) != 0;
     s->lock_timeout_ms = busy_timeout_ms > 0 ? busy_timeout_ms : 1000;
-    if (apr_pool_create(&s->tx_pool, p) != APR_SUCCESS)
+    if (apr_pool_create(&s->tx.pool, p) != APR_SUCCESS)
         return APR_ENOMEM;
     s->conn = connect_to(uri, s->lock_timeout_ms);
     apr_pool_cleanup_register(p, s, store_cleanup, apr_pool_cleanup_null);
