@@ -364,3 +364,27 @@ def test_role_without_create(make_server, pg_cluster):
         assert time.monotonic() < deadline, rows
         time.sleep(0.2)
     assert PASSWORD not in s.log_text()
+
+
+def test_expiry_one_server_a_period(make_server, pg_db):
+    """SitemapExpire runs on one server a period: a run another server
+    claimed (the time in the site's row) holds every server off; once the
+    period is over, one of them removes the old URLs."""
+    a, b = farm(make_server, pg_db, conf="SitemapExpire 8s\n")
+    for j in range(5):
+        a.get_ok(f"/p{j}.html")
+    pg_db.wait_urls(BASE, {f"/p{j}.html" for j in range(5)})
+    now = "floor(extract(epoch FROM now()))::bigint"
+    pg_db.sql(f"UPDATE sitemap_sites SET expiry_claimed = {now} + 3600;"
+              f" UPDATE sitemap_urls SET last_seen = {now} - 1000")
+    time.sleep(5)           # two periods (SitemapExpire / 4) on each server
+    assert len(pg_db.urls(BASE)) == 5
+    pg_db.sql("UPDATE sitemap_sites SET expiry_claimed = 0")
+    deadline = time.monotonic() + 15
+    while pg_db.urls(BASE):
+        assert time.monotonic() < deadline, pg_db.urls(BASE)
+        time.sleep(0.2)
+    runs = [ln for s in (a, b) for ln in s.log_text().splitlines()
+            if "URLs not served for 8 s left the store" in ln]
+    assert len(runs) == 1, runs
+    assert "5 URLs not served" in runs[0]
