@@ -252,7 +252,7 @@ class Build:
         shutil.copy2(module, self.module)
         os.chmod(self.module, 0o755)
 
-        pkgs = ["apr-1", "apr-util-1", "sqlite3", "libpcre2-8"]
+        pkgs = ["apr-1", "apr-util-1", "sqlite3", "libpq", "libpcre2-8"]
         r = sh(["pkg-config", "--cflags", "--libs", *pkgs])
         if r.returncode != 0:
             raise Failure(f"pkg-config {' '.join(pkgs)}: {r.stderr.strip()}")

@@ -24,7 +24,10 @@ import subprocess
 import tempfile
 import time
 
-import pytest
+try:
+    import pytest
+except ImportError:         # bench/pg_serving.py uses Cluster only
+    pytest = None
 
 BIN = os.environ.get("PG_BINDIR") or (
     sorted(glob.glob("/usr/lib/postgresql/*/bin"))[-1:] or [""])[0]
@@ -129,7 +132,11 @@ class Database:
             time.sleep(0.2)
 
 
-@pytest.fixture(scope="session")
+def _fixture(**kw):
+    return pytest.fixture(**kw) if pytest else (lambda f: f)
+
+
+@_fixture(scope="session")
 def pg_cluster():
     if not BIN or not os.path.exists(os.path.join(BIN, "initdb")):
         pytest.fail("PostgreSQL's initdb is missing: run tools/deps")
@@ -138,6 +145,6 @@ def pg_cluster():
     c.close()
 
 
-@pytest.fixture
+@_fixture()
 def pg_db(pg_cluster):
     return pg_cluster.new_db()
