@@ -175,24 +175,30 @@ static apr_status_t page_url(void *baton, const PGresult *res, int row)
                      apr_time_from_sec(i64(res, row, 1)));
 }
 
+/* The URLs of a page (0: of the site) in id order, through fn. */
+static apr_status_t walk_ids(pg_store *s, const char *what, const char *base,
+                             apr_int64_t page, const char *sql, row_fn *fn,
+                             walk *w)
+{
+    params ps = { .n = 0 };
+    apr_int64_t lo, hi;
+
+    if (id_range(s, what, base, page, &lo, &hi) != 0)
+        return APR_EGENERAL;
+    p_i64(&ps, lo);
+    p_i64(&ps, hi);
+    return stream(s, what, sql, &ps, fn, w);
+}
+
 apr_status_t sm_pg_page_urls(sm_store *st, const char *base,
                              apr_int64_t page, sm_url_fn *fn,
                              void *baton)
 {
-    pg_store *s = (pg_store *)st;
-    params ps = { .n = 0 };
     walk w = { fn, NULL, baton };
-    apr_int64_t lo, hi;
 
-    if (id_range(s, "cannot read the page's URLs", base, page, &lo, &hi)
-        != 0)
-        return APR_EGENERAL;
-    p_i64(&ps, lo);
-    p_i64(&ps, hi);
-    return stream(s, "cannot read the page's URLs", CURSOR
-                  "SELECT url, lastmod FROM sitemap_urls"
-                  " WHERE id >= $1 AND id < $2 ORDER BY id", &ps, page_url,
-                  &w);
+    return walk_ids((pg_store *)st, "cannot read the page's URLs", base,
+                    page, CURSOR "SELECT url, lastmod FROM sitemap_urls"
+                    " WHERE id >= $1 AND id < $2 ORDER BY id", page_url, &w);
 }
 
 /* ---- administration (sitemapctl) --------------------------------------- */
@@ -288,22 +294,14 @@ apr_status_t sm_pg_url_rows(sm_store *st, const char *base,
                             void *baton)
 {
     pg_store *s = (pg_store *)st;
-    params ps = { .n = 0 };
     walk w = { NULL, fn, baton };
-    apr_int64_t lo, hi;
 
     if (PQtransactionStatus(s->conn) == PQTRANS_IDLE
         && sm_pg_connection(s) != 0)
         return APR_EGENERAL;
-    if (id_range(s, "cannot read the site's URLs", base, page, &lo, &hi)
-        != 0)
-        return APR_EGENERAL;
-    p_i64(&ps, lo);
-    p_i64(&ps, hi);
-    return stream(s, "cannot read the site's URLs", CURSOR
-                  "SELECT url, page, lastmod, last_seen FROM sitemap_urls"
-                  " WHERE id >= $1 AND id < $2 ORDER BY id", &ps, url_row,
-                  &w);
+    return walk_ids(s, "cannot read the site's URLs", base, page, CURSOR
+                    "SELECT url, page, lastmod, last_seen FROM sitemap_urls"
+                    " WHERE id >= $1 AND id < $2 ORDER BY id", url_row, &w);
 }
 
 int sm_pg_read_about(pg_store *s, apr_pool_t *p, sm_store_about *out)
