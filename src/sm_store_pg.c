@@ -155,7 +155,7 @@ static int tx_start(pg_store *s)
 {
     apr_int64_t now;
 
-    if (sm_pg_connection(s) != 0 || sm_pg_begin(s, "", &now) != 0)
+    if (sm_pg_start(s, "", &now) != 0)
         return -1;
     sm_tx_begin(&s->tx, now);
     return 0;

@@ -81,6 +81,9 @@ int sm_pg_begin(pg_store *s, const char *mode, apr_int64_t *now);
 void sm_pg_rollback(pg_store *s);
 /* The connection, made again when it broke. */
 int sm_pg_connection(pg_store *s);
+/* sm_pg_begin on a working connection (made again when it broke, also
+ * when that shows only at BEGIN). */
+int sm_pg_start(pg_store *s, const char *mode, apr_int64_t *now);
 PGconn *sm_pg_connect_to(const char *uri);
 /* The schema's version; 0 when its tables are not there. */
 int sm_pg_schema_version(pg_store *s, int *version);

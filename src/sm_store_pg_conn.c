@@ -155,6 +155,20 @@ int sm_pg_connection(pg_store *s)
     return 0;
 }
 
+int sm_pg_start(pg_store *s, const char *mode, apr_int64_t *now)
+{
+    if (sm_pg_connection(s) != 0)
+        return -1;
+    if (sm_pg_begin(s, mode, now) == 0)
+        return 0;
+    if (PQstatus(s->conn) == CONNECTION_OK)
+        return -1;
+    /* The server closed the connection (it restarted): once more, on a
+     * new one, rather than fail once per connection after every restart. */
+    return sm_pg_connection(s) == 0 && sm_pg_begin(s, mode, now) == 0
+           ? 0 : -1;
+}
+
 /* ---- opening --------------------------------------------------------- */
 
 /* The schema's version; 0 when its tables are not there. */

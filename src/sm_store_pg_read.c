@@ -11,11 +11,8 @@ apr_status_t sm_pg_read_begin(sm_store *st)
 {
     pg_store *s = (pg_store *)st;
 
-    if (sm_pg_connection(s) != 0
-        || sm_pg_begin(s, "ISOLATION LEVEL REPEATABLE READ READ ONLY",
-                       NULL) != 0)
-        return APR_EGENERAL;
-    return APR_SUCCESS;
+    return sm_pg_start(s, "ISOLATION LEVEL REPEATABLE READ READ ONLY", NULL)
+           == 0 ? APR_SUCCESS : APR_EGENERAL;
 }
 
 void sm_pg_read_end(sm_store *st)
@@ -99,7 +96,7 @@ static apr_status_t stream(pg_store *s, const char *what, const char *sql,
     PGresult *res;
     int i, n;
 
-    if (own && sm_pg_begin(s, "ISOLATION LEVEL REPEATABLE READ READ ONLY",
+    if (own && sm_pg_start(s, "ISOLATION LEVEL REPEATABLE READ READ ONLY",
                            NULL) != 0)
         return APR_EGENERAL;
     if (!(res = sm_pg_q(s, what, sql, ps)))

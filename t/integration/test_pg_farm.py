@@ -388,3 +388,17 @@ def test_expiry_one_server_a_period(make_server, pg_db):
             if "URLs not served for 8 s left the store" in ln]
     assert len(runs) == 1, runs
     assert "5 URLs not served" in runs[0]
+
+
+def test_database_restart_between_requests(make_server, pg_db, pg_cluster):
+    """A restart of PostgreSQL between two sitemap requests: the reader and
+    the writer connect again at once; no 503, nothing logged."""
+    a, = farm(make_server, pg_db, n=1)
+    a.get_ok("/p0.html")
+    pg_db.wait_urls(BASE, {"/p0.html"})
+    before = sitemap(a).body
+    pg_cluster.stop()
+    pg_cluster.start()
+    assert sitemap(a).body == before
+    a.get_ok("/p1.html")
+    pg_db.wait_urls(BASE, {"/p1.html"})
