@@ -227,8 +227,9 @@ static void usage_all(FILE *out)
 
     fprintf(out, "Usage: %s COMMAND DB [OPTIONS] [ARGS]\n\n"
             "The administrator's command for mod_sitemap's store (DB, the\n"
-            "SitemapDatabase file).  A site is named by its base URL, as the\n"
-            "module names it (--site https://www.example.com).\n\n"
+            "SitemapDatabase file, or its postgresql:// URI).  A site is named\n"
+            "by its base URL, as the module names it\n"
+            "(--site https://www.example.com).\n\n"
             "Commands:\n", progname);
     for (cmd = commands; cmd->name; cmd++)
         fprintf(out, "  %s %s\n", progname, cmd->usage);
