@@ -10,16 +10,12 @@
 #include "http_request.h"
 #include "ap_mpm.h"
 #include "ap_listen.h"
-#include "unixd.h"
 
 #include <apr_strings.h>
 #include <apr_hash.h>
 #include <apr_reslist.h>
 
 #include "sm_sitemap.h"
-#include <errno.h>
-#include <unistd.h>
-#include <sys/stat.h>
 
 
 extern const command_rec sitemap_directives[];
@@ -154,6 +150,8 @@ static void robots_lines(apr_pool_t *p, sitemap_server_conf *conf)
 
 /* ---- logging from the core ---------------------------------------------- */
 
+/* The core logs with the vhost it works for (its baton), so that the
+ * vhost's ErrorLog and LogLevel apply. */
 static void log_to_httpd(void *baton, sm_log_level level, apr_status_t rv,
                          const char *msg)
 {
@@ -165,7 +163,16 @@ static void log_to_httpd(void *baton, sm_log_level level, apr_status_t rv,
                  msg);
 }
 
-static sm_logger core_logger;
+/* The most detailed core level s logs (LogLevel, sitemap:LEVEL included):
+ * the core does not even format a message above it. */
+static sm_log_level core_log_max(const server_rec *s)
+{
+    int level = ap_get_server_module_loglevel(s, APLOG_MODULE_INDEX);
+
+    return level >= APLOG_DEBUG ? SM_LOG_DEBUG
+         : level >= APLOG_INFO ? SM_LOG_INFO
+         : level >= APLOG_WARNING ? SM_LOG_WARN : SM_LOG_ERR;
+}
 
 /* ---- start-up ------------------------------------------------------------ */
 
@@ -206,120 +213,16 @@ static const char *vhost_base(apr_pool_t *p, server_rec *s, const char **err)
                                                     host), err);
 }
 
-/* Can the child processes (User/Group) write into dir? */
-static int child_can_write(const struct stat *sb)
-{
-    if (geteuid() != 0)
-        return 1;           /* children run as we do; open() will tell */
-    if (sb->st_uid == ap_unixd_config.user_id)
-        return (sb->st_mode & S_IWUSR) && (sb->st_mode & S_IXUSR);
-    if (sb->st_gid == ap_unixd_config.group_id)
-        return (sb->st_mode & S_IWGRP) && (sb->st_mode & S_IXGRP);
-    return (sb->st_mode & S_IWOTH) && (sb->st_mode & S_IXOTH);
-}
-
-static apr_status_t hand_to_children(const char *path)
-{
-    if (geteuid() != 0)
-        return APR_SUCCESS;
-    if (chown(path, ap_unixd_config.user_id, ap_unixd_config.group_id) != 0
-        && errno != ENOENT)
-        return errno;
-    return APR_SUCCESS;
-}
-
-/* Create dir and its missing parents, each one given to the children. */
-static apr_status_t make_dirs(apr_pool_t *p, const char *dir)
-{
-    struct stat sb;
-    char *parent = apr_pstrdup(p, dir), *slash = strrchr(parent, '/');
-    apr_status_t rv;
-
-    if (stat(dir, &sb) == 0)
-        return S_ISDIR(sb.st_mode) ? APR_SUCCESS : APR_ENOTDIR;
-    if (slash && slash != parent) {
-        *slash = '\0';
-        if ((rv = make_dirs(p, parent)) != APR_SUCCESS)
-            return rv;
-    }
-    rv = apr_dir_make(dir, APR_FPROT_UREAD | APR_FPROT_UWRITE
-                           | APR_FPROT_UEXECUTE | APR_FPROT_GREAD
-                           | APR_FPROT_GEXECUTE, p);
-    if (rv != APR_SUCCESS && !APR_STATUS_IS_EEXIST(rv))
-        return rv;
-    return hand_to_children(dir);
-}
-
-/* Create the store's directory and file, so the children can write them. */
-static int prepare_database(apr_pool_t *p, server_rec *s, const char *path)
-{
-    char *dir = apr_pstrdup(p, path), *slash = strrchr(dir, '/');
-    struct stat sb;
-    sm_store *st;
-    char err[512];
-    apr_status_t rv;
-
-    if (slash && slash != dir) {
-        *slash = '\0';
-        if (stat(dir, &sb) != 0) {
-            rv = make_dirs(p, dir);
-            if (rv != APR_SUCCESS || stat(dir, &sb) != 0) {
-                ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s,
-                             "SitemapDatabase: '%s': cannot create the "
-                             "directory '%s'", path, dir);
-                return HTTP_INTERNAL_SERVER_ERROR;
-            }
-        }
-        if (!S_ISDIR(sb.st_mode) || !child_can_write(&sb)) {
-            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s,
-                         "SitemapDatabase: '%s' is not allowed: the directory "
-                         "'%s' must be writable by the server's User/Group "
-                         "(SQLite creates its journal files there)", path,
-                         dir);
-            return HTTP_INTERNAL_SERVER_ERROR;
-        }
-    }
-    /* An existing store is left to the children: opening it here, as
-     * root, while children of the old generation write to it (a graceful
-     * restart) could leave root-owned -wal/-shm files they cannot use. */
-    if (stat(path, &sb) == 0) {
-        hand_to_children(path);
-        hand_to_children(apr_pstrcat(p, path, "-wal", NULL));
-        hand_to_children(apr_pstrcat(p, path, "-shm", NULL));
-        return OK;
-    }
-    rv = sm_store_open_sqlite(&st, p, path, SM_STORE_CREATE, BUSY_TIMEOUT_MS,
-                              &core_logger, err, sizeof(err));
-    if (rv != APR_SUCCESS) {
-        /* Not fatal: a store fault must never stop the site.  The children
-         * keep trying and log it. */
-        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase: '%s': "
-                     "%s; pages are served, recording waits for the store",
-                     path, err);
-        return OK;
-    }
-    sm_store_close(st);
-    if ((rv = hand_to_children(path)) != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, rv, s, "SitemapDatabase: '%s': "
-                     "cannot give the file to the server's User/Group", path);
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
-    hand_to_children(apr_pstrcat(p, path, "-wal", NULL));
-    hand_to_children(apr_pstrcat(p, path, "-shm", NULL));
-    return OK;
-}
-
 /* A PostgreSQL store: create its schema now when the role may, and say at
  * start-up what is wrong when it cannot be used.  Never fatal: the
  * children keep trying, and the site is served meanwhile. */
 static int prepare_pg(apr_pool_t *p, server_rec *s, const char *uri,
-                      const char *shown)
+                      const char *shown, const sm_logger *log)
 {
     sm_store *st;
     char err[512];
     apr_status_t rv = sm_store_open(&st, p, uri, SM_STORE_CREATE,
-                                    BUSY_TIMEOUT_MS, &core_logger, err,
-                                    sizeof(err));
+                                    BUSY_TIMEOUT_MS, log, err, sizeof(err));
 
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase: '%s': "
@@ -338,14 +241,15 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     server_rec *s;
     (void)plog;
 
-    core_logger.fn = log_to_httpd;
-    core_logger.baton = main_s;
-    core_logger.max = SM_LOG_DEBUG;
-
     /* httpd reads its configuration twice at start-up: the first pass is a
      * dry run, so nothing is created then. */
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
         return OK;
+    if (sitemap_authz_init(pconf) != APR_SUCCESS) {
+        /* Without it nothing is recorded (see sitemap_anonymous_allowed). */
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, main_s, "cannot make the "
+                     "address of an anonymous visitor: nothing is recorded");
+    }
 
     /* A vhost that sets none of our directives shares the main server's
      * config struct; it needs its own, since its base URL differs. */
@@ -363,6 +267,9 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 
         if (conf->enabled != 1)
             continue;
+        conf->logger.fn = log_to_httpd;
+        conf->logger.baton = s;
+        conf->logger.max = core_log_max(s);
         if (!conf->db_path)
             conf->db_path = SITEMAP_DEFAULT_DB;
         conf->db_shown = sm_uri_mask(pconf, conf->db_path);
@@ -391,6 +298,15 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             return HTTP_INTERNAL_SERVER_ERROR;
         }
         conf->base_len = strlen(conf->site.base);
+        /* The shortest <loc> is the root's, base + "/". */
+        if (conf->base_len + 1 < SM_LOC_MIN_LEN)
+            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "SitemapBaseURL %s:"
+                         " the root's <loc>, %s/, has %d characters, fewer "
+                         "than the %d the official schema (sitemap.xsd, "
+                         "tLoc) requires: validators will refuse the "
+                         "sitemap; use a longer host name", conf->site.base,
+                         conf->site.base, (int)conf->base_len + 1,
+                         SM_LOC_MIN_LEN);
         conf->site.page_size = conf->page_size;
         /* An index lists at most 50,000 pages: the default cap shrinks
          * with small pages; a cap set by hand must fit. */
@@ -422,8 +338,10 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 
         if (!apr_hash_get(prepared, conf->db_path, APR_HASH_KEY_STRING)) {
             int rc = sm_store_is_pg(conf->db_path)
-                   ? prepare_pg(ptemp, s, conf->db_path, conf->db_shown)
-                   : prepare_database(ptemp, s, conf->db_path);
+                   ? prepare_pg(ptemp, s, conf->db_path, conf->db_shown,
+                                &conf->logger)
+                   : sitemap_prepare_database(ptemp, s, conf->db_path,
+                                              &conf->logger);
             if (rc != OK)
                 return rc;
             apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING, "");
@@ -450,7 +368,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
         if (!rec) {
             sm_recorder_conf rc = {
                 conf->db_shown, conf->flush_interval, BATCH_SIZE, QUEUE_MAX,
-                BUSY_TIMEOUT_MS, &core_logger, conf->db_path
+                BUSY_TIMEOUT_MS, &conf->logger, conf->db_path
             };
             apr_status_t rv = sm_recorder_create(&rec, pchild, &rc);
             if (rv != APR_SUCCESS) {
@@ -493,6 +411,7 @@ static void register_hooks(apr_pool_t *p)
 {
     /* At load, before any store is opened. */
     sm_store_sqlite_init();
+    ap_hook_check_config(sitemap_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_post_config(sitemap_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(sitemap_child_init, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_log_transaction(sitemap_log_transaction, NULL, NULL,

@@ -46,12 +46,20 @@ typedef struct {
                                            password masked */
     apr_uint64_t config_tag;            /* what of the config shapes the
                                            XML, hashed into every ETag */
+    sm_logger logger;                   /* the core's messages, logged
+                                           with this vhost */
     /* This process's writer and readers for db_path (child_init). */
     sm_recorder *recorder;
     struct apr_reslist_t *readers;
 } sitemap_server_conf;
 
 /* Hooks implemented by the glue files, registered in mod_sitemap.c. */
+int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
+                         apr_pool_t *ptemp, server_rec *main_s);
+apr_status_t sitemap_authz_init(apr_pool_t *pconf);
+int sitemap_anonymous_allowed(request_rec *r);
+int sitemap_prepare_database(apr_pool_t *p, server_rec *s, const char *path,
+                             const sm_logger *log);
 int sitemap_log_transaction(request_rec *r);
 int sitemap_translate_name(request_rec *r);
 void sitemap_record_prefetch(const request_rec *r,

@@ -8,9 +8,9 @@
 
 #include <apr_lib.h>
 #include <apr_strings.h>
-#include <apr_uri.h>
 #include <sys/stat.h>
 
+#include "sm_robots.h"
 #include "sm_sitemap.h"
 
 APLOG_USE_MODULE(sitemap);
@@ -351,28 +351,26 @@ static const char *add_priority(cmd_parms *cmd, void *dconf,
                           canon);
 }
 
-/* An absolute http(s) URL with a host, fit for a robots.txt line. */
+/* An absolute http(s) URL with a host, fit for a robots.txt line (see
+ * sm_robots_url_problem): refused rather than escaped, since an escape
+ * would advertise a URL other than the one written here. */
 static const char *add_robots_extra(cmd_parms *cmd, void *dconf,
                                     const char *arg)
 {
     const char *err = in_server_only(cmd);
     sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
-    apr_uri_t uri;
-    const char *c;
+    const char *why;
     (void)dconf;
 
     if (err)
         return err;
-    for (c = arg; *c; c++)
-        if (!apr_isgraph(*c))
-            break;
-    if (*c || apr_uri_parse(cmd->pool, arg, &uri) != APR_SUCCESS
-        || !uri.scheme || !uri.hostname || !*uri.hostname
-        || (strcasecmp(uri.scheme, "http") && strcasecmp(uri.scheme, "https")))
+    if ((why = sm_robots_url_problem(cmd->pool, arg)))
         return apr_psprintf(cmd->pool, "SitemapRobotsExtra: '%s' is not "
-                            "allowed: an absolute http:// or https:// URL "
-                            "such as https://www.example.com/news-sitemap.xml",
-                            arg);
+                            "allowed: %s; wanted: an absolute http:// or "
+                            "https:// URL of at most 2,048 characters that "
+                            "RFC 3986 allows, without '#', such as "
+                            "https://www.example.com/news-sitemap.xml",
+                            arg, why);
     if (!conf->robots_extra)
         conf->robots_extra = apr_array_make(cmd->pool, 2, sizeof(char *));
     APR_ARRAY_PUSH(conf->robots_extra, const char *) = arg;
@@ -385,7 +383,8 @@ const command_rec sitemap_directives[] = {
                  "On to record this virtual host's pages and serve its "
                  "sitemap (default Off)"),
     AP_INIT_TAKE1("SitemapDatabase", set_database, NULL, RSRC_CONF,
-                  "the SQLite file of the store (relative to ServerRoot)"),
+                  "the SQLite file of the store (relative to ServerRoot), "
+                  "or a postgresql:// URI"),
     AP_INIT_TAKE1("SitemapBaseURL", set_base_url, NULL, RSRC_CONF,
                   "scheme://host[:port] of every URL (default: the vhost's)"),
     AP_INIT_ITERATE("SitemapContentTypes", add_content_type, NULL, RSRC_CONF,

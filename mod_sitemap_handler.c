@@ -16,8 +16,8 @@
 #include <apr_reslist.h>
 #include <apr_strings.h>
 
+#include "sm_document.h"
 #include "sm_sitemap.h"
-#include "sm_xml.h"
 
 APLOG_USE_MODULE(sitemap);
 
@@ -70,7 +70,8 @@ static apr_status_t reader_open(void **res, void *params, apr_pool_t *unused)
 
     if ((rv = apr_pool_create_unmanaged_ex(&p, NULL, NULL)) != APR_SUCCESS)
         return rv;
-    if (sm_store_open(&st, p, path, 0, 1000, NULL, err, sizeof(err))
+    if (sm_store_open(&st, p, path, SM_STORE_READER, 1000, NULL, err,
+                      sizeof(err))
         != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, ap_server_conf,
                      "store %s: %s", sm_uri_mask(p, path), err);
@@ -165,29 +166,39 @@ static int unavailable(request_rec *r, sitemap_server_conf *conf,
     return HTTP_SERVICE_UNAVAILABLE;
 }
 
-/* The sitemaps.org limit on an index. */
-#define SM_INDEX_MAX_ENTRIES 50000
-
-/* More non-empty pages than an index may list: the configuration check
- * (SitemapMaxURLs <= 50,000 x SitemapPageSize) keeps this away unless
- * removals left many pages nearly empty.  Say so, at most once a minute. */
-static void index_overflow(request_rec *r, int pages)
+/* Say at most once a minute (per process; a race only logs twice) what
+ * a document left out: pages past what an index may list (the
+ * configuration check, SitemapMaxURLs <= 50,000 x SitemapPageSize, keeps
+ * this away unless removals left many pages nearly empty), and rows of the
+ * store that are not in the stored form (written by hand or corrupt). */
+static void document_notes(request_rec *r, const sitemap_server_conf *conf,
+                           const sm_doc *doc, const sm_doc_stats *stats)
 {
-    static apr_time_t last;     /* per process; a race only logs twice */
-    apr_time_t now = apr_time_now();
+    static apr_time_t last;
+    apr_time_t now;
 
+    if (!doc->overflow && !stats->skipped)
+        return;
+    now = apr_time_now();
     if (last && now - last < apr_time_from_sec(60))
         return;
     last = now;
-    ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "%s has %d non-empty "
-                  "pages; the index lists the first %d (raise "
-                  "SitemapPageSize)", r->uri, pages, SM_INDEX_MAX_ENTRIES);
+    if (doc->overflow)
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "%s has %d non-empty "
+                      "pages; the index lists the first %d (raise "
+                      "SitemapPageSize)", r->uri,
+                      doc->entries + doc->overflow, doc->entries);
+    if (stats->skipped)
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "store %s: %"
+                      APR_INT64_T_FMT " row%s of %s left out of %s, not "
+                      "being a URL as the module stores them (first: "
+                      "\"%s\"); run sitemapctl check", conf->db_shown,
+                      stats->skipped, stats->skipped == 1 ? "" : "s",
+                      conf->site.base, r->uri, stats->first_skipped);
 }
 
 typedef struct {
     request_rec *r;
-    sitemap_server_conf *conf;
-    sm_xml_writer *w;
     apr_status_t out;       /* the first failure writing to the client */
 } stream_ctx;
 
@@ -199,14 +210,6 @@ static apr_status_t to_client(void *baton, const char *data, apr_size_t len)
         return ctx->out;
     }
     return APR_SUCCESS;
-}
-
-static apr_status_t one_url(void *baton, const char *url, apr_time_t lastmod)
-{
-    stream_ctx *ctx = baton;
-    return sm_xml_url(ctx->w, ctx->conf->site.base, url, lastmod,
-                      sm_annotation_find(ctx->conf->changefreq, url),
-                      sm_annotation_find(ctx->conf->priority, url));
 }
 
 /* The body could not be finished after the headers went out: make the
@@ -233,7 +236,9 @@ static SM_NOINLINE int serve(request_rec *r)
     apr_int64_t name;
     sm_store *st;
     sm_site_info info;
-    const sm_page_info *page = NULL;
+    sm_doc doc;
+    sm_doc_site site;
+    sm_doc_stats stats;
     apr_uint64_t tag;
     apr_time_t mtime = 0;
     stream_ctx ctx;
@@ -263,30 +268,30 @@ static SM_NOINLINE int serve(request_rec *r)
 
     /* Which document: a page, the one page at SitemapPath, the index, or
      * (nothing recorded yet) a urlset of the site's root. */
+    sm_doc_choose(&info, name, &doc);
     tag = fnv(APR_UINT64_C(0xcbf29ce484222325), info.store_id,
               strlen(info.store_id));
     tag = fnv(tag, &conf->config_tag, sizeof(conf->config_tag));
-    if (name > 0 || info.pages->nelts == 1) {
-        if (info.pages->nelts == 0) {
-            sm_store_read_end(st);
-            apr_reslist_release(conf->readers, st);
-            return HTTP_NOT_FOUND;
-        }
-        page = &APR_ARRAY_IDX(info.pages, 0, sm_page_info);
+    switch (doc.kind) {
+    case SM_DOC_NONE:
+        sm_store_read_end(st);
+        apr_reslist_release(conf->readers, st);
+        return HTTP_NOT_FOUND;
+    case SM_DOC_URLSET:
         tag = fnv(tag, "page", 4);
-        tag = fnv(tag, &page->page, sizeof(page->page));
-        tag = fnv(tag, &page->version, sizeof(page->version));
-        mtime = page->changed;
+        tag = fnv(tag, &doc.page->page, sizeof(doc.page->page));
+        tag = fnv(tag, &doc.page->version, sizeof(doc.page->version));
+        mtime = doc.page->changed;
         if (info.settings_changed > mtime)
             mtime = info.settings_changed;
-    }
-    else if (info.pages->nelts == 0) {
+        break;
+    case SM_DOC_ROOT:
         tag = fnv(tag, "root", 4);
         mtime = info.settings_changed;
-    }
-    else {
+        break;
+    case SM_DOC_INDEX:
         tag = fnv(tag, "index", 5);
-        for (i = 0; i < info.pages->nelts; i++) {
+        for (i = 0; i < doc.entries; i++) {
             const sm_page_info *pi = &APR_ARRAY_IDX(info.pages, i,
                                                     sm_page_info);
             tag = fnv(tag, &pi->page, sizeof(pi->page));
@@ -294,6 +299,7 @@ static SM_NOINLINE int serve(request_rec *r)
         }
         mtime = info.index_changed > info.settings_changed
               ? info.index_changed : info.settings_changed;
+        break;
     }
 
     /* Settings not stored yet (this generation's writer is starting):
@@ -328,34 +334,14 @@ static SM_NOINLINE int serve(request_rec *r)
     }
 
     ctx.r = r;
-    ctx.conf = conf;
     ctx.out = APR_SUCCESS;
-    ctx.w = sm_xml_writer_create(r->pool, to_client, &ctx);
-    if (page) {
-        sm_xml_urlset_begin(ctx.w);
-        rv = sm_store_page_urls(st, conf->site.base, page->page, one_url,
-                                &ctx);
-        if (rv == APR_SUCCESS)
-            rv = sm_xml_urlset_end(ctx.w);
-    }
-    else if (info.pages->nelts == 0) {
-        sm_xml_urlset_begin(ctx.w);
-        sm_xml_url(ctx.w, conf->site.base, "/", 0, NULL, NULL);
-        rv = sm_xml_urlset_end(ctx.w);
-    }
-    else {
-        sm_xml_index_begin(ctx.w);
-        if (info.pages->nelts > SM_INDEX_MAX_ENTRIES)
-            index_overflow(r, info.pages->nelts);
-        for (i = 0; i < info.pages->nelts && i < SM_INDEX_MAX_ENTRIES; i++) {
-            const sm_page_info *pi = &APR_ARRAY_IDX(info.pages, i,
-                                                    sm_page_info);
-            sm_xml_index_entry(ctx.w, conf->site.base,
-                               sm_page_path(r->pool, conf->sitemap_path,
-                                            pi->page), pi->lastmod);
-        }
-        rv = sm_xml_index_end(ctx.w);
-    }
+    site.base = conf->site.base;
+    site.sitemap_path = conf->sitemap_path;
+    site.changefreq = conf->changefreq;
+    site.priority = conf->priority;
+    rv = sm_doc_write(r->pool, st, &site, &doc, &info, to_client, &ctx,
+                      &stats);
+    document_notes(r, conf, &doc, &stats);
     if (rv != APR_SUCCESS && ctx.out == APR_SUCCESS) {
         /* The store failed after the headers went out. */
         ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, "store %s failed while "

@@ -97,7 +97,8 @@ SM_HOT static apr_uint64_t raw_facts_hash(const sitemap_server_conf *conf,
 /* Not a repeat: the rules decide, and a record or forget is handed to the
  * recorder.  Apart from the hot path, as it runs for few requests. */
 static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
-                              request_rec *orig, sm_response *resp,
+                              request_rec *orig, request_rec *last,
+                              sm_response *resp,
                               const response_headers *h, apr_uint64_t raw)
 {
     sm_change change;
@@ -114,6 +115,20 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     resp->x_robots_tag = h->x_robots_tag;
     resp->cache_control = h->cache_control;
     verdict = sm_rules_decide(r->pool, &conf->rules, resp, &url, &why);
+    /* Only what anyone may fetch is published: a page that Require ip,
+     * host, local (or any rule beyond "all granted") kept from an
+     * anonymous visitor elsewhere is forgotten, in case it was stored
+     * before the rule came.  Asked of the final request (its section
+     * served the page) and of the one the client asked for. */
+    if (verdict == SM_RECORD
+        && (!sitemap_anonymous_allowed(last)
+            || (orig != last && orig->per_dir_config != last->per_dir_config
+                && !sitemap_anonymous_allowed(orig)))) {
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (not "
+                      "for anonymous visitors from anywhere): %s",
+                      orig->unparsed_uri);
+        verdict = SM_FORGET;
+    }
     if (verdict == SM_IGNORE) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (%s): %s",
                       why ? why : "-", orig->unparsed_uri);
@@ -180,5 +195,5 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
     raw = raw_facts_hash(conf, orig, status, &h);
     if (sm_recorder_repeat(conf->recorder, raw, r->request_time))
         return OK;
-    return decide(r, conf, orig, &resp, &h, raw);
+    return decide(r, conf, orig, last, &resp, &h, raw);
 }

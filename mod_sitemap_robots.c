@@ -1,11 +1,12 @@
 /* mod_sitemap_robots.c: advertise the sitemap in /robots.txt.
  *
- * An output filter (just after the content-setting filters) appends
- * "Sitemap:" lines to whatever produces the site's robots.txt (a file, a
- * script, a proxy), streaming: the body
- * passes through untouched and the scan (src/sm_robots.c) keeps only the
- * line in progress.  When the site has no robots.txt, a last-resort
- * handler answers a permissive one and the same filter adds the lines. */
+ * An output filter (after the filters that make content, before those that
+ * compress it) adds "Sitemap:" lines to whatever produces the site's
+ * robots.txt (a file, a script, a proxy): the body passes through
+ * byte for byte, held only until its end or its first SM_ROBOTS_HOLD bytes
+ * (where the lines go: see src/sm_robots.h, which also scans it).  When
+ * the site has no robots.txt, a last-resort handler answers a permissive
+ * one and the same filter adds the lines. */
 #include "mod_sitemap.h"
 
 #include "http_core.h"
@@ -13,6 +14,7 @@
 #include "http_protocol.h"
 #include "http_request.h"
 
+#include <apr_date.h>
 #include <apr_lib.h>
 #include <apr_strings.h>
 
@@ -23,14 +25,21 @@ APLOG_USE_MODULE(sitemap);
 #define ROBOTS_FILTER "SITEMAP_ROBOTS"
 #define ROBOTS_PATH "/robots.txt"
 
-#define PASS_EVERY (64 * 1024)
-
 typedef struct {
     sm_robots *scan;
-    apr_bucket_brigade *out;    /* reused for every pass */
-    apr_size_t pending;         /* bytes in out */
-    apr_off_t seen;             /* body bytes so far */
+    apr_bucket_brigade *held;   /* the body so far */
+    apr_off_t seen;             /* its bytes */
+    char magic[4];              /* its first bytes */
+    apr_size_t magic_len;
 } robots_ctx;
+
+/* The lines are as old as the configuration that decides them (Sitemap,
+ * SitemapRobots, SitemapPath, SitemapBaseURL, SitemapRobotsExtra): to the
+ * second, as HTTP dates go. */
+static apr_time_t lines_since(const sitemap_server_conf *conf)
+{
+    return apr_time_from_sec(apr_time_sec(conf->loaded));
+}
 
 /* Is this the answer to a client's /robots.txt?  Decided on the request
  * the client made, so robots.txt produced through a rewrite (to a script,
@@ -108,6 +117,21 @@ static void restore_etags(request_rec *r, const sitemap_server_conf *conf,
                    apr_array_pstrcat(r->pool, kept, ','));
 }
 
+/* A copy older than our lines lacks them, whatever the resource's own
+ * date: that If-Modified-Since cannot be met, so it is dropped (the
+ * handler then answers 200).  A later one is left to the handler. */
+static void drop_older_ims(request_rec *r, const sitemap_server_conf *conf)
+{
+    const char *ims = apr_table_get(r->headers_in, "If-Modified-Since");
+    apr_time_t t;
+
+    if (!ims)
+        return;
+    t = apr_date_parse_http(ims);
+    if (t != APR_DATE_BAD && t < lines_since(conf))
+        apr_table_unset(r->headers_in, "If-Modified-Since");
+}
+
 /* Just before the handler runs: the ETags are restored here rather than in
  * a fixup, so the other requests pay for one hook of ours, not two. */
 SM_HOT void sitemap_robots_insert_filter(request_rec *r)
@@ -126,6 +150,7 @@ SM_HOT void sitemap_robots_insert_filter(request_rec *r)
     apr_table_setn(orig->notes, "sitemap-etags-restored", "1");
     restore_etags(r, conf, "If-None-Match");
     restore_etags(r, conf, "If-Match");
+    drop_older_ims(r, conf);
 }
 
 /* The site has no robots.txt: answer one that allows everything (the
@@ -146,6 +171,86 @@ SM_HOT int sitemap_robots_fallback(request_rec *r)
     return OK;
 }
 
+/* Our ETag and Last-Modified, on the 200 and on the 304 alike: the ETag
+ * gets our suffix, and Last-Modified is at least the time this
+ * configuration (which decides the lines) was read. */
+static void set_validators(request_rec *r, const sitemap_server_conf *conf)
+{
+    const char *etag = apr_table_get(r->headers_out, "ETag");
+    const char *lm = apr_table_get(r->headers_out, "Last-Modified");
+
+    if (etag) {
+        const char *altered = altered_etag(r, conf, etag);
+        if (altered)
+            apr_table_setn(r->headers_out, "ETag", altered);
+        else
+            apr_table_unset(r->headers_out, "ETag");
+    }
+    if (lm) {
+        apr_time_t t = apr_date_parse_http(lm);
+        if (t == APR_DATE_BAD || t < lines_since(conf)) {
+            char *date = apr_palloc(r->pool, APR_RFC822_DATE_LEN);
+            apr_rfc822_date(date, lines_since(conf));
+            apr_table_setn(r->headers_out, "Last-Modified", date);
+        }
+    }
+}
+
+/* A compressed file given its Content-Encoding after us (mod_headers'
+ * "Header set Content-Encoding" runs in a later filter): no robots.txt
+ * text starts with the gzip or zstd magic number. */
+static int looks_compressed(const robots_ctx *ctx)
+{
+    return (ctx->magic_len >= 2 && memcmp(ctx->magic, "\x1f\x8b", 2) == 0)
+        || (ctx->magic_len >= 4 && memcmp(ctx->magic, "\x28\xb5\x2f\xfd", 4) == 0);
+}
+
+/* Pass what was held, with the lines: at the end when eos is the body's
+ * end, else at its start (see sm_robots.h).  The filter then steps
+ * aside. */
+static apr_status_t release(ap_filter_t *f, robots_ctx *ctx, apr_bucket *eos)
+{
+    request_rec *r = f->r;
+    const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    const char *lines;
+    apr_size_t len = 0, offset = 0;
+    apr_bucket *at, *lb;
+
+    ap_remove_output_filter(f);
+    if (looks_compressed(ctx)) {
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "robots.txt starts like "
+                      "compressed data: passed through without Sitemap lines");
+        if (eos)
+            APR_BRIGADE_INSERT_TAIL(ctx->held, eos);
+        return ap_pass_brigade(f->next, ctx->held);
+    }
+    set_validators(r, conf);
+    apr_table_unset(r->headers_out, "Content-Length");
+    apr_table_unset(r->headers_out, "Content-MD5");
+    if (eos) {
+        lines = sm_robots_tail(ctx->scan, r->pool, &len);
+        /* A HEAD answered without a body (a script or backend that
+         * skips it): adding lines would make a wrong length. */
+        if (r->header_only && !ctx->seen)
+            len = 0;
+        at = APR_BRIGADE_SENTINEL(ctx->held);
+    }
+    else {
+        apr_status_t rv;
+        lines = sm_robots_head(ctx->scan, r->pool, &len, &offset);
+        rv = apr_brigade_partition(ctx->held, offset, &at);
+        if (rv != APR_SUCCESS)
+            return rv;
+    }
+    if (len) {
+        lb = apr_bucket_pool_create(lines, len, r->pool, f->c->bucket_alloc);
+        APR_BUCKET_INSERT_BEFORE(at, lb);
+    }
+    if (eos)
+        APR_BRIGADE_INSERT_TAIL(ctx->held, eos);
+    return ap_pass_brigade(f->next, ctx->held);
+}
+
 static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 {
     request_rec *r = f->r;
@@ -153,14 +258,12 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
 
     if (!ctx) {
-        const char *etag = apr_table_get(r->headers_out, "ETag");
-
         if (r->status != HTTP_OK && r->status != HTTP_NOT_MODIFIED) {
             ap_remove_output_filter(f);
             return ap_pass_brigade(f->next, bb);
         }
         /* Already compressed (by a script, a backend or mod_mime's
-         * AddEncoding): the bytes are not text we can append to. */
+         * AddEncoding): the bytes are not text we can add to. */
         if (r->content_encoding
             || apr_table_get(r->headers_out, "Content-Encoding")
             || apr_table_get(r->err_headers_out, "Content-Encoding")) {
@@ -170,74 +273,55 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             ap_remove_output_filter(f);
             return ap_pass_brigade(f->next, bb);
         }
-        /* The ETag is altered for the 304 too, so it matches the 200's. */
-        if (etag) {
-            const char *altered = altered_etag(r, conf, etag);
-            if (altered)
-                apr_table_setn(r->headers_out, "ETag", altered);
-            else
-                apr_table_unset(r->headers_out, "ETag");
-        }
         if (r->status != HTTP_OK) {
+            set_validators(r, conf);
             ap_remove_output_filter(f);
             return ap_pass_brigade(f->next, bb);
         }
         f->ctx = ctx = apr_pcalloc(r->pool, sizeof(*ctx));
         ctx->scan = sm_robots_create(r->pool, conf->robots_urls);
-        ctx->out = apr_brigade_create(r->pool, f->c->bucket_alloc);
-        apr_table_unset(r->headers_out, "Content-Length");
-        apr_table_unset(r->headers_out, "Content-MD5");
+        ctx->held = apr_brigade_create(r->pool, f->c->bucket_alloc);
     }
 
-    /* Look at every byte as it passes; pass on at least every
-     * PASS_EVERY bytes, so a big robots.txt is never held whole. */
+    /* Hold the body until its end or SM_ROBOTS_HOLD bytes, looking at
+     * every byte as it comes. */
     while (!APR_BRIGADE_EMPTY(bb)) {
         apr_bucket *b = APR_BRIGADE_FIRST(bb);
-        const char *data;
-        apr_size_t len;
         apr_status_t rv;
 
         if (APR_BUCKET_IS_EOS(b)) {
-            const char *tail = sm_robots_tail(ctx->scan, r->pool, &len);
-            /* A HEAD answered without a body (a script or backend that
-             * skips it): adding lines would make a wrong length. */
-            if (r->header_only && !ctx->seen)
-                len = 0;
-            if (len)
-                APR_BRIGADE_INSERT_TAIL(ctx->out, apr_bucket_pool_create(
-                                        tail, len, r->pool,
-                                        f->c->bucket_alloc));
             APR_BUCKET_REMOVE(b);
-            APR_BRIGADE_INSERT_TAIL(ctx->out, b);
-            ap_remove_output_filter(f);
-            return ap_pass_brigade(f->next, ctx->out);
+            return release(f, ctx, b);
         }
         if (!APR_BUCKET_IS_METADATA(b)) {
+            const char *data;
+            apr_size_t len;
+
             rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
             if (rv != APR_SUCCESS) {
                 ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, "cannot read the "
                               "robots.txt body");
                 return rv;
             }
+            if (ctx->magic_len < sizeof(ctx->magic)) {
+                apr_size_t n = sizeof(ctx->magic) - ctx->magic_len;
+                n = n < len ? n : len;
+                memcpy(ctx->magic + ctx->magic_len, data, n);
+                ctx->magic_len += n;
+            }
             sm_robots_feed(ctx->scan, data, len);
-            ctx->pending += len;
             ctx->seen += len;
         }
+        rv = apr_bucket_setaside(b, r->pool);
+        if (rv != APR_SUCCESS && rv != APR_ENOTIMPL)
+            return rv;
         APR_BUCKET_REMOVE(b);
-        APR_BRIGADE_INSERT_TAIL(ctx->out, b);
-        if (ctx->pending >= PASS_EVERY || APR_BUCKET_IS_FLUSH(b)) {
-            rv = ap_pass_brigade(f->next, ctx->out);
-            apr_brigade_cleanup(ctx->out);
-            ctx->pending = 0;
-            if (rv != APR_SUCCESS)
-                return rv;
+        APR_BRIGADE_INSERT_TAIL(ctx->held, b);
+        if (ctx->seen > SM_ROBOTS_HOLD) {
+            /* A long body: the lines go at its start, the rest streams. */
+            APR_BRIGADE_CONCAT(ctx->held, bb);
+            return release(f, ctx, NULL);
         }
-    }
-    if (!APR_BRIGADE_EMPTY(ctx->out)) {
-        apr_status_t rv = ap_pass_brigade(f->next, ctx->out);
-        apr_brigade_cleanup(ctx->out);
-        ctx->pending = 0;
-        return rv;
     }
     return APR_SUCCESS;
 }
@@ -245,11 +329,14 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 void sitemap_robots_register(apr_pool_t *p)
 {
     (void)p;
-    /* After mod_headers' FIXUP_HEADERS_OUT (AP_FTYPE_CONTENT_SET), so a
-     * Content-Encoding it sets is seen; mod_deflate, in the same slot, is
-     * added later (by type, in the handler) and so runs after us. */
+    /* After every filter that makes content (AP_FTYPE_RESOURCE: INCLUDES,
+     * SUBSTITUTE, SED, ...) and before every filter that encodes it
+     * (AP_FTYPE_CONTENT_SET: DEFLATE, BROTLI, also through mod_filter's
+     * AddOutputFilterByType), whatever order the modules are loaded in.
+     * mod_headers' output headers (also CONTENT_SET) are set after us:
+     * see looks_compressed. */
     ap_register_output_filter(ROBOTS_FILTER, robots_filter, NULL,
-                              AP_FTYPE_CONTENT_SET + 1);
+                              AP_FTYPE_CONTENT_SET - 1);
     ap_hook_insert_filter(sitemap_robots_insert_filter, NULL, NULL,
                           APR_HOOK_MIDDLE);
     ap_hook_handler(sitemap_robots_fallback, NULL, NULL, APR_HOOK_LAST);

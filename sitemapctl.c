@@ -17,7 +17,8 @@
  *   5 a log could not be opened or read to its end
  *   6 the store failed while working (locked for more than 5 s, disk full,
  *     I/O error); the failed transaction changed nothing
- *   7 export: a file could not be written */
+ *   7 the output could not be written: an export file, or standard
+ *     output (a full disk, a closed pipe) */
 #include "config.h"
 
 #include <apr_general.h>
@@ -30,11 +31,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "sm_ctl.h"
+#include "sm_document.h"
+#include "sm_fs.h"
 #include "sm_import.h"
+#include "sm_progress.h"
 #include "sm_rules.h"
 #include "sm_sitemap.h"
 #include "sm_store.h"
@@ -106,6 +112,11 @@ typedef struct {
     int page_size;                      /* --page-size, 0: not given */
     int all_types;
     apr_array_header_t *args;           /* positional, after DB */
+    int as_owner;                       /* root acting as the store's owner */
+    int give_created;                   /* root, for an owner who cannot
+                                           reach the directory */
+    uid_t owner_uid;
+    gid_t owner_gid;
 } ctl;
 
 #define O_SITE        0x001
@@ -219,7 +230,7 @@ static const char exit_statuses[] =
     "  5  a log could not be opened or read to its end\n"
     "  6  the store failed while working (locked for more than 5 s, disk\n"
     "     full, I/O error)\n"
-    "  7  export: a file could not be written\n";
+    "  7  the output could not be written (an export file, standard output)\n";
 
 static void usage_all(FILE *out)
 {
@@ -440,28 +451,144 @@ static int parse_args(ctl *c, const command *cmd, int argc,
 
 enum { OPEN_READ, OPEN_WRITE, OPEN_CREATE };
 
-/* A store created by root goes to the owner of its directory (the
- * module hands the directory to httpd's User/Group), so that httpd's
- * children can write to it.  SQLite itself gives the journal files it
- * creates later, as root, to the store's owner. */
-static void give_to_directory_owner(ctl *c)
+/* ---- running as root ---------------------------------------------------------
+ *
+ * The store's directory usually belongs to httpd's User, who can put a
+ * link where root expects the store or a journal: root opening, creating
+ * (SQLite) or chowning through it would hand a root file to that user.  So
+ * sitemapctl, run as root, works on a store that is not root's with the
+ * identity (effective uid, gid and groups) of the store's owner, or of its
+ * directory's owner for a store it creates: what it creates is theirs, and
+ * a link they planted leads nowhere they could not go.  The store and its
+ * journals must also not be links, hard links or other than regular files
+ * (checked without following links, see sm_fs.h), as export keeps root's
+ * identity to write its files. */
+
+static gid_t root_groups[64];
+static int root_ngroups = -1;
+
+static int act_as(ctl *c, int owner)
 {
-    const char *slash = strrchr(c->db, '/'), *suffix[] = { "", "-wal", "-shm" };
-    const char *dir = slash ? (slash == c->db ? "/"
-                               : apr_pstrmemdup(c->pool, c->db,
-                                                (apr_size_t)(slash - c->db)))
-                            : ".";
-    struct stat sb;
+    int ok;
+
+    if (owner) {
+        if (root_ngroups < 0)
+            root_ngroups = getgroups(64, root_groups);
+        ok = setgroups(1, &c->owner_gid) == 0 && setegid(c->owner_gid) == 0
+             && seteuid(c->owner_uid) == 0;
+    }
+    else
+        ok = seteuid(0) == 0 && setegid(0) == 0
+             && setgroups(root_ngroups > 0 ? (size_t)root_ngroups : 0,
+                          root_groups) == 0;
+    if (!ok)
+        say("cannot switch to uid %ld: %s", owner ? (long)c->owner_uid : 0L,
+            strerror(errno));
+    return ok;
+}
+
+/* EX_OK, or EX_NO_STORE (said) when the store is not safe to open.  A
+ * command that writes (writing) also takes over a store of root's in a
+ * directory of another user's (left by an older sitemapctl or module): it
+ * gives the store and its journals to that user first, as the module does
+ * at start-up. */
+static int guard_store(ctl *c, int become_owner, int writing)
+{
+    static const char *const journals[] = { "", "-wal", "-shm" };
+    const char *dir, *name;
+    struct stat sb, dsb;
+    char err[512];
+    int dirfd, take_over;
     apr_size_t i;
 
-    if (geteuid() != 0 || stat(dir, &sb) != 0 || sb.st_uid == 0)
-        return;
-    for (i = 0; i < sizeof(suffix) / sizeof(suffix[0]); i++) {
-        const char *f = apr_pstrcat(c->pool, c->db, suffix[i], NULL);
-        if (chown(f, sb.st_uid, sb.st_gid) != 0 && errno != ENOENT)
-            say("warning: cannot give %s to uid %ld: %s", f,
-                (long)sb.st_uid, strerror(errno));
+    if (geteuid() != 0 || c->as_owner)
+        return EX_OK;
+    sm_fs_split(c->pool, c->db, &dir, &name);
+    if (sm_fs_open_dir(dir, 0, SM_FS_KEEP_ID, SM_FS_KEEP_ID, &dirfd, err,
+                       sizeof(err)) != APR_SUCCESS) {
+        say("cannot open the store %s: %s", c->db, err);
+        return EX_NO_STORE;
     }
+    if (fstat(dirfd, &dsb) != 0) {
+        say("cannot open the store %s: %s", c->db, strerror(errno));
+        close(dirfd);
+        return EX_NO_STORE;
+    }
+    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+        sb = dsb;                       /* a new store: the directory's */
+    take_over = become_owner && writing && sb.st_uid == 0 && dsb.st_uid != 0;
+    for (i = 0; i < sizeof(journals) / sizeof(journals[0]); i++) {
+        const char *f = apr_pstrcat(c->pool, name, journals[i], NULL);
+        apr_status_t rv = sm_fs_give_file(dirfd, f, take_over ? dsb.st_uid
+                                          : SM_FS_KEEP_ID, take_over
+                                          ? dsb.st_gid : SM_FS_KEEP_ID,
+                                          err, sizeof(err));
+        if (rv != APR_SUCCESS && !APR_STATUS_IS_ENOENT(rv)) {
+            say("refusing the store %s as root: %s%s: %s", c->db, c->db,
+                journals[i], err);
+            close(dirfd);
+            return EX_NO_STORE;
+        }
+    }
+    close(dirfd);
+    if (take_over)
+        sb = dsb;
+    if (!become_owner || sb.st_uid == 0)
+        return EX_OK;
+    c->owner_uid = sb.st_uid;
+    c->owner_gid = sb.st_gid;
+    if (!act_as(c, 1))
+        return EX_NO_STORE;
+    if (faccessat(AT_FDCWD, dir, X_OK, AT_EACCESS) != 0) {
+        /* The owner cannot reach the directory (a 0700 parent of root's),
+         * so cannot have planted anything in it either: root works there
+         * itself, and gives a store it creates to the owner, as the
+         * module would find it. */
+        if (!act_as(c, 0))
+            return EX_NO_STORE;
+        c->give_created = 1;
+        return EX_OK;
+    }
+    c->as_owner = 1;
+    return EX_OK;
+}
+
+/* A store root created for an owner who cannot reach its directory. */
+static void give_created(ctl *c)
+{
+    static const char *const journals[] = { "", "-wal", "-shm" };
+    const char *dir, *name;
+    char err[512];
+    int dirfd;
+    apr_size_t i;
+
+    sm_fs_split(c->pool, c->db, &dir, &name);
+    if (sm_fs_open_dir(dir, 0, SM_FS_KEEP_ID, SM_FS_KEEP_ID, &dirfd, err,
+                       sizeof(err)) != APR_SUCCESS) {
+        say("warning: cannot give %s to uid %ld: %s", c->db,
+            (long)c->owner_uid, err);
+        return;
+    }
+    for (i = 0; i < sizeof(journals) / sizeof(journals[0]); i++) {
+        const char *f = apr_pstrcat(c->pool, name, journals[i], NULL);
+        apr_status_t rv = sm_fs_give_file(dirfd, f, c->owner_uid,
+                                          c->owner_gid, err, sizeof(err));
+        if (rv != APR_SUCCESS && !APR_STATUS_IS_ENOENT(rv))
+            say("warning: cannot give %s%s to uid %ld: %s", c->db,
+                journals[i], (long)c->owner_uid, err);
+    }
+    close(dirfd);
+}
+
+/* Can we write the store and create its journals beside it?  (errno says
+ * why not.) */
+static int can_write(ctl *c)
+{
+    const char *dir, *name;
+
+    sm_fs_split(c->pool, c->db, &dir, &name);
+    return faccessat(AT_FDCWD, c->db, R_OK | W_OK, AT_EACCESS) == 0
+        && faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0;
 }
 
 static int open_store(ctl *c, int mode, sm_store **st)
@@ -471,6 +598,7 @@ static int open_store(ctl *c, int mode, sm_store **st)
     int created = 0;
     int flags = mode == OPEN_READ ? SM_STORE_READONLY
               : mode == OPEN_CREATE ? SM_STORE_CREATE | SM_STORE_BULK : 0;
+    int rc;
 
     if (sm_store_is_pg(c->uri)) {
         /* A database, not a file: the schema is created when missing
@@ -482,6 +610,10 @@ static int open_store(ctl *c, int mode, sm_store **st)
         }
         return EX_OK;
     }
+    /* export writes its files as root: it only reads the store. */
+    if ((rc = guard_store(c, strcmp(c->command, "export") != 0,
+                          mode != OPEN_READ)) != EX_OK)
+        return rc;
     if (stat(c->db, &sb) != 0) {
         if (errno != ENOENT || mode != OPEN_CREATE) {
             say("cannot open the store %s: %s", c->db, strerror(errno));
@@ -492,6 +624,12 @@ static int open_store(ctl *c, int mode, sm_store **st)
     }
     else if (!S_ISREG(sb.st_mode)) {
         say("cannot open the store %s: not a regular file", c->db);
+        return EX_NO_STORE;
+    }
+    else if (mode != OPEN_READ && !can_write(c)) {
+        /* SQLite would open it read-only and fail at the first write. */
+        say("cannot open the store %s for writing: %s", c->db,
+            strerror(errno));
         return EX_NO_STORE;
     }
     else if (mode != OPEN_READ && sb.st_size > 0) {
@@ -518,8 +656,8 @@ static int open_store(ctl *c, int mode, sm_store **st)
         say("cannot open the store %s: %s", c->db, err);
         return EX_NO_STORE;
     }
-    if (created)
-        give_to_directory_owner(c);
+    if (created && c->give_created)
+        give_created(c);
     return EX_OK;
 }
 
@@ -560,8 +698,9 @@ static sm_site_conf *site_conf(ctl *c, const sm_site_row *row)
  * writer waiting on SQLite's lock (the module's) sleeps at most 100 ms
  * between two tries, so a pause longer than that lets it in: it never
  * waits for more than one of our transactions (a fraction of a second). */
+/* pg: a meter to move after each transaction, or NULL. */
 static int apply_all(ctl *c, sm_store *st, const sm_change *changes, int n,
-                     sm_apply_stats *total)
+                     sm_apply_stats *total, sm_progress *pg)
 {
     int off;
 
@@ -581,6 +720,8 @@ static int apply_all(ctl *c, sm_store *st, const sm_change *changes, int n,
         total->touched += s.touched;
         total->removed += s.removed;
         total->refused_full += s.refused_full;
+        if (pg)
+            sm_progress_update(pg, off + k, 0, apr_time_now());
         if (off + k < n)
             apr_sleep(PAUSE);
     }
@@ -705,6 +846,31 @@ static int cmd_list(ctl *c)
 
 /* ---- import ------------------------------------------------------------------ */
 
+/* Progress of an import, drawn on standard error when it is a terminal. */
+typedef struct {
+    sm_progress meter;
+    apr_off_t before;           /* bytes of the logs already read */
+} import_progress;
+
+static void import_progress_cb(void *baton, apr_off_t bytes,
+                               apr_uint64_t lines)
+{
+    import_progress *ip = baton;
+    sm_progress_update(&ip->meter, ip->before + bytes, lines,
+                       apr_time_now());
+}
+
+/* A log's size in bytes; -1 when it has none to tell (standard input, a
+ * pipe). */
+static apr_off_t log_size(const char *path)
+{
+    struct stat sb;
+    if (strcmp(path, "-") == 0 || stat(path, &sb) != 0
+        || !S_ISREG(sb.st_mode))
+        return -1;
+    return (apr_off_t)sb.st_size;
+}
+
 static int cmd_import(ctl *c)
 {
     sm_rules rules;
@@ -717,8 +883,10 @@ static int cmd_import(ctl *c)
     sm_import *im;
     sm_store *st;
     apr_time_t t0, t1, t2;
+    import_progress ip;
+    apr_off_t total = 0;
     char err[512];
-    int rc, i, status = EX_OK;
+    int rc, i, tty, status = EX_OK;
     double secs;
 
     /* Every log must open before anything is changed. */
@@ -743,18 +911,40 @@ static int cmd_import(ctl *c)
     rules.allow_query = c->allow_query;
     im = sm_import_create(c->pool, &rules, c->site, !c->all_types);
 
+    /* Progress only on a terminal: a log or a pipe gets nothing. */
+    tty = isatty(STDERR_FILENO) ? STDERR_FILENO : -1;
+    for (i = 0; i < c->args->nelts && total >= 0; i++) {
+        apr_off_t size = log_size(APR_ARRAY_IDX(c->args, i, const char *));
+        total = size < 0 ? -1 : total + size;
+    }
     t0 = apr_time_now();
+    /* The logs are read with the identity they were checked with (root
+     * may read logs the store's owner may not). */
+    if (c->as_owner && !act_as(c, 0))
+        return EX_STORE;
+    sm_progress_start(&ip.meter, tty, "reading logs", total, 1, t0);
+    ip.before = 0;
+    sm_import_set_progress(im, import_progress_cb, &ip);
     for (i = 0; i < c->args->nelts; i++) {
         const char *log = APR_ARRAY_IDX(c->args, i, const char *);
+        apr_off_t size = log_size(log);
         if (sm_import_file(im, log, err, sizeof(err)) != APR_SUCCESS) {
+            sm_progress_end(&ip.meter);
             say("%s (the lines before it are imported)", err);
             status = EX_LOG;
         }
+        ip.before += size > 0 ? size : 0;
     }
+    sm_progress_end(&ip.meter);
+    if (c->as_owner && !act_as(c, 1))
+        return EX_STORE;
     t1 = apr_time_now();
     changes = sm_import_changes(im, c->pool, site);
-    if ((rc = apply_all(c, st, (const sm_change *)changes->elts,
-                        changes->nelts, &as)) != EX_OK)
+    sm_progress_start(&ip.meter, tty, "writing URLs", changes->nelts, 0, t1);
+    rc = apply_all(c, st, (const sm_change *)changes->elts, changes->nelts,
+                   &as, &ip.meter);
+    sm_progress_end(&ip.meter);
+    if (rc != EX_OK)
         return rc;
     t2 = apr_time_now();
 
@@ -843,7 +1033,7 @@ static int cmd_add(ctl *c)
         changes[i].last_modified = c->lastmod;
         changes[i].seen = now;
     }
-    if ((rc = apply_all(c, st, changes, c->args->nelts, &as)) != EX_OK)
+    if ((rc = apply_all(c, st, changes, c->args->nelts, &as, NULL)) != EX_OK)
         return rc;
     printf("%d added, %d already stored%s\n", as.added,
            as.touched + as.updated,
@@ -877,7 +1067,7 @@ static int cmd_remove(ctl *c)
         changes[i].url = urls[i];
         changes[i].seen = now;
     }
-    if ((rc = apply_all(c, st, changes, c->args->nelts, &as)) != EX_OK)
+    if ((rc = apply_all(c, st, changes, c->args->nelts, &as, NULL)) != EX_OK)
         return rc;
     printf("%d removed, %d not stored\n", as.removed,
            c->args->nelts - as.removed);
@@ -929,6 +1119,16 @@ static int cmd_export(ctl *c)
     for (i = 0; i < res.removed->nelts; i++)
         say("removed %s: the module no longer serves that page",
             APR_ARRAY_IDX(res.removed, i, const char *));
+    if (res.index_entries_left_out)
+        say("warning: %d non-empty pages are past the %d an index may list: "
+            "their files are written (the module serves them) but the index "
+            "leaves them out, as the module's does (raise SitemapPageSize)",
+            res.index_entries_left_out, SM_INDEX_MAX_ENTRIES);
+    if (res.rows_skipped)
+        say("warning: %" APR_INT64_T_FMT " row%s of the store left out, not "
+            "being a URL as the module stores them (first: \"%s\"); run "
+            "sitemapctl check", res.rows_skipped,
+            res.rows_skipped == 1 ? "" : "s", res.first_skipped);
     fprintf(stderr, "%s: %d file%s (%s, %" APR_INT64_T_FMT " page%s, %"
             APR_INT64_T_FMT " URLs)\n", progname, res.files,
             res.files == 1 ? "" : "s",
@@ -977,6 +1177,8 @@ static int cmd_check(ctl *c)
     apr_status_t rv;
     int i;
 
+    if (!sm_store_is_pg(c->uri) && (i = guard_store(c, 1, 0)) != EX_OK)
+        return i;
     rv = sm_store_check(c->pool, c->uri, BUSY_TIMEOUT_MS, problems, &about,
                         err, sizeof(err));
     if (rv != APR_SUCCESS) {
@@ -997,6 +1199,22 @@ static int cmd_check(ctl *c)
 }
 
 /* ---- main ------------------------------------------------------------------- */
+
+/* What was printed must have reached standard output: stdio only reports a
+ * full disk or a closed pipe at fflush/fclose, so a command that succeeded
+ * fails with EX_WRITE when they do. */
+static int finish_output(int rc)
+{
+    int failed = fflush(stdout) != 0 || ferror(stdout);
+
+    if (fclose(stdout) != 0)
+        failed = 1;
+    if (failed && rc == EX_OK) {
+        say("cannot write to standard output: %s", strerror(errno));
+        return EX_WRITE;
+    }
+    return rc;
+}
 
 int main(int argc, const char *const *argv)
 {
@@ -1020,11 +1238,11 @@ int main(int argc, const char *const *argv)
             usage_cmd(stdout, cmd);
         else
             usage_all(stdout);
-        return EX_OK;
+        return finish_output(EX_OK);
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("sitemapctl (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
-        return EX_OK;
+        return finish_output(EX_OK);
     }
     if (!(cmd = find_command(argv[1]))) {
         fprintf(stderr, "%s: unknown command '%s'\n\n", progname, argv[1]);
@@ -1046,6 +1264,7 @@ int main(int argc, const char *const *argv)
     rc = parse_args(&c, cmd, argc - 2, argv + 2, &done);
     if (rc == EX_OK && !done)
         rc = cmd->run(&c);
+    rc = finish_output(rc);
     apr_pool_destroy(pool);
     apr_terminate();
     return rc;

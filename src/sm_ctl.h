@@ -50,6 +50,10 @@ typedef struct {
     apr_int64_t pages;          /* page files */
     apr_array_header_t *paths;  /* const char *: the files written */
     apr_array_header_t *removed;/* const char *: stale page files removed */
+    int index_entries_left_out; /* non-empty pages past what the index may
+                                   list (served, but not in the index) */
+    apr_int64_t rows_skipped;   /* store rows not in the stored form */
+    const char *first_skipped;  /* the first of them, printable */
 } sm_export_result;
 
 /* Write the documents the module serves for base, from one read snapshot
@@ -58,7 +62,11 @@ typedef struct {
  * site's root when it has no URL) and every non-empty page (set->path with
  * "-N"), at their URL paths under dir (so dir can be a document root);
  * directories are created.  Each file is written under a temporary name
- * and renamed, so a web server never serves half a file.  Page files of
+ * and renamed, so a web server never serves half a file; the documents
+ * are chosen and written by the module's own code (sm_document.h).
+ * Safe as root in a directory others can write: no link is followed
+ * below dir, temporary files are created exclusively under random names,
+ * relative to the opened directory.  Page files of
  * an earlier export that the module would now answer 404 for (pages that
  * are empty or gone) are removed; no other file is touched.  err (may be
  * NULL) says what failed. */

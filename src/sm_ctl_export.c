@@ -2,29 +2,18 @@
  * serves (mod_sitemap_handler.c): the same store reads, the same choice of
  * document, the same XML writer and annotations. */
 #include "sm_ctl.h"
-#include "sm_xml.h"
+#include "sm_document.h"
 
 #include <apr_file_io.h>
+#include <apr_general.h>
 #include <apr_strings.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
-
-typedef struct {
-    sm_xml_writer *w;
-    const char *base;
-    const sm_settings *set;
-    apr_int64_t urls;
-} doc_ctx;
-
-/* As the handler's one_url. */
-static apr_status_t one_url(void *baton, const char *url, apr_time_t lastmod)
-{
-    doc_ctx *ctx = baton;
-    ctx->urls++;
-    return sm_xml_url(ctx->w, ctx->base, url, lastmod,
-                      sm_annotation_find(ctx->set->changefreq, url),
-                      sm_annotation_find(ctx->set->priority, url));
-}
 
 typedef apr_status_t sink_fn(void *, const char *, apr_size_t);
 
@@ -45,49 +34,36 @@ static apr_status_t guarded(void *baton, const char *data, apr_size_t len)
 }
 
 /* Write one document of a snapshot already read into info: page > 0 a
- * page, 0 the SitemapPath document. */
+ * page, 0 the SitemapPath document; chosen and written by the module's
+ * own code (sm_document.c). */
 static sm_export_status write_doc(apr_pool_t *p, sm_store *st,
                                   const char *base, const sm_settings *set,
                                   const sm_site_info *info, apr_int64_t page,
                                   sink_fn *sink, void *baton,
-                                  apr_int64_t *urls, char *err,
+                                  sm_export_result *res, char *err,
                                   apr_size_t errlen)
 {
     sink_guard g = { sink, baton, APR_SUCCESS };
-    doc_ctx ctx;
+    sm_doc_site site = { base, set->path, set->changefreq, set->priority };
+    sm_doc_stats stats;
+    sm_doc doc;
     apr_status_t rv;
-    int i;
 
-    ctx.w = sm_xml_writer_create(p, guarded, &g);
-    ctx.base = base;
-    ctx.set = set;
-    ctx.urls = 0;
-    if (page == 0 && info->pages->nelts == 1)
-        page = APR_ARRAY_IDX(info->pages, 0, sm_page_info).page;
-    if (page > 0) {
-        sm_xml_urlset_begin(ctx.w);
-        rv = sm_store_page_urls(st, base, page, one_url, &ctx);
-        if (rv == APR_SUCCESS)
-            rv = sm_xml_urlset_end(ctx.w);
+    sm_doc_choose(info, page, &doc);
+    if (doc.kind == SM_DOC_NONE)
+        return SM_EXPORT_NO_PAGE;
+    rv = sm_doc_write(p, st, &site, &doc, info, guarded, &g, &stats);
+    if (res && page == 0) {
+        res->index_entries_left_out = doc.overflow;
     }
-    else if (info->pages->nelts == 0) {
-        sm_xml_urlset_begin(ctx.w);
-        sm_xml_url(ctx.w, base, "/", 0, NULL, NULL);
-        rv = sm_xml_urlset_end(ctx.w);
+    else if (res) {
+        /* Counted in the page files (the SitemapPath document of a one-page
+         * site is that page again). */
+        res->urls += stats.urls;
+        res->rows_skipped += stats.skipped;
+        if (stats.skipped && !res->first_skipped)
+            res->first_skipped = apr_pstrdup(p, stats.first_skipped);
     }
-    else {
-        sm_xml_index_begin(ctx.w);
-        for (i = 0; i < info->pages->nelts; i++) {
-            const sm_page_info *pi = &APR_ARRAY_IDX(info->pages, i,
-                                                    sm_page_info);
-            sm_xml_index_entry(ctx.w, base,
-                               sm_page_path(p, set->path, pi->page),
-                               pi->lastmod);
-        }
-        rv = sm_xml_index_end(ctx.w);
-    }
-    if (urls)
-        *urls = ctx.urls;
     if (g.failed != APR_SUCCESS)
         return SM_EXPORT_WRITE;     /* the sink said why */
     if (rv != APR_SUCCESS) {
@@ -123,157 +99,244 @@ sm_export_status sm_ctl_document(apr_pool_t *p, sm_store *st,
 {
     sm_site_info info;
     sm_export_status es;
-    int i, found = which == 0;
 
     if ((es = snapshot(p, st, base, &info, err, errlen)) != SM_EXPORT_OK)
         return es;
-    for (i = 0; i < info.pages->nelts && !found; i++)
-        found = APR_ARRAY_IDX(info.pages, i, sm_page_info).page == which;
-    es = found ? write_doc(p, st, base, set, &info, which, sink, baton, NULL,
-                           err, errlen)
-               : SM_EXPORT_NO_PAGE;
+    es = write_doc(p, st, base, set, &info, which, sink, baton, NULL, err,
+                   errlen);
     sm_store_read_end(st);
     return es;
 }
 
-/* ---- files ------------------------------------------------------------------ */
+/* ---- files ------------------------------------------------------------------
+ *
+ * sitemapctl may run as root and write into a directory another user can
+ * write (a document root).  Nothing is opened by a path name that user could
+ * redirect: the SitemapPath's directory is opened once, each directory
+ * under the export directory with O_NOFOLLOW, and every file is made
+ * relative to that opened directory (openat, renameat, unlinkat) under an
+ * unpredictable temporary name created with O_EXCL|O_NOFOLLOW, then renamed
+ * over the final name (a rename replaces a planted link, it never writes
+ * through one).  APR has no *at() calls, hence POSIX here. */
+
+static sm_export_status write_error(char *err, apr_size_t errlen,
+                                    const char *what, const char *path,
+                                    apr_status_t rv)
+{
+    char msg[120];
+    if (err)
+        apr_snprintf(err, errlen, "cannot %s %s: %s", what, path,
+                     apr_strerror(rv, msg, sizeof(msg)));
+    return SM_EXPORT_WRITE;
+}
+
+/* The same for a failed system call (errno). */
+static sm_export_status sys_error(char *err, apr_size_t errlen,
+                                  const char *what, const char *path)
+{
+    return write_error(err, errlen, what, path, APR_FROM_OS_ERROR(errno));
+}
 
 typedef struct {
-    apr_file_t *f;
-    const char *path;
+    int fd;
+    const char *path;       /* for messages */
     char *err;
     apr_size_t errlen;
+    char buf[65536];
+    apr_size_t used;
 } file_sink;
+
+static apr_status_t flush_file(file_sink *fs)
+{
+    apr_size_t off = 0;
+
+    while (off < fs->used) {
+        ssize_t n = write(fs->fd, fs->buf + off, fs->used - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            apr_status_t rv = n < 0 ? APR_FROM_OS_ERROR(errno) : APR_EGENERAL;
+            write_error(fs->err, fs->errlen, "write", fs->path, rv);
+            return rv;
+        }
+        off += (apr_size_t)n;
+    }
+    fs->used = 0;
+    return APR_SUCCESS;
+}
 
 static apr_status_t to_file(void *baton, const char *data, apr_size_t len)
 {
     file_sink *fs = baton;
-    apr_status_t rv = apr_file_write_full(fs->f, data, len, NULL);
-    if (rv != APR_SUCCESS && fs->err) {
-        char msg[120];
-        apr_snprintf(fs->err, fs->errlen, "cannot write %s: %s", fs->path,
-                     apr_strerror(rv, msg, sizeof(msg)));
+    apr_status_t rv;
+
+    while (len) {
+        apr_size_t take = sizeof(fs->buf) - fs->used;
+        if (take > len)
+            take = len;
+        memcpy(fs->buf + fs->used, data, take);
+        fs->used += take;
+        data += take;
+        len -= take;
+        if (fs->used == sizeof(fs->buf)
+            && (rv = flush_file(fs)) != APR_SUCCESS)
+            return rv;
     }
-    return rv;
+    return APR_SUCCESS;
 }
 
+/* Create name in the directory dfd under a fresh random name, exclusively
+ * and without following links.  The file's name is put in *tmp. */
+static int create_temporary(apr_pool_t *p, int dfd, const char *name,
+                            const char **tmp)
+{
+    int tries;
+
+    for (tries = 0; tries < 16; tries++) {
+        unsigned char r[8];
+        int fd;
+
+        if (apr_generate_random_bytes(r, sizeof(r)) != APR_SUCCESS) {
+            errno = EIO;
+            return -1;
+        }
+        *tmp = apr_psprintf(p, ".%s.%02x%02x%02x%02x%02x%02x%02x%02x.tmp",
+                            name, r[0], r[1], r[2], r[3], r[4], r[5], r[6],
+                            r[7]);
+        fd = openat(dfd, *tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW
+                    | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    return -1;
+}
+
+/* Write one document as the file name in the directory dfd (dirpath for
+ * messages). */
 static sm_export_status write_file(apr_pool_t *p, sm_store *st,
                                    const char *base, const sm_settings *set,
                                    const sm_site_info *info, apr_int64_t page,
-                                   const char *dir, const char *urlpath,
-                                   sm_export_result *res, char *err,
-                                   apr_size_t errlen)
+                                   int dfd, const char *dirpath,
+                                   const char *name, sm_export_result *res,
+                                   char *err, apr_size_t errlen)
 {
-    const char *path = apr_pstrcat(p, dir, urlpath, NULL);
-    const char *tmp = apr_psprintf(p, "%s.tmp%ld", path, (long)getpid());
-    const char *slash = strrchr(path, '/');
-    file_sink fs = { NULL, tmp, err, errlen };
-    apr_int64_t urls = 0;
+    const char *path = apr_pstrcat(p, dirpath, name, NULL), *tmp;
+    file_sink *fs = apr_palloc(p, sizeof(*fs));
     sm_export_status es;
-    apr_status_t rv;
-    char msg[120];
 
-    if (slash && slash != path) {
-        const char *parent = apr_pstrmemdup(p, path,
-                                            (apr_size_t)(slash - path));
-        rv = apr_dir_make_recursive(parent, APR_FPROT_OS_DEFAULT, p);
-        if (rv != APR_SUCCESS) {
-            if (err)
-                apr_snprintf(err, errlen, "cannot create the directory "
-                             "%s: %s", parent,
-                             apr_strerror(rv, msg, sizeof(msg)));
-            return SM_EXPORT_WRITE;
-        }
-    }
-    rv = apr_file_open(&fs.f, tmp, APR_FOPEN_WRITE | APR_FOPEN_CREATE
-                       | APR_FOPEN_TRUNCATE | APR_FOPEN_BUFFERED,
-                       APR_FPROT_OS_DEFAULT, p);
-    if (rv != APR_SUCCESS) {
-        if (err)
-            apr_snprintf(err, errlen, "cannot create %s: %s", tmp,
-                         apr_strerror(rv, msg, sizeof(msg)));
-        return SM_EXPORT_WRITE;
-    }
-    es = write_doc(p, st, base, set, info, page, to_file, &fs, &urls, err,
+    if ((fs->fd = create_temporary(p, dfd, name, &tmp)) < 0)
+        return sys_error(err, errlen, "create a temporary file for", path);
+    fs->path = path;
+    fs->err = err;
+    fs->errlen = errlen;
+    fs->used = 0;
+    es = write_doc(p, st, base, set, info, page, to_file, fs, res, err,
                    errlen);
-    if (es == SM_EXPORT_OK && (rv = apr_file_close(fs.f)) != APR_SUCCESS) {
-        fs.f = NULL;
-        if (err)
-            apr_snprintf(err, errlen, "cannot write %s: %s", tmp,
-                         apr_strerror(rv, msg, sizeof(msg)));
+    if (es == SM_EXPORT_OK && flush_file(fs) != APR_SUCCESS)
         es = SM_EXPORT_WRITE;
-    }
-    else if (es != SM_EXPORT_OK) {
-        apr_file_close(fs.f);
-    }
-    if (es == SM_EXPORT_OK
-        && (rv = apr_file_rename(tmp, path, p)) != APR_SUCCESS) {
-        if (err)
-            apr_snprintf(err, errlen, "cannot rename %s to %s: %s", tmp,
-                         path, apr_strerror(rv, msg, sizeof(msg)));
-        es = SM_EXPORT_WRITE;
-    }
+    if (close(fs->fd) != 0 && es == SM_EXPORT_OK)
+        es = sys_error(err, errlen, "write", path);
+    if (es == SM_EXPORT_OK && renameat(dfd, tmp, dfd, name) != 0)
+        es = sys_error(err, errlen, "replace", path);
     if (es != SM_EXPORT_OK) {
-        apr_file_remove(tmp, p);
+        unlinkat(dfd, tmp, 0);
         return es;
     }
     res->files++;
-    if (page > 0) {
+    if (page > 0)
         res->pages++;
-        res->urls += urls;
-    }
     APR_ARRAY_PUSH(res->paths, const char *) = path;
     return SM_EXPORT_OK;
 }
 
-/* Remove the page files in the SitemapPath's directory that are not pages
- * of this snapshot: what the module would answer 404 for. */
-static sm_export_status remove_stale(apr_pool_t *p, const char *dir,
+/* Open the directory of the SitemapPath under dir, creating what is
+ * missing: dir itself as named (the administrator's choice), every
+ * directory below it without following a link.  Returns the descriptor,
+ * or -1 with err set. */
+static int open_target_dir(apr_pool_t *p, const char *dir,
+                           const char *urldir, char *err, apr_size_t errlen)
+{
+    char *rest = apr_pstrdup(p, urldir), *seg, *state;
+    const char *done = *dir ? dir : "/";
+    apr_status_t rv;
+    int dfd;
+
+    if ((rv = apr_dir_make_recursive(done, APR_FPROT_OS_DEFAULT, p))
+        != APR_SUCCESS) {
+        write_error(err, errlen, "create the directory", done, rv);
+        return -1;
+    }
+    if ((dfd = open(done, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        sys_error(err, errlen, "open the directory", done);
+        return -1;
+    }
+    for (seg = apr_strtok(rest, "/", &state); seg;
+         seg = apr_strtok(NULL, "/", &state)) {
+        int next;
+
+        done = apr_pstrcat(p, done, strcmp(done, "/") ? "/" : "", seg, NULL);
+        if (mkdirat(dfd, seg, 0777) != 0 && errno != EEXIST) {
+            sys_error(err, errlen, "create the directory", done);
+            close(dfd);
+            return -1;
+        }
+        next = openat(dfd, seg, O_RDONLY | O_DIRECTORY | O_NOFOLLOW
+                      | O_CLOEXEC);
+        if (next < 0) {
+            sys_error(err, errlen, "open the directory (a link is never "
+                      "followed)", done);
+            close(dfd);
+            return -1;
+        }
+        close(dfd);
+        dfd = next;
+    }
+    return dfd;
+}
+
+/* Remove the page files in the SitemapPath's directory (dfd) that are not
+ * pages of this snapshot: what the module would answer 404 for. */
+static sm_export_status remove_stale(apr_pool_t *p, int dfd,
+                                     const char *dirpath, const char *urldir,
                                      const sm_settings *set,
                                      const sm_site_info *info,
                                      sm_export_result *res, char *err,
                                      apr_size_t errlen)
 {
-    const char *slash = strrchr(set->path, '/');
-    const char *urldir = apr_pstrmemdup(p, set->path,
-                                        (apr_size_t)(slash - set->path) + 1);
-    const char *fsdir = apr_pstrcat(p, dir, urldir, NULL);
-    apr_finfo_t fi;
-    apr_dir_t *d;
-    char msg[120];
-    apr_status_t rv;
-    int i;
+    sm_export_status es = SM_EXPORT_OK;
+    struct dirent *de;
+    DIR *d;
+    int fd, i;
 
-    if (apr_dir_open(&d, fsdir, p) != APR_SUCCESS)
-        return SM_EXPORT_OK;
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, d)
-           == APR_SUCCESS) {
+    if ((fd = dup(dfd)) < 0 || !(d = fdopendir(fd))) {
+        if (fd >= 0)
+            close(fd);
+        return sys_error(err, errlen, "read the directory", dirpath);
+    }
+    while ((de = readdir(d)) != NULL) {
+        struct stat sb;
         apr_int64_t n;
         int current = 0;
 
-        if (fi.filetype != APR_REG)
-            continue;
-        n = sm_name_parse(set->path, apr_pstrcat(p, urldir, fi.name, NULL));
+        n = sm_name_parse(set->path, apr_pstrcat(p, urldir, de->d_name,
+                                                 NULL));
         if (n <= 0)
             continue;
         for (i = 0; i < info->pages->nelts && !current; i++)
             current = APR_ARRAY_IDX(info->pages, i, sm_page_info).page == n;
-        if (current)
+        if (current || fstatat(dfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW)
+            || !S_ISREG(sb.st_mode))
             continue;
-        rv = apr_file_remove(apr_pstrcat(p, fsdir, fi.name, NULL), p);
-        if (rv != APR_SUCCESS) {
-            if (err)
-                apr_snprintf(err, errlen, "cannot remove the stale page %s%s:"
-                             " %s", fsdir, fi.name,
-                             apr_strerror(rv, msg, sizeof(msg)));
-            apr_dir_close(d);
-            return SM_EXPORT_WRITE;
+        if (unlinkat(dfd, de->d_name, 0) != 0) {
+            es = sys_error(err, errlen, "remove the stale page",
+                           apr_pstrcat(p, dirpath, de->d_name, NULL));
+            break;
         }
         APR_ARRAY_PUSH(res->removed, const char *) =
-            apr_pstrcat(p, fsdir, fi.name, NULL);
+            apr_pstrcat(p, dirpath, de->d_name, NULL);
     }
-    apr_dir_close(d);
-    return SM_EXPORT_OK;
+    closedir(d);
+    return es;
 }
 
 sm_export_status sm_ctl_export(apr_pool_t *p, sm_store *st, const char *base,
@@ -284,7 +347,11 @@ sm_export_status sm_ctl_export(apr_pool_t *p, sm_store *st, const char *base,
     sm_site_info info;
     sm_export_status es;
     apr_size_t dlen = strlen(dir);
-    int i;
+    const char *slash = strrchr(set->path, '/');
+    const char *urldir = apr_pstrmemdup(p, set->path,
+                                        (apr_size_t)(slash - set->path) + 1);
+    const char *dirpath;
+    int i, dfd;
 
     memset(res, 0, sizeof(*res));
     res->paths = apr_array_make(p, 4, sizeof(char *));
@@ -294,19 +361,27 @@ sm_export_status sm_ctl_export(apr_pool_t *p, sm_store *st, const char *base,
     dir = apr_pstrmemdup(p, dir, dlen);
     if (strcmp(dir, "/") == 0)
         dir = "";
+    dirpath = apr_pstrcat(p, dir, urldir, NULL);
     if ((es = snapshot(p, st, base, &info, err, errlen)) != SM_EXPORT_OK)
         return es;
+    if ((dfd = open_target_dir(p, dir, urldir, err, errlen)) < 0) {
+        sm_store_read_end(st);
+        return SM_EXPORT_WRITE;
+    }
     res->index_kind = info.pages->nelts == 1 ? "urlset"
                     : info.pages->nelts == 0 ? "root" : "index";
-    es = write_file(p, st, base, set, &info, 0, dir, set->path, res, err,
-                    errlen);
+    es = write_file(p, st, base, set, &info, 0, dfd, dirpath, slash + 1, res,
+                    err, errlen);
     for (i = 0; es == SM_EXPORT_OK && i < info.pages->nelts; i++) {
         apr_int64_t n = APR_ARRAY_IDX(info.pages, i, sm_page_info).page;
-        es = write_file(p, st, base, set, &info, n, dir,
-                        sm_page_path(p, set->path, n), res, err, errlen);
+        es = write_file(p, st, base, set, &info, n, dfd, dirpath,
+                        strrchr(sm_page_path(p, set->path, n), '/') + 1,
+                        res, err, errlen);
     }
     sm_store_read_end(st);
     if (es == SM_EXPORT_OK)
-        es = remove_stale(p, dir, set, &info, res, err, errlen);
+        es = remove_stale(p, dfd, dirpath, urldir, set, &info, res, err,
+                          errlen);
+    close(dfd);
     return es;
 }

@@ -1,5 +1,6 @@
 /* sm_ctl_util.c: sitemapctl's argument values; see sm_ctl.h. */
 #include "sm_ctl.h"
+#include "sm_date.h"
 
 #include <apr_cstr.h>
 #include <apr_lib.h>
@@ -59,6 +60,8 @@ const char *sm_ctl_parse_time(const char *s, apr_time_t *out)
 {
     static const char *const form = "a time such as 2026-11-22, "
         "2026-11-22T10:30:00Z, 2026-11-22T10:30+01:00 or @1795323556";
+    static const char *const implausible = "a time from 1990-01-01 to one "
+        "day from now";
     apr_time_exp_t tm;
     const char *c = s;
     int y, mo, d, hh = 0, mm = 0, ss = 0, zh = 0, zm = 0, sign = 0;
@@ -74,6 +77,8 @@ const char *sm_ctl_parse_time(const char *s, apr_time_t *out)
         if (!apr_isdigit(s[1]) || *end || apr_get_os_error() || v < 0
             || v > APR_INT64_C(253402300799))
             return form;
+        if (!sm_time_plausible(apr_time_from_sec(v), apr_time_now()))
+            return implausible;
         *out = apr_time_from_sec(v);
         return NULL;
     }
@@ -116,6 +121,8 @@ const char *sm_ctl_parse_time(const char *s, apr_time_t *out)
             return form;
     }
     t -= apr_time_from_sec((apr_int64_t)sign * (zh * 3600 + zm * 60));
+    if (!sm_time_plausible(t, apr_time_now()))
+        return implausible;
     *out = t;
     return NULL;
 }

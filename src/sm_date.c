@@ -10,6 +10,11 @@ static int two_digits(const char *s)
     return (s[0] - '0') * 10 + (s[1] - '0');
 }
 
+int sm_time_plausible(apr_time_t t, apr_time_t now)
+{
+    return t >= SM_TIME_EARLIEST && t <= now + SM_TIME_SKEW;
+}
+
 int sm_month_of(const char *m)
 {
     static const char names[] = "JanFebMarAprMayJunJulAugSepOctNovDec";

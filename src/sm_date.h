@@ -12,6 +12,14 @@
 /* The time of an HTTP date, or 0 when it is not one. */
 apr_time_t sm_parse_http_date(const char *s);
 
+/* A time a page can plausibly have been served or changed at: not before
+ * 1990-01-01 (there was no web to record), and not more than a day after
+ * now (clocks of two machines disagree by less; anything later, a year
+ * past 9999 included, is a broken clock or a forged line). */
+#define SM_TIME_EARLIEST apr_time_from_sec(APR_INT64_C(631152000))
+#define SM_TIME_SKEW     apr_time_from_sec(86400)
+int sm_time_plausible(apr_time_t t, apr_time_t now);
+
 /* "Jan".."Dec" (case-sensitive, the first 3 bytes of m): 1..12, or 0. */
 int sm_month_of(const char *m);
 

@@ -56,7 +56,8 @@ clf:
         || !digits(s + 7, 4, &y) || !digits(s + 12, 2, &hh)
         || !digits(s + 15, 2, &mm) || !digits(s + 18, 2, &ss)
         || !digits(s + 22, 2, &zh) || !digits(s + 24, 2, &zm)
-        || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 60 || zm > 59)
+        || d < 1 || d > 31 || hh > 23 || mm > 59 || ss > 60 || zh > 14
+        || zm > 59)
         return 0;
     sec = sm_days_from_civil(y, mon, d) * 86400 + hh * 3600 + mm * 60 + ss;
     sec -= (s[21] == '-' ? -1 : 1) * (zh * 3600 + zm * 60);
@@ -132,6 +133,10 @@ const char *sm_log_parse_line(char *line, apr_size_t len, sm_log_entry *out,
     else {
         if (!(when = parse_time(t, (apr_size_t)(te - t))))
             return "bad time";
+        if (!sm_time_plausible(when, tc && tc->now ? tc->now
+                                                   : apr_time_now()))
+            return "implausible time (before 1990 or more than a day "
+                   "ahead)";
         if (tc && (apr_size_t)(te - t) < sizeof(tc->text)) {
             tc->len = (apr_size_t)(te - t);
             memcpy(tc->text, t, tc->len);
@@ -245,6 +250,8 @@ struct sm_import {
     apr_array_header_t *entries;
     sm_log_time_cache tc;
     sm_import_stats stats;
+    sm_import_progress_fn *progress;
+    void *progress_baton;
 };
 
 sm_import *sm_import_create(apr_pool_t *p, const sm_rules *rules,
@@ -254,6 +261,7 @@ sm_import *sm_import_create(apr_pool_t *p, const sm_rules *rules,
 
     im->pool = p;
     apr_pool_create(&im->scratch, p);
+    im->tc.now = apr_time_now();
     im->rules = *rules;
     im->page_type = rules->content_types && rules->content_types->nelts
         ? APR_ARRAY_IDX(rules->content_types, 0, const char *) : "text/html";
@@ -267,6 +275,13 @@ sm_import *sm_import_create(apr_pool_t *p, const sm_rules *rules,
     im->index = apr_hash_make(p);
     im->entries = apr_array_make(p, 1024, sizeof(url_entry));
     return im;
+}
+
+void sm_import_set_progress(sm_import *im, sm_import_progress_fn *fn,
+                            void *baton)
+{
+    im->progress = fn;
+    im->progress_baton = baton;
 }
 
 static void count_reason(sm_import *im, const char *why)
@@ -510,6 +525,9 @@ apr_status_t sm_import_file(sm_import *im, const char *path, char *err,
             s = nl + 1;
         }
         have = (apr_size_t)(end - s);
+        if (im->progress)
+            im->progress(im->progress_baton, (apr_off_t)gzoffset(gz),
+                         im->stats.lines);
         if (n == 0 || rv != APR_SUCCESS) {
             /* The end: a last line without its line end counts too. */
             if (have && !skipping) {

@@ -40,9 +40,13 @@ typedef struct {
     char text[40];
     apr_size_t len;
     apr_time_t time;
+    apr_time_t now;     /* what "now" is for sm_time_plausible; 0: the
+                           clock at each new time text */
 } sm_log_time_cache;
 
-/* Parse one line (without its line end).  The line is changed in place
+/* Parse one line (without its line end).  A time that is not plausible
+ * (sm_time_plausible: before 1990, more than a day ahead) makes the line
+ * malformed, as does a time zone beyond +-14:00.  The line is changed in place
  * (the request is unescaped: \" \\ \xhh \n \t ...); the strings in out
  * point into it.  Returns NULL, or a short static reason when the line is
  * malformed.  tc may be NULL. */
@@ -95,6 +99,14 @@ void sm_import_line(sm_import *im, char *line, apr_size_t len,
  * error (a damaged or truncated gzip file) are kept. */
 apr_status_t sm_import_file(sm_import *im, const char *path, char *err,
                             apr_size_t errlen);
+
+/* Told while a file is read, after each chunk (about 1 MiB): bytes is how
+ * far into the file reading got (for gzip, into the compressed file), and
+ * lines the lines read so far by the whole import. */
+typedef void sm_import_progress_fn(void *baton, apr_off_t bytes,
+                                   apr_uint64_t lines);
+void sm_import_set_progress(sm_import *im, sm_import_progress_fn *fn,
+                            void *baton);
 
 /* Can path be opened for reading?  The same errors sm_import_file would
  * give at once, checked before anything is imported. */

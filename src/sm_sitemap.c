@@ -1,6 +1,7 @@
 /* sm_sitemap.c: see sm_sitemap.h. */
 #include "sm_sitemap.h"
 #include "sm_hot.h"
+#include "sm_url.h"
 
 #include <apr_lib.h>
 #include <apr_strings.h>
@@ -9,16 +10,20 @@
 const char *sm_sitemap_path_check(const char *path)
 {
     apr_size_t len = strlen(path);
-    const char *c;
 
     if (path[0] != '/')
         return "must start with '/'";
     if (len < 5 || strcmp(path + len - 4, ".xml") != 0 || path[len - 5] == '/')
         return "must end in a file name with '.xml'";
-    for (c = path; *c; c++)
-        if (!apr_isgraph(*c) || strchr("%?#\"<>\\^`{|}", *c))
-            return "may only hold plain URL path characters (no '%', '?', "
-                   "'#', quotes or spaces)";
+    /* Only what a stored path holds literally (sm_url.c): so the path is
+     * the same in a request's r->uri (decoded) as in the <loc>, and every
+     * crawler requests it as written.  '%' is refused too: an escape in
+     * the directive would never match the decoded r->uri. */
+    if (strpbrk(path, "%?") || !sm_url_is_stored_form(path))
+        return "may only hold letters, digits, '/' and - . _ ~ ! $ & ' ( ) "
+               "* + , ; = : @ (no spaces, control or non-ASCII characters, "
+               "'%', '?', '#', '[', ']', '\"' or other characters a URL "
+               "must escape)";
     if (strstr(path, "/./") || strstr(path, "/../") || strstr(path, "//"))
         return "may not hold '.', '..' or empty segments";
     return NULL;

@@ -11,8 +11,10 @@
 /* ---- document names --------------------------------------------------------
  * For SitemapPath "/sitemap.xml" the pages are "/sitemap-1.xml", ... */
 
-/* Is path a valid SitemapPath (absolute, ends in ".xml", no query, no
- * "%", no dot segments)?  NULL if so, else what is wrong. */
+/* Is path a valid SitemapPath (absolute, ends in ".xml", only characters
+ * a URL path holds literally: no space, control or non-ASCII byte, no
+ * '%', '?', '#', '[', ']', '"'; no dot segments)?  NULL if so, else
+ * what is wrong. */
 const char *sm_sitemap_path_check(const char *path);
 
 /* The path of page n. */

@@ -194,6 +194,11 @@ void sm_store_sqlite_init(void);
  * store; one of an older schema is accepted (opening it read-write
  * upgrades it). */
 #define SM_STORE_PROBE     0x08
+/* How the module's sitemap requests open the store: read-only (SQLite's
+ * SQLITE_OPEN_READONLY), never creating the file and never upgrading its
+ * schema: an older store is refused (the request answers 503) until the
+ * writer, the only one that upgrades, has done it. */
+#define SM_STORE_READER    SM_STORE_READONLY
 apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
                                   const char *path, int flags,
                                   int busy_timeout_ms, const sm_logger *log,
@@ -291,7 +296,8 @@ apr_status_t sm_store_about_file(sm_store *st, apr_pool_t *p,
  * the application_id, the schema version, and that the page summaries and
  * URL counts agree with the URLs.  APR_ENOENT when the file does not
  * exist (nothing is created); another error when it cannot be opened at
- * all (errmsg says why); otherwise APR_SUCCESS, with one sentence per
+ * all or is no store this code can read: not SQLite, not a mod_sitemap
+ * store, a newer schema (errmsg says why); otherwise APR_SUCCESS, with one sentence per
  * problem found pushed onto problems (const char *; none: the file is
  * sound) and, when about is not NULL, what could be read of the file. */
 apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,

@@ -379,7 +379,8 @@ static int migrate(sqlite_store *s, int readonly, int probe)
         return SQLITE_MISMATCH;
     }
     if (readonly && version == 0) {
-        /* Only sitemapctl opens read-only: say what the file is. */
+        /* Read-only (sitemapctl, the sitemap's readers): say what the
+         * file is. */
         sqlite3_int64 tables = 0;
         if ((rc = int_pragma(s, "SELECT count(*) FROM sqlite_master",
                              &tables)) != SQLITE_OK)
@@ -1476,9 +1477,15 @@ apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
     if ((rc = exec(s, "cannot start reading", "BEGIN")) != SQLITE_OK
         || (rc = int_pragma(s, "PRAGMA application_id", &app_id))
            != SQLITE_OK) {
-        if ((rc & 0xff) == SQLITE_NOTADB)
-            problem(problems, "not an SQLite database");
-        else if ((rc & 0xff) == SQLITE_BUSY)
+        if ((rc & 0xff) == SQLITE_NOTADB) {
+            /* Not a store at all: like a missing file, an error. */
+            if (errmsg)
+                apr_snprintf(errmsg, errlen, "not an SQLite database");
+            sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+            sqlite_close(&s->base);
+            return APR_EGENERAL;
+        }
+        if ((rc & 0xff) == SQLITE_BUSY)
             problem(problems, "the store stayed locked for %d ms",
                     busy_timeout_ms);
         else
@@ -1507,10 +1514,21 @@ apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
         goto out;
     }
 
-    if (app_id != SM_APPLICATION_ID) {
-        problem(problems, "not a mod_sitemap store (application_id %08x, "
-                "expected %08x)", (unsigned)app_id, SM_APPLICATION_ID);
-        goto out;
+    if (app_id != SM_APPLICATION_ID || about->schema_version
+                                          > SM_SCHEMA_VERSION) {
+        /* Not a store this sitemapctl can read: an error, not a fault of
+         * a store (README: exit status 3). */
+        if (errmsg && app_id != SM_APPLICATION_ID)
+            apr_snprintf(errmsg, errlen, "not a mod_sitemap store "
+                         "(application_id %08x, expected %08x)",
+                         (unsigned)app_id, SM_APPLICATION_ID);
+        else if (errmsg)
+            apr_snprintf(errmsg, errlen, "schema version %d is newer than "
+                         "this sitemapctl knows (%d)", about->schema_version,
+                         SM_SCHEMA_VERSION);
+        sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+        sqlite_close(&s->base);
+        return APR_EGENERAL;
     }
     if (about->schema_version != SM_SCHEMA_VERSION) {
         problem(problems, "schema version %d: this sitemapctl knows %d",

@@ -21,12 +21,22 @@
 #define C_PATH       2  /* may appear literally in a path */
 #define C_QUERY      4  /* may appear literally in a query */
 
-/* 7: unreserved; 6: sub-delims, ':', '@', '/'; 4: '?'; 0: anything else,
- * including '%' (handled apart) and every byte >= 0x80. */
+/* 7: unreserved; 6: sub-delims, ':', '@', '/'; 4: '?'; 2: '\'' (literal in
+ * a path only); 0: anything else, including '%' (handled apart) and every
+ * byte >= 0x80.
+ *
+ * What is literal is what the crawlers' own URL rules leave literal, so
+ * that the URL a crawler derives from a <loc> is byte for byte the stored
+ * one: the WHATWG URL standard (browsers, Node's URL) percent-encodes '\''
+ * in the query of http(s) URLs (its special-query percent-encode set) but
+ * not in a path, and w3lib's safe_url_string (Scrapy) does the same.
+ * Where the two differ (WHATWG leaves [ ] \ ^ ` { | } literal in a query,
+ * and some of them in a path; w3lib encodes them), the encoded form is
+ * kept: both leave an existing %XX escape as it is. */
 static const unsigned char url_class[256] = {
     0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,  /* 00 */
     0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,  /* 10 */
-    0,6,0,0,6,0,6,6,6,6,6,6,6,7,7,6,  /* 20  !"#$%&'()*+,-./ */
+    0,6,0,0,6,0,6,2,6,6,6,6,6,7,7,6,  /* 20  !"#$%&'()*+,-./ */
     7,7,7,7,7,7,7,7,7,7,6,6,0,6,0,4,  /* 30 0-9:;<=>? */
     6,7,7,7,7,7,7,7,7,7,7,7,7,7,7,7,  /* 40 @A-O */
     7,7,7,7,7,7,7,7,7,7,7,0,0,0,0,7,  /* 50 P-Z[\]^_ */
@@ -318,6 +328,38 @@ sm_url_status sm_url_from_target(apr_pool_t *p, const char *target,
     }
     *url = buf;
     return SM_URL_OK;
+}
+
+/* The stored form is the normaliser's output: check each byte against the
+ * same table, so a row can never pass that sm_url_from_target would not
+ * have written (byte for byte; what it says about dot segments and runs of
+ * '/' is not checked again: those cannot make the XML invalid). */
+int sm_url_is_stored_form(const char *url)
+{
+    const unsigned char *s = (const unsigned char *)url;
+    unsigned char mask = C_PATH;
+
+    if (!s || s[0] != '/')
+        return 0;
+    for (; *s; s++) {
+        unsigned int c = *s;
+
+        if (c == '?' && mask == C_PATH) {
+            mask = C_QUERY;
+            continue;
+        }
+        if (url_class[c] & mask)
+            continue;
+        if (c != '%')
+            return 0;
+        /* An escape: uppercase hex, and never of an unreserved byte. */
+        if (!apr_isxdigit(s[1]) || !apr_isxdigit(s[2])
+            || apr_islower(s[1]) || apr_islower(s[2])
+            || url_class[hexval(s[1]) << 4 | hexval(s[2])] & C_UNRESERVED)
+            return 0;
+        s += 2;
+    }
+    return 1;
 }
 
 /* ---- base URLs ----------------------------------------------------------- */

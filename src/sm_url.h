@@ -5,7 +5,9 @@
  *   - percent-escapes are written with uppercase hex digits;
  *   - escapes of unreserved characters (ALPHA DIGIT - . _ ~) are decoded;
  *   - bytes that may not appear literally (controls, space, " < > \ ^ ` { | }
- *     and every byte >= 0x80) are percent-encoded;
+ *     [ ] and every byte >= 0x80; in a query also '\'') are
+ *     percent-encoded, so that the URL a crawler derives from the <loc>
+ *     (WHATWG URL rules, w3lib's safe_url_string) is the stored one;
  *   - dot segments ("." and "..", also when written %2E) are removed, and
  *     runs of "/" are merged into one, as httpd itself does by default
  *     (MergeSlashes On), so "/a//b" and "/a/./b" are both "/a/b";
@@ -20,6 +22,8 @@
 
 /* The sitemaps.org limit on a <loc>, in characters (base included). */
 #define SM_URL_MAX 2048
+/* The official schema's shortest <loc> (sitemap.xsd, tLoc minLength). */
+#define SM_LOC_MIN_LEN 12
 
 typedef enum {
     SM_URL_OK = 0,
@@ -60,6 +64,13 @@ sm_url_status sm_url_from_target(apr_pool_t *p, const char *target,
                                  const apr_array_header_t *allow,
                                  apr_size_t base_len,
                                  char **path, char **url);
+
+/* Is url in the form sm_url_from_target stores ("/path[?query]", only
+ * the bytes the normaliser leaves literal, escapes in uppercase and never
+ * of an unreserved character)?  Rows read back from the store are checked
+ * with it before they are written into a sitemap: a byte that the XML or
+ * URL rules forbid (a control byte, invalid UTF-8) can never pass. */
+int sm_url_is_stored_form(const char *url);
 
 /* Validate a site base URL "scheme://host[:port]" (scheme http or https; a
  * single trailing "/" is accepted; no userinfo, path, query or fragment;

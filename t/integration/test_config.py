@@ -34,6 +34,14 @@ BAD_VALUES = [
     ("SitemapContentTypes html", "html"),
     ('SitemapContentTypes "text/html; charset=utf-8"', "text/html; charset=utf-8"),
     ("SitemapAllowQuery a=b", "a=b"),
+    ("SitemapPath /a[1].xml", "/a[1].xml"),
+    ("SitemapPath /a]b.xml", "/a]b.xml"),
+    ('SitemapPath "/a b.xml"', "/a b.xml"),
+    ("SitemapPath /a%zz.xml", "/a%zz.xml"),
+    ("SitemapPath /a%41.xml", "/a%41.xml"),
+    ("SitemapPath /a?b.xml", "/a?b.xml"),
+    ('SitemapPath "/a#b.xml"', "/a#b.xml"),
+    ("SitemapPath /a{b}.xml", "/a{b}.xml"),
 ]
 
 
@@ -43,6 +51,30 @@ def test_bad_value_stops_startup(make_server, line, value):
     directive = line.split()[0]
     needles = [directive] + ([value] if value else [])
     srv.config_fails(*needles, conf=line)
+
+
+def test_sitemap_path_message_says_what_is_allowed(make_server):
+    srv = make_server()
+    srv.config_fails("SitemapPath", "/a[1].xml", "may only hold letters, digits",
+                     "'['", conf="SitemapPath /a[1].xml")
+
+
+def test_short_base_url_warned(make_server):
+    """A <loc> shorter than the official schema's 12 characters: the root
+    of http://a.b is http://a.b/ (11).  A warning, not a refusal."""
+    srv = make_server(conf="SitemapBaseURL http://a.b\n")
+    srv.expect_log(r"SitemapBaseURL http://a.b: the root's <loc>, http://a.b/, "
+                   r"has 11 characters, fewer than the 12 the official schema")
+    srv.start()
+    srv.wait_log(r"fewer than the 12", module="sitemap", level="warn")
+
+
+def test_base_url_of_twelve_characters_not_warned(make_server):
+    """http://ab.c/ has 12 characters: no warning (the harness fails the
+    test on any sitemap warning)."""
+    srv = make_server(conf="SitemapBaseURL http://ab.c\n")
+    srv.start()
+    assert srv.get("/sitemap.xml").status == 200
 
 
 @pytest.mark.parametrize("line,value", BAD_VALUES[:3], ids=[b[0] for b in BAD_VALUES[:3]])

@@ -73,6 +73,11 @@ def test_flush_on_child_exit(make_server, mpm):
     # find every slot held by exiting children and say so.
     srv.expect_log(r"AH00288: scoreboard is full")
     srv.expect_log(r"AH03490: scoreboard is full")
+    # httpd's own race (see bench/RESULTS.md's history and session 6's
+    # note): a threaded child woken by SIGTERM before it unblocked the
+    # signal never exits, and the stop kills it.  The assertion below is
+    # settled before that.
+    srv.expect_log(r"AH00046: child process \d+ still did not exit")
     srv.start()
     if mpm != "prefork":
         wait_child_threads(srv, 8 + 2)
@@ -82,7 +87,7 @@ def test_flush_on_child_exit(make_server, mpm):
     # (unrecorded) request every few seconds until the first child has
     # exited.  The one-hour flush interval stays far away: only the exit
     # writes.
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60
     while True:
         srv.get_ok("/b.txt")
         try:

@@ -1,25 +1,30 @@
 """robots.txt: every site with `Sitemap On` advertises its sitemap there.
 
-SitemapRobots (default On) appends `Sitemap: <absolute sitemap URL>` lines
+SitemapRobots (default On) adds `Sitemap: <absolute sitemap URL>` lines
 to whatever answers /robots.txt (a file, a CGI, a proxied backend, a body
-split over many buckets), once per URL, leaving the rest byte for byte;
-SitemapRobotsExtra adds more URLs; SitemapRobotsFallback (default On)
+split over many buckets), once per URL, leaving the rest byte for byte: at
+the end of a body of up to 64 KiB, at the start (after a BOM) of a longer
+one; SitemapRobotsExtra adds more URLs; SitemapRobotsFallback (default On)
 answers a permissive robots.txt when the site has none.
 
-Every answer is checked three ways: the exact bytes (the original body plus
-the expected appended bytes), Python's urllib.robotparser and protego (both
-must list the expected sitemap URLs)."""
+Every answer is checked four ways: the exact bytes (the original body plus
+the expected added bytes), Python's urllib.robotparser, Protego and Scrapy's
+sitemap_urls_from_robots (all must list the expected sitemap URLs)."""
 import gzip
 import http.server
 import os
 import threading
 import time
+import urllib.parse
 import urllib.robotparser
 
 import protego
 import pytest
+from scrapy.utils.sitemap import sitemap_urls_from_robots
 
 PLAIN = b"User-agent: *\nDisallow: /private/\n"
+HOLD = 64 * 1024            # SM_ROBOTS_HOLD: longer bodies get the lines first
+BOM = b"\xef\xbb\xbf"
 
 
 # ---------------------------------------------------------------------------
@@ -30,8 +35,17 @@ def sm_url(srv, host="127.0.0.1", path="/sitemap.xml"):
 
 
 def appended(original, urls, eol=b"\n"):
-    """What the module must serve for original: a line end when the body
-    does not end with one, then one line per URL."""
+    """What the module must serve for original: up to HOLD bytes, a line
+    end when the body does not end with one, then one line per URL; a
+    longer body gets the lines at its start (after a BOM), ending like its
+    first line (eol is then ignored), and after a BOM on a line of their
+    own (urllib and Protego would read the BOM as part of the first line)."""
+    if len(original) > HOLD:
+        first = original.split(b"\n", 1)[0]
+        eol = b"\r\n" if first.endswith(b"\r") else b"\n"
+        add = b"".join(b"Sitemap: " + u.encode() + eol for u in urls)
+        bom = BOM + eol if original.startswith(BOM) else b""
+        return bom + add + original[len(bom) and 3:]
     add = b"".join(b"Sitemap: " + u.encode() + eol for u in urls)
     if add and original and not original.endswith(b"\n"):
         add = eol + add
@@ -39,19 +53,23 @@ def appended(original, urls, eol=b"\n"):
 
 
 def parsed_sitemaps(body):
-    # a byte order mark is an encoding marker (crawlers drop it), not text
-    text = body.decode("utf-8-sig")
+    """The sitemaps urllib.robotparser, Protego and Scrapy read in body,
+    decoded as each does (UTF-8, a byte order mark kept as a character)."""
+    text = body.decode("utf-8")
     rp = urllib.robotparser.RobotFileParser()
     rp.parse(text.splitlines())
-    return list(rp.site_maps() or []), list(protego.Protego.parse(text).sitemaps)
+    return (list(rp.site_maps() or []), list(protego.Protego.parse(text).sitemaps),
+            list(sitemap_urls_from_robots(text)))
 
 
 def check_parsers(body, urls):
-    by_stdlib, by_protego = parsed_sitemaps(body)
+    parsed = parsed_sitemaps(body)
     for u in urls:
-        assert u in by_stdlib, f"urllib.robotparser does not list {u}: {by_stdlib}"
-        assert u in by_protego, f"protego does not list {u}: {by_protego}"
-    return by_stdlib, by_protego
+        for name, got in zip(("urllib.robotparser", "protego", "scrapy"), parsed):
+            # (urllib.robotparser %-decodes every value it reads)
+            want = urllib.parse.unquote(u) if name == "urllib.robotparser" else u
+            assert want in got, f"{name} does not list {want}: {got}"
+    return parsed
 
 
 def check_length(r):
@@ -137,8 +155,8 @@ PRESENT_CASES = [
     "Sitemap: {u}\n",
     "sitemap: {u}\n",
     "SITEMAP:{u}\n",
-    "SiteMap :  {u}  \n",
-    "\tsItEmAp\t:\t{u}\t\r\n",
+    "SiteMap:  {u}  \n",
+    "\t sItEmAp:\t{u}\t\r\n",
     "Sitemap: {u}",                       # last line, no line end
 ]
 
@@ -161,15 +179,26 @@ def test_same_sitemap_line_already_present_is_not_added(make_server, line, where
     check_parsers(r.body, [url])
 
 
-def test_same_sitemap_line_after_a_bom_is_not_added(make_server):
+# Lines some parser does not read as our Sitemap URL: ours is added.
+DOUBTFUL_CASES = {
+    "bom": "\ufeffSitemap: {u}\n",                 # urllib, Protego: another field
+    "blank-before-colon": "SITEMAP :\t{u}  \n",    # Scrapy skips it
+    "tab-before-colon": "Sitemap\t: {u}\n",
+    "comment-after": "Sitemap: {u} # ours\n",       # Scrapy keeps the comment
+    "no-colon": "Sitemap {u}\n",                    # only Google and Protego
+    "vertical-tab": "Sitemap:\v{u}\n",             # Python splits the line there
+}
+
+
+@pytest.mark.parametrize("case", list(DOUBTFUL_CASES))
+def test_sitemap_line_some_parser_misreads_gets_ours(make_server, case):
     srv = make_server()
     url = sm_url(srv)
-    original = b"\xef\xbb\xbfSitemap: " + url.encode() + b"\nUser-agent: *\nDisallow:\n"
+    original = DOUBTFUL_CASES[case].format(u=url).encode() + b"User-agent: *\nDisallow:\n"
     robots(srv, original)
     srv.start()
     r = srv.get("/robots.txt")
-    check_untouched(r, original)
-    check_parsers(r.body, [url])
+    check_robots(r, original, [url])
 
 
 @pytest.mark.parametrize("other", [
@@ -432,21 +461,63 @@ def test_cgi_chunked(make_server):
     check_robots(r, original, [sm_url(srv)])
 
 
-def test_cgi_chunked_with_the_line_in_the_middle(make_server):
+@pytest.mark.parametrize("before", [1000, 4000], ids=["in-the-held-head", "after-it"])
+def test_cgi_chunked_with_the_line_in_the_middle(make_server, before):
+    # 1000 lines (20 kB) before the line: it is seen before the lines are
+    # placed, and the body is left alone; 4000 (80 kB): the lines went at
+    # the start before it came by (a duplicate Sitemap line is harmless)
     srv = make_server()
     srv.conf_text = f'ScriptAlias /robots.txt "{srv.root}/cgi-bin/robots.sh"\n'
     url = sm_url(srv)
     srv.cgi("robots.sh", "printf 'Content-Type: text/plain\\n\\n'\n"
-                         "seq -f 'Disallow: /a-%06g/' 0 3999\n"
-                         f"printf 'sitemap : {url}\\r\\n'\n"
+                         f"seq -f 'Disallow: /a-%06g/' 0 {before - 1}\n"
+                         f"printf 'sitemap: {url}\\r\\n'\n"
                          "seq -f 'Disallow: /b-%06g/' 0 3999\n")
     srv.start()
-    original = (b"".join(b"Disallow: /a-%06d/\n" % i for i in range(4000))
-                + b"sitemap : " + url.encode() + b"\r\n"
+    original = (b"".join(b"Disallow: /a-%06d/\n" % i for i in range(before))
+                + b"sitemap: " + url.encode() + b"\r\n"
                 + b"".join(b"Disallow: /b-%06d/\n" % i for i in range(4000)))
     r = srv.get("/robots.txt")
-    check_untouched(r, original)
+    if before * 20 < HOLD:
+        check_untouched(r, original)
+    else:
+        check_robots(r, original, [url])
     check_parsers(r.body, [url])
+
+
+@pytest.mark.parametrize("extra", [0, 1])
+def test_lines_at_the_end_up_to_the_hold_then_at_the_start(make_server, extra):
+    # a body of exactly HOLD bytes gets the lines at its end, one byte more
+    # at its start (after the BOM, ending like the first line)
+    srv = make_server()
+    url = sm_url(srv)
+    head = BOM + b"User-agent: *\r\n"
+    filler = b"Disallow: /x\n" * HOLD
+    original = head + filler[:HOLD + extra - len(head) - 1] + b"\n"
+    assert len(original) == HOLD + extra
+    robots(srv, original)
+    srv.start()
+    r = srv.get("/robots.txt")
+    check_robots(r, original, [url])
+    line = b"Sitemap: " + url.encode()
+    if extra:
+        assert r.body.startswith(BOM + b"\r\n" + line + b"\r\n"), r.body[:100]
+    else:
+        assert r.body.endswith(b"\n" + line + b"\n"), r.body[-100:]
+
+
+def test_google_reads_the_line_in_its_first_500_kib(make_server):
+    # Google reads the first 500 KiB (512,000 bytes) of a robots.txt
+    srv = make_server(conf=("SitemapRobotsExtra https://cdn.example.com/more.xml\n"))
+    url = sm_url(srv)
+    original = b"User-agent: *\n" + big_lines(700 * 1024 // 22)
+    robots(srv, original)
+    srv.start()
+    r = srv.get("/robots.txt")
+    check_robots(r, original, [url, "https://cdn.example.com/more.xml"])
+    window = r.body[:512000]
+    for parsed in parsed_sitemaps(window):
+        assert parsed == [url, "https://cdn.example.com/more.xml"], parsed
 
 
 def test_cgi_with_content_length(make_server):
@@ -734,8 +805,35 @@ def test_extra_urls(make_server):
                                    "ftp://example.com/s.xml", "http:///s.xml"])
 def test_relative_extra_stops_startup(make_server, value):
     srv = make_server()
-    srv.config_fails("SitemapRobotsExtra", value,
+    srv.config_fails("SitemapRobotsExtra", value, "absolute http:// or https:// URL",
                      conf=f"SitemapRobotsExtra {value}\n")
+
+
+# what a robots.txt line cannot carry as a URL: refused, never escaped
+@pytest.mark.parametrize("value, why", [
+    ("https://cdn.example.com/s.xml#top", "'#' starts a comment"),      # a comment to every parser
+    ("https://cdn.example.com/a b.xml", "0x20"),
+    ("https://cdn.example.com/a\tb.xml", "0x09"),
+    ("https://cdn.example.com/caf\u00e9.xml", "0xC3"),
+    ("https://cdn.example.com/<s>.xml", "0x3C"),
+    ("https://cdn.example.com/s%g0.xml", "%-escape"),
+    ("https://cdn.example.com/" + "a" * 2030, "2,048"),
+], ids=["hash", "space", "tab", "non-ascii", "angle", "bad-escape", "too-long"])
+def test_extra_a_robots_line_cannot_carry_stops_startup(make_server, value, why):
+    srv = make_server()
+    # (httpd escapes what it prints: a tab as \t, bytes over 0x7F as \xHH)
+    shown = (value.replace("\t", "\\t").encode().decode("ascii", "backslashreplace")
+             .replace("\\xe9", "\\xc3\\xa9"))
+    srv.config_fails("SitemapRobotsExtra", shown, why, "RFC 3986",
+                     conf=f'SitemapRobotsExtra "{value}"\n')
+
+
+def test_extra_with_escapes_and_sub_delims_is_listed(make_server):
+    extra = "https://cdn.example.com/caf%C3%A9/s;v=1.xml?a=b&c=(d)"
+    srv = make_server(conf=f"SitemapRobotsExtra {extra}\n")
+    srv.start()
+    r = srv.get("/robots.txt")
+    check_robots(r, b"User-agent: *\nDisallow:\n", [sm_url(srv), extra])
 
 
 def test_base_url_is_used(make_server):
@@ -820,7 +918,164 @@ def test_big_robots_is_streamed(make_server):
     assert r.status == 200
     assert r.body == appended(original, [url])
     check_length(r)
-    assert r.body[-200:].count(b"Sitemap: ") == 1
+    assert r.body[:200].count(b"Sitemap: ") == 1
     check_parsers(r.body, [url])
     print(f"VmHWM {before} kB -> {after} kB")
     assert after - before < 3 * 1024, f"VmHWM grew by {after - before} kB"
+
+
+# ---------------------------------------------------------------------------
+# mod_deflate as Debian enables it (deflate.conf: text/plain and more, by
+# mod_filter's AddOutputFilterByType): the lines are added before the body
+# is compressed, whichever module is loaded first
+
+DEBIAN_MODS = "/etc/apache2/mods-available"
+
+
+NEWS = "https://cdn.example.com/news-sitemap.xml"
+
+
+def deflate_server(make_server, order):
+    include = f"Include {DEBIAN_MODS}/deflate.conf\nSitemapRobotsExtra {NEWS}\n"
+    if order == "deflate-first":
+        # LoadModule lines before mod_sitemap's, Debian's .so files
+        return make_server(modules=("filter", "deflate"), conf=include)
+    # after mod_sitemap's: Debian's own .load files
+    return make_server(conf=f"Include {DEBIAN_MODS}/filter.load\n"
+                            f"Include {DEBIAN_MODS}/deflate.load\n" + include)
+
+
+@pytest.mark.parametrize("order", ["deflate-first", "sitemap-first"])
+@pytest.mark.parametrize("what", ["file", "fallback", "long-file"])
+def test_gzip_clients_get_the_line(make_server, order, what):
+    srv = deflate_server(make_server, order)
+    url = sm_url(srv)
+    original = {"file": PLAIN * 8,        # well over deflate's 68-byte minimum
+                "fallback": b"User-agent: *\nDisallow:\n",
+                "long-file": b"User-agent: *\n" + big_lines(HOLD // 10)}[what]
+    if what != "fallback":
+        robots(srv, original, mtime=OLD)
+    srv.start()
+    urls = [url, NEWS]
+    want = appended(original, urls)
+    plain = srv.get("/robots.txt")
+    check_robots(plain, original, urls)
+    assert plain.header("Content-Encoding") is None
+    gz = srv.get("/robots.txt", headers={"Accept-Encoding": "gzip"})
+    assert gz.status == 200, gz
+    assert gz.header("Content-Encoding") == "gzip", gz
+    body = gzip.decompress(gz.body)
+    assert body == want, f"\nwant {want[-200:]!r}\ngot  {body[-200:]!r}"
+    check_parsers(body, urls)
+    assert "Accept-Encoding" in (gz.header("Vary") or "")
+    # revalidation never answers 304 for a body without the line
+    etag = gz.header("ETag")
+    if etag:
+        assert "sitemap" in etag, etag
+        again = srv.get("/robots.txt", headers={"Accept-Encoding": "gzip",
+                                                "If-None-Match": etag})
+        assert again.status in (200, 304), again
+        if again.status == 200:
+            assert gzip.decompress(again.body) == want
+        else:
+            assert again.header("ETag") == etag
+
+
+# ---------------------------------------------------------------------------
+# Last-Modified: the body changed when our lines did, not only when the file
+# did; a copy older than the lines is never "not modified"
+
+def http_date(t):
+    import email.utils
+    return email.utils.formatdate(t, usegmt=True)
+
+
+def parse_date(s):
+    import email.utils
+    return email.utils.parsedate_to_datetime(s).timestamp()
+
+
+def test_last_modified_is_when_the_lines_appeared(make_server):
+    # a file an hour old, the lines only since this start: the file's date
+    # would let a crawler keep a copy without them
+    srv = make_server(conf="SitemapRobots Off\n")
+    robots(srv, PLAIN, mtime=OLD)
+    srv.start()
+    before = srv.get("/robots.txt")
+    check_untouched(before, PLAIN)
+    assert before.header("Last-Modified") == http_date(int(OLD))
+    time.sleep(1.1)
+    t0 = int(time.time())
+    srv.graceful(conf="SitemapRobots On\n")         # the lines appear
+    url = sm_url(srv)
+    r = srv.get("/robots.txt")
+    check_robots(r, PLAIN, [url])
+    lm = parse_date(r.header("Last-Modified"))
+    assert t0 <= lm <= time.time(), (r.header("Last-Modified"), t0)
+    # the copy from before: its date cannot make a 304
+    for ims in (before.header("Last-Modified"), http_date(t0 - 1)):
+        again = srv.get("/robots.txt", headers={"If-Modified-Since": ims})
+        check_robots(again, PLAIN, [url])
+        assert again.header("Last-Modified") == r.header("Last-Modified")
+    # ... while the new date does, with the same validators as the 200
+    nm = srv.get("/robots.txt", headers={"If-Modified-Since": r.header("Last-Modified")})
+    assert nm.status == 304, nm
+    assert nm.header("Last-Modified") == r.header("Last-Modified")
+    assert nm.header("ETag") == r.header("ETag")
+    h = srv.request("HEAD", "/robots.txt", headers={"If-Modified-Since": before.header("Last-Modified")})
+    assert h.status == 200 and h.header("Last-Modified") == r.header("Last-Modified")
+    # If-Range with the old date names the body without the line: all of it
+    ir = srv.get("/robots.txt", headers={"Range": "bytes=0-3",
+                                         "If-Range": before.header("Last-Modified")})
+    check_robots(ir, PLAIN, [url])
+
+
+def test_last_modified_moves_when_the_lines_change(make_server):
+    srv = make_server()
+    robots(srv, PLAIN, mtime=OLD)
+    srv.start()
+    url = sm_url(srv)
+    first = srv.get("/robots.txt")
+    check_robots(first, PLAIN, [url])
+    assert parse_date(first.header("Last-Modified")) > OLD + 60
+    assert srv.get("/robots.txt", headers={
+        "If-Modified-Since": first.header("Last-Modified")}).status == 304
+    time.sleep(1.1)
+    srv.graceful(conf="SitemapRobotsExtra https://cdn.example.com/news.xml\n")
+    urls = [url, "https://cdn.example.com/news.xml"]
+    r = srv.get("/robots.txt", headers={"If-Modified-Since": first.header("Last-Modified")})
+    check_robots(r, PLAIN, urls)
+    assert parse_date(r.header("Last-Modified")) > parse_date(first.header("Last-Modified"))
+
+
+def test_last_modified_of_a_newer_file_is_the_files(make_server):
+    srv = make_server()
+    srv.start()
+    time.sleep(2.1)
+    fm = int(time.time()) - 1          # after the start's second
+    robots(srv, PLAIN, mtime=fm)
+    r = srv.get("/robots.txt")
+    check_robots(r, PLAIN, [sm_url(srv)])
+    assert r.header("Last-Modified") == http_date(fm)
+    nm = srv.get("/robots.txt", headers={"If-Modified-Since": http_date(fm)})
+    assert nm.status == 304, nm
+    # a copy from before the file changed (but after the lines): the
+    # file's date decides
+    old = srv.get("/robots.txt", headers={"If-Modified-Since": http_date(fm - 1)})
+    check_robots(old, PLAIN, [sm_url(srv)])
+
+
+def test_last_modified_of_a_cgi(make_server):
+    # a script's own Last-Modified (older than the lines) moves up too
+    srv = make_server()
+    srv.conf_text = f'ScriptAlias /robots.txt "{srv.root}/cgi-bin/robots.sh"\n'
+    srv.cgi("robots.sh", "printf 'Content-Type: text/plain\\n"
+                         f"Last-Modified: {http_date(int(OLD))}\\n\\n'\n"
+                         "printf 'User-agent: *\\nDisallow: /cgi/\\n'\n")
+    srv.start()
+    url = sm_url(srv)
+    r = srv.get("/robots.txt")
+    check_robots(r, b"User-agent: *\nDisallow: /cgi/\n", [url])
+    assert parse_date(r.header("Last-Modified")) > OLD + 60
+    old = srv.get("/robots.txt", headers={"If-Modified-Since": http_date(int(OLD))})
+    check_robots(old, b"User-agent: *\nDisallow: /cgi/\n", [url])

@@ -394,6 +394,39 @@ def test_export_settings_follow_the_configuration(make_server):
         assert b"<priority>0.9</priority>" in f.read()
 
 
+def test_export_index_past_50000_pages(make_server, tmp_root):
+    """More non-empty pages than an index may list: the module's index
+    lists the first 50,000, and so does the exported one; every page is
+    served and exported."""
+    srv = make_server(conf="SitemapPageSize 1\n")
+    srv.expect_log(r"has 50003 non-empty pages; the index lists the first 50000")
+    srv.start()
+    srv.get_ok("/page.html")        # the module stores its settings
+    srv.wait_recorded("/page.html")
+    log = os.path.join(tmp_root, "big.log")
+    t = time.time() - 60
+    with open(log, "w") as f:
+        for i in range(50002):
+            f.write(line(t, f"GET /u/{i:05d} HTTP/1.1", 200, combined=False))
+    ctl("import", srv.db_path, "--site", srv.base, log, want=EX_OK, timeout=120)
+    out = os.path.join(srv.root, "export")
+    r = ctl("export", srv.db_path, "--site", srv.base, out, want=EX_OK,
+            timeout=120)
+    assert "50003 non-empty pages are past" not in r.stderr  # the count left out
+    assert "3 non-empty pages are past the 50000 an index may list" in r.stderr, r.stderr
+    with open(os.path.join(out, "sitemap.xml"), "rb") as f:
+        exported = f.read()
+    index = served(srv, "/sitemap.xml")
+    assert exported == index
+    assert index.count(b"<sitemap>") == 50000
+    assert b"/sitemap-50000.xml</loc>" in index
+    assert b"/sitemap-50001.xml</loc>" not in index
+    for n in (1, 50000, 50001, 50003):
+        with open(os.path.join(out, f"sitemap-{n}.xml"), "rb") as f:
+            assert f.read() == served(srv, f"/sitemap-{n}.xml"), n
+    assert len(os.listdir(out)) == 50004
+
+
 @pytest.mark.skipif(not IS_ROOT, reason="needs root")
 def test_store_created_by_root_goes_to_the_directory_owner(tmp_root):
     d = os.path.join(tmp_root, "state")
@@ -497,9 +530,66 @@ def test_not_a_store(tmp_root):
             assert why in r.stderr, (cmd, r.stderr)
         with open(path, "rb") as f:
             assert f.read() == before, path
-        r = ctl("check", path, want=EX_CHECK)
-        assert check_why in r.stdout, r.stdout
+        # not a store at all: cannot be opened (3), not "not sound" (1)
+        r = ctl("check", path, want=EX_NO_STORE)
+        assert check_why in r.stderr, r.stderr
     ctl("stats", tmp_root, want=EX_NO_STORE)      # a directory
+
+
+def test_output_lost_is_a_failure(tmp_root):
+    """Output that never reached standard output (a full disk) is status 7,
+    whatever the command: stdio reports it only at fflush/fclose."""
+    db = make_store(tmp_root, *[f"/p/{i}" for i in range(200)])
+    for args in (("stats", db), ("list", db, "--site", BASE), ("--help",),
+                 ("stats", "--help"), ("--version",)):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([SITEMAPCTL, *args], stdout=full,
+                               stderr=subprocess.PIPE, text=True, timeout=60)
+        assert r.returncode == EX_WRITE, (args, r.returncode, r.stderr)
+        assert "No space left on device" in r.stderr, (args, r.stderr)
+
+
+def as_user(uid, gid):
+    def drop():
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+    return drop
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs root to run as another user")
+def test_write_without_permission_is_status_3(tmp_root):
+    """A store the user may read but not write: add, remove, prune and
+    import are refused before anything (3, as for any store that cannot be
+    opened), not started and failed at the first write (6)."""
+    os.chmod(tmp_root, 0o755)
+    db = make_store(tmp_root, "/x")
+    os.chmod(db, 0o644)              # root's, readable by all
+    log = os.path.join(tmp_root, "a.log")
+    with open(log, "w") as f:
+        f.write(line(T0, "GET /new HTTP/1.1", 200))
+    os.chmod(log, 0o644)
+    for cmd in (("add", "--site", BASE, "/y"), ("remove", "--site", BASE, "/x"),
+                ("prune", "--site", BASE, "--older-than", "1s"),
+                ("import", "--site", BASE, log)):
+        r = subprocess.run([SITEMAPCTL, cmd[0], db, *cmd[1:]],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=60,
+                           preexec_fn=as_user(RUN_UID, RUN_GID))
+        assert r.returncode == EX_NO_STORE, (cmd, r.returncode, r.stderr)
+        assert "for writing: Permission denied" in r.stderr, r.stderr
+    # the store file writable, its directory not (no journal can be made)
+    os.chown(db, RUN_UID, RUN_GID)
+    r = subprocess.run([SITEMAPCTL, "add", db, "--site", BASE, "/y"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=60, preexec_fn=as_user(RUN_UID, RUN_GID))
+    assert r.returncode == EX_NO_STORE, (r.returncode, r.stderr)
+    assert set(rows(db)) == {"/x"}
+    # reading needs no write permission
+    r = subprocess.run([SITEMAPCTL, "stats", db], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60,
+                       preexec_fn=as_user(RUN_UID, RUN_GID))
+    assert r.returncode == EX_OK, r.stderr
 
 
 def test_unknown_site(tmp_root):
@@ -563,6 +653,55 @@ def test_export_cannot_write(tmp_root):
         f.write("x")
     r = ctl("export", db, "--site", BASE, os.path.join(blocker, "sub"), want=EX_WRITE)
     assert "cannot create" in r.stderr
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs root")
+def test_export_as_root_follows_no_planted_link(tmp_root):
+    """export run as root into a directory another user owns: links that
+    user planted at the temporary names an export used to take
+    (<file>.tmp<PID>, for the next PIDs), at the files' own names and at a
+    directory on the way are never written through."""
+    db = make_store(tmp_root, "/a", "/b")
+    victim = os.path.join(tmp_root, "victim")
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    elsewhere = os.path.join(tmp_root, "elsewhere")
+    os.makedirs(elsewhere)
+    out = os.path.join(tmp_root, "www")
+    os.makedirs(out)
+    os.chown(out, RUN_UID, RUN_GID)
+
+    def plant(path, target):
+        os.symlink(target, path)
+        os.lchown(path, RUN_UID, RUN_GID)
+
+    with open("/proc/sys/kernel/ns_last_pid") as f:
+        last = int(f.read())
+    for pid in range(last + 1, last + 200):
+        for name in ("sitemap.xml", "sitemap-1.xml"):
+            plant(os.path.join(out, f"{name}.tmp{pid}"), victim)
+    plant(os.path.join(out, "sitemap.xml"), victim)
+    plant(os.path.join(out, "sitemap-7.xml"), victim)   # a "stale" page
+    ctl("export", db, "--site", BASE, out, want=EX_OK)
+    with open(victim) as f:
+        assert f.read() == "precious\n"
+    assert os.stat(victim).st_uid == 0
+    # the document replaced the link; the stale-looking link is not a page
+    # file and stays (as any file not a page is)
+    assert not os.path.islink(os.path.join(out, "sitemap.xml"))
+    with open(os.path.join(out, "sitemap.xml"), "rb") as f:
+        assert b"<urlset" in f.read()
+    assert os.path.islink(os.path.join(out, "sitemap-7.xml"))
+
+    # a directory on the way that is a link: refused, nothing written there
+    con = sqlite3.connect(db)
+    con.execute("UPDATE sites SET settings = 'path /maps/site.xml' || char(10)")
+    con.commit()
+    con.close()
+    plant(os.path.join(out, "maps"), elsewhere)
+    r = ctl("export", db, "--site", BASE, out, want=EX_WRITE)
+    assert "a link is never followed" in r.stderr, r.stderr
+    assert os.listdir(elsewhere) == []
 
 
 def test_check(tmp_root):

@@ -1,15 +1,20 @@
 /* Unit tests of sitemapctl's core helpers: argument values (durations,
  * times, administrators' URLs), the settings a site keeps in the store
- * (sm_settings_parse against sm_settings_format), and export: the files
- * hold exactly what the handler's logic produces for each document. */
+ * (sm_settings_parse against sm_settings_format), export: the files
+ * hold exactly what the handler's logic produces for each document, and
+ * the progress meter of long work. */
 #include "unit.h"
 
 #include "sm_ctl.h"
+#include "sm_date.h"
+#include "sm_progress.h"
 #include "sm_xml.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- durations and times ------------------------------------------------ */
 
@@ -71,6 +76,22 @@ static void test_times(void **state)
     assert_non_null(sm_ctl_parse_time("@", &t));
     assert_non_null(sm_ctl_parse_time("@-1", &t));
     assert_non_null(sm_ctl_parse_time("", &t));
+    /* Not plausible: before 1990, more than a day ahead, past 9999. */
+    assert_non_null(sm_ctl_parse_time("1989-12-31T23:59:59Z", &t));
+    assert_null(sm_ctl_parse_time("1990-01-01", &t));
+    assert_non_null(sm_ctl_parse_time("@0", &t));
+    assert_non_null(sm_ctl_parse_time("@253402300799", &t));
+    assert_non_null(sm_ctl_parse_time("9999-12-31", &t));
+    {
+        char buf[32];
+        apr_time_t soon = apr_time_now() + SM_TIME_SKEW - apr_time_from_sec(60);
+        snprintf(buf, sizeof(buf), "@%" APR_INT64_T_FMT,
+                 (apr_int64_t)apr_time_sec(soon));
+        assert_null(sm_ctl_parse_time(buf, &t));
+        snprintf(buf, sizeof(buf), "@%" APR_INT64_T_FMT,
+                 (apr_int64_t)apr_time_sec(soon + 2 * SM_TIME_SKEW));
+        assert_non_null(sm_ctl_parse_time(buf, &t));
+    }
 }
 
 /* ---- URLs named by an administrator -------------------------------------- */
@@ -453,6 +474,86 @@ static void test_export_errors(void **state)
     sm_store_close(st);
 }
 
+/* ---- the progress meter --------------------------------------------------- */
+
+#define MIB (1024 * 1024)
+
+static void test_progress_format(void **state)
+{
+    char buf[160];
+    (void)state;
+
+    /* 12 MiB of 48 in 2 s: 25%, 3 times as long to go. */
+    sm_progress_format(buf, sizeof(buf), "reading logs", 1, 12 * MIB,
+                       48 * MIB, 1000000, apr_time_from_sec(2));
+    assert_string_equal(buf, "reading logs: 12.0 MiB of 48.0 MiB (25%), "
+                             "500000 lines/s, 0:06 left");
+    /* No total (standard input): no share, no time left. */
+    sm_progress_format(buf, sizeof(buf), "reading logs", 1, 512 * 1024, 0,
+                       10, apr_time_from_sec(1));
+    assert_string_equal(buf, "reading logs: 512 KiB, 10 lines/s");
+    /* Hours left; gigabytes. */
+    sm_progress_format(buf, sizeof(buf), "reading logs", 1,
+                       (apr_off_t)11 * 1024 * MIB, (apr_off_t)22 * 1024 * MIB,
+                       0, apr_time_from_sec(3700));
+    assert_string_equal(buf, "reading logs: 11.0 GiB of 22.0 GiB (50%), "
+                             "1:01:40 left");
+    /* Items, no lines; done: 100%, no time left. */
+    sm_progress_format(buf, sizeof(buf), "writing URLs", 0, 50000, 50000, 0,
+                       apr_time_from_sec(2));
+    assert_string_equal(buf, "writing URLs: 50000 of 50000 (100%)");
+    /* Truncated, never overrun. */
+    assert_int_equal(sm_progress_format(buf, 10, "reading logs", 1, MIB,
+                                        2 * MIB, 5, apr_time_from_sec(1)), 9);
+}
+
+static apr_size_t drain(int fd, char *buf, apr_size_t len)
+{
+    ssize_t n = read(fd, buf, len - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    return n > 0 ? (apr_size_t)n : 0;
+}
+
+static void test_progress_draws_after_a_delay_then_now_and_then(void **state)
+{
+    int fds[2];
+    char buf[512];
+    sm_progress pg;
+    apr_time_t t0 = apr_time_from_sec(1000);
+    (void)state;
+
+    assert_int_equal(pipe(fds), 0);
+    assert_int_equal(fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);
+    sm_progress_start(&pg, fds[1], "reading logs", 10 * MIB, 1, t0);
+    /* Short work shows nothing. */
+    sm_progress_update(&pg, MIB, 100, t0 + SM_PROGRESS_DELAY / 2);
+    assert_int_equal(drain(fds[0], buf, sizeof(buf)), 0);
+    sm_progress_update(&pg, 5 * MIB, 500, t0 + SM_PROGRESS_DELAY);
+    drain(fds[0], buf, sizeof(buf));
+    assert_non_null(strstr(buf, "\rreading logs: 5.0 MiB of 10.0 MiB (50%)"));
+    assert_non_null(strstr(buf, "\033[K"));
+    /* Not again before SM_PROGRESS_EVERY. */
+    sm_progress_update(&pg, 6 * MIB, 600,
+                       t0 + SM_PROGRESS_DELAY + SM_PROGRESS_EVERY / 2);
+    assert_int_equal(drain(fds[0], buf, sizeof(buf)), 0);
+    sm_progress_update(&pg, 7 * MIB, 700,
+                       t0 + SM_PROGRESS_DELAY + SM_PROGRESS_EVERY);
+    drain(fds[0], buf, sizeof(buf));
+    assert_non_null(strstr(buf, "7.0 MiB of 10.0 MiB (70%)"));
+    /* The end erases the line. */
+    sm_progress_end(&pg);
+    drain(fds[0], buf, sizeof(buf));
+    assert_string_equal(buf, "\r\033[K");
+
+    /* Off (not a terminal): nothing at all, not even the erasing. */
+    sm_progress_start(&pg, -1, "reading logs", 10 * MIB, 1, t0);
+    sm_progress_update(&pg, 5 * MIB, 500, t0 + apr_time_from_sec(5));
+    sm_progress_end(&pg);
+    assert_int_equal(drain(fds[0], buf, sizeof(buf)), 0);
+    close(fds[0]);
+    close(fds[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -464,6 +565,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_export_index_and_pages, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_export_one_page_and_root, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_export_errors, unit_setup, unit_teardown),
+        cmocka_unit_test(test_progress_format),
+        cmocka_unit_test(test_progress_draws_after_a_delay_then_now_and_then),
     };
     apr_initialize();
     return cmocka_run_group_tests(tests, NULL, NULL);

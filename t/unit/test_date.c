@@ -28,6 +28,21 @@ static void test_same_as_apr_over_many_times(void **state)
     }
 }
 
+static void test_plausible(void **state)
+{
+    apr_time_t now = apr_time_from_sec(APR_INT64_C(1795323556));
+    (void)state;
+    assert_true(sm_time_plausible(SM_TIME_EARLIEST, now));
+    assert_false(sm_time_plausible(SM_TIME_EARLIEST - 1, now));
+    assert_false(sm_time_plausible(0, now));
+    assert_true(sm_time_plausible(now, now));
+    assert_true(sm_time_plausible(now + SM_TIME_SKEW, now));
+    assert_false(sm_time_plausible(now + SM_TIME_SKEW + 1, now));
+    /* 10000-01-05: the issue's <lastmod>, cut short when written. */
+    assert_false(sm_time_plausible(apr_time_from_sec(APR_INT64_C(253402656000)
+                                                     + 14339), now));
+}
+
 /* Whatever the string, the same answer as APR's (its "bad" is 0). */
 static void test_edges(void **state)
 {
@@ -67,6 +82,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_as_apr_over_many_times),
         cmocka_unit_test(test_edges),
+        cmocka_unit_test(test_plausible),
     };
     apr_initialize();
     atexit(apr_terminate);

@@ -3,6 +3,7 @@
  * module's rules, and reading plain, gzip, damaged and missing files. */
 #include "unit.h"
 
+#include "sm_date.h"
 #include "sm_import.h"
 
 #include <stdio.h>
@@ -96,6 +97,15 @@ static void test_parse_malformed(void **state)
         "h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.1\" abc 1",
         "h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.1\" 2000 1",
         "h - - [10/Oct/2000:13:55:36 -0700] \"GET / HTTP/1.1\"",
+        /* Times that are not plausible, and broken time zones. */
+        "h - - [31/Dec/1989:23:59:59 +0000] \"GET / HTTP/1.1\" 200 1",
+        "h - - [01/Jan/1990:00:59:59 +0100] \"GET / HTTP/1.1\" 200 1",
+        "h - - [05/Jan/9999:03:58:59 +0000] \"GET / HTTP/1.1\" 200 1",
+        "h - - [253402300800] \"GET / HTTP/1.1\" 200 1",
+        "h - - [99999999999999999] \"GET / HTTP/1.1\" 200 1",
+        "h - - [10/Oct/2000:13:55:36 +00:0] \"GET / HTTP/1.1\" 200 1",
+        "h - - [10/Oct/2000:13:55:36 +2400] \"GET / HTTP/1.1\" 200 1",
+        "h - - [10/Oct/2000:13:55:36 +1500] \"GET / HTTP/1.1\" 200 1",
         NULL
     };
     int i;
@@ -267,6 +277,43 @@ static void test_aggregate_newest_wins(void **state)
     assert_int_equal(find(ch, "/404.css")->op, SM_CHANGE_FORGET);
     assert_int_equal(find(ch, "/list?page=2")->op, SM_CHANGE_SEED);
     assert_null(find(ch, "/private/x"));
+}
+
+/* Implausible times are malformed lines: counted, shown, never stored;
+ * the edges of the window are kept. */
+static void test_implausible_times(void **state)
+{
+    unit_ctx *u = *state;
+    sm_import *im = importer(u, 1, NULL, NULL);
+    sm_site_conf site = { "https://www.example.com", 50000, 0, 0, NULL };
+    const sm_import_stats *st;
+    apr_array_header_t *ch;
+    apr_time_t now = apr_time_now();
+    char line[256];
+
+    feed(im, L("01/Jan/1990:00:00:00", "GET /first-day", "200"));
+    feed(im, L("31/Dec/1989:23:59:59", "GET /too-old", "200"));
+    feed(im, L("05/Jan/9999:03:58:59", "GET /far-ahead", "200"));
+    /* A day ahead (minus a minute for this test's run) is kept; two are
+     * not. */
+    snprintf(line, sizeof(line), "1.2.3.4 - - [%" APR_INT64_T_FMT "] "
+             "\"GET /skewed HTTP/1.1\" 200 1",
+             (apr_int64_t)apr_time_sec(now + SM_TIME_SKEW) - 60);
+    feed(im, line);
+    snprintf(line, sizeof(line), "1.2.3.4 - - [%" APR_INT64_T_FMT "] "
+             "\"GET /two-days HTTP/1.1\" 200 1",
+             (apr_int64_t)apr_time_sec(now + 2 * SM_TIME_SKEW));
+    feed(im, line);
+
+    st = sm_import_get_stats(im);
+    assert_int_equal(st->lines, 5);
+    assert_int_equal(st->malformed, 3);
+    assert_int_equal(st->record_lines, 2);
+    assert_non_null(strstr(st->samples[0], "implausible time"));
+    ch = sm_import_changes(im, u->pool, &site);
+    assert_int_equal(ch->nelts, 2);
+    assert_non_null(find(ch, "/first-day"));
+    assert_non_null(find(ch, "/skewed"));
 }
 
 static void test_aggregate_all_types(void **state)
@@ -449,6 +496,8 @@ int main(void)
         cmocka_unit_test(test_parse_common_and_combined),
         cmocka_unit_test(test_parse_escapes_and_odd_requests),
         cmocka_unit_test(test_parse_malformed),
+        cmocka_unit_test_setup_teardown(test_implausible_times, unit_setup,
+                                        unit_teardown),
         cmocka_unit_test(test_time_cache),
         cmocka_unit_test(test_not_a_page),
         cmocka_unit_test_setup_teardown(test_aggregate_newest_wins, unit_setup, unit_teardown),

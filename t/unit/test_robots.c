@@ -50,7 +50,9 @@ static void test_appends(void **state)
         assert_string_equal(tail_of(p, "User-agent: *\r\nDisallow:", step, A, B),
                             "\r\nSitemap: " A "\r\nSitemap: " B "\r\n");
         /* Already there, in another case and with blanks: not again. */
-        assert_string_equal(tail_of(p, "User-agent: *\nSITEMAP :  " A "  \n", step, A, NULL),
+        assert_string_equal(tail_of(p, "User-agent: *\nSITEMAP:  " A "  \n", step, A, NULL),
+                            "");
+        assert_string_equal(tail_of(p, " \tsItEmAp:\t" A "\t \r\n", step, A, NULL),
                             "");
         assert_string_equal(tail_of(p, "sitemap:" A "\r\n", step, A, B),
                             "Sitemap: " B "\r\n");
@@ -59,8 +61,14 @@ static void test_appends(void **state)
         /* A different Sitemap line is kept and ours added. */
         assert_string_equal(tail_of(p, "Sitemap: https://other.example/s.xml\n", step, A, NULL),
                             "Sitemap: " A "\n");
-        /* A BOM before the first line does not hide it. */
-        assert_string_equal(tail_of(p, "\xEF\xBB\xBFSitemap: " A "\n", step, A, NULL), "");
+        /* A BOM makes the first line another field for urllib and
+         * Protego: ours is added; a later line is fine. */
+        assert_string_equal(tail_of(p, "\xEF\xBB\xBFSitemap: " A "\n", step, A, NULL),
+                            "Sitemap: " A "\n");
+        assert_string_equal(tail_of(p, "\xEF\xBB\xBF\nSitemap: " A "\n", step, A, NULL),
+                            "");
+        assert_string_equal(tail_of(p, "\xEF\xBB\xBFUser-agent: *\nSitemap: " A "\n",
+                                    step, A, NULL), "");
     }
     /* An empty body: just the lines. */
     assert_string_equal(tail_of(p, "", 1, A, NULL), "Sitemap: " A "\n");
@@ -78,6 +86,21 @@ static void test_not_fooled(void **state)
                         "Sitemap: " A "\n");
     assert_string_equal(tail_of(p, "Sitemaps: " A "\n", 7, A, NULL),
                         "Sitemap: " A "\n");
+    /* Forms some parser does not read as this URL: a blank before the
+     * colon (Scrapy skips the line), a comment after the URL (Scrapy keeps
+     * it), no colon (only Google and Protego take a blank instead), other
+     * white space, a BOM-like prefix not at the start. */
+    {
+        static const char *const doubtful[] = {
+            "SITEMAP :\t" A "  \n", "Sitemap\t: " A "\n", "Sitemap: " A " # ours\n",
+            "Sitemap " A "\n", "Sitemap:\v" A "\n", "\fSitemap: " A "\n",
+            "Disallow: /\n\xEF\xBB\xBFSitemap: " A "\n", "Site-map: " A "\n",
+            "Sitemap: " A "\rDisallow: /\n", "Sitemap: <" A ">\n",
+        };
+        apr_size_t i;
+        for (i = 0; i < sizeof(doubtful) / sizeof(*doubtful); i++)
+            assert_string_equal(tail_of(p, doubtful[i], 3, A, NULL), "Sitemap: " A "\n");
+    }
     /* A very long line is skipped, not overflowed. */
     {
         char *big = apr_palloc(p, 20001);
@@ -90,11 +113,101 @@ static void test_not_fooled(void **state)
     }
 }
 
+/* Feed body in pieces of step bytes; return what goes at its start. */
+static const char *head_of(apr_pool_t *p, const char *body, apr_size_t step,
+                           apr_size_t *offset)
+{
+    sm_robots *rb = sm_robots_create(p, urls(p, A, B));
+    apr_size_t len = strlen(body), off, n;
+
+    for (off = 0; off < len; off += step) {
+        n = len - off < step ? len - off : step;
+        sm_robots_feed(rb, body + off, n);
+    }
+    return sm_robots_head(rb, p, &n, offset);
+}
+
+static void test_head(void **state)
+{
+    unit_ctx *u = *state;
+    apr_pool_t *p = u->pool;
+    apr_size_t step, off;
+
+    for (step = 1; step <= 8; step++) {
+        /* The missing lines, ending like the first line; after a BOM. */
+        assert_string_equal(head_of(p, "User-agent: *\r\nDisallow:\n", step, &off),
+                            "Sitemap: " A "\r\nSitemap: " B "\r\n");
+        assert_int_equal(off, 0);
+        assert_string_equal(head_of(p, "\xEF\xBB\xBFUser-agent: *\nDisallow:\r\n", step,
+                                    &off), "\nSitemap: " A "\nSitemap: " B "\n");
+        assert_int_equal(off, 3);
+        /* Not a BOM: a byte of it only. */
+        head_of(p, "\xEF\xBBUser-agent: *\n", step, &off);
+        assert_int_equal(off, 0);
+        /* Present in what was seen: not again.  A line still in
+         * progress (it may go on) does not count. */
+        assert_string_equal(head_of(p, "Sitemap: " B "\nDisallow: /x\n", step, &off),
+                            "Sitemap: " A "\n");
+        assert_string_equal(head_of(p, "Disallow: /x\nSitemap: " B, step, &off),
+                            "Sitemap: " A "\nSitemap: " B "\n");
+        /* No line end seen yet: LF. */
+        assert_string_equal(head_of(p, "Disallow: /x", step, &off),
+                            "Sitemap: " A "\nSitemap: " B "\n");
+    }
+}
+
+static void expect_problem(apr_pool_t *p, const char *url, const char *needle)
+{
+    const char *why = sm_robots_url_problem(p, url);
+    if (!why || !strstr(why, needle))
+        fail_msg("%s: %s (wanted \"%s\")", url, why ? why : "accepted", needle);
+}
+
+static void test_url_problem(void **state)
+{
+    unit_ctx *u = *state;
+    apr_pool_t *p = u->pool;
+    static const char *const fine[] = {
+        "https://www.example.com/news-sitemap.xml", "http://example.org:8080/a/b.xml?x=1&y=2",
+        "https://h.example/s%C3%A9.xml", "HTTPS://[::1]:8443/a;b=c/~d/(e)/f*g!h$i'j,k+l@m.xml",
+    };
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(fine) / sizeof(*fine); i++)
+        assert_null(sm_robots_url_problem(p, fine[i]));
+    expect_problem(p, "https://h.example/s.xml#frag", "'#'");
+    expect_problem(p, "https://h.example/#", "'#'");
+    expect_problem(p, "https://h.example/a b.xml", "0x20");
+    expect_problem(p, "https://h.example/a\tb.xml", "0x09");
+    expect_problem(p, "https://h.example/\x7f.xml", "0x7F");
+    expect_problem(p, "https://h.example/s\xC3\xA9.xml", "0xC3");
+    expect_problem(p, "https://h.example/a\"b.xml", "0x22");
+    expect_problem(p, "https://h.example/a<b>.xml", "0x3C");
+    expect_problem(p, "https://h.example/a{b}.xml", "0x7B");
+    expect_problem(p, "https://h.example/a|b.xml", "0x7C");
+    expect_problem(p, "https://h.example/a\\b.xml", "0x5C");
+    expect_problem(p, "https://h.example/a%2.xml", "%-escape");
+    expect_problem(p, "https://h.example/a%zz.xml", "%-escape");
+    expect_problem(p, "https://h.example/a%", "%-escape");
+    expect_problem(p, "/news-sitemap.xml", "absolute");
+    expect_problem(p, "ftp://h.example/s.xml", "absolute");
+    expect_problem(p, "http:///s.xml", "absolute");
+    {
+        char *url = apr_pstrcat(p, "https://h.example/", NULL);
+        while (strlen(url) < 2048)
+            url = apr_pstrcat(p, url, "a", NULL);
+        assert_null(sm_robots_url_problem(p, url));
+        expect_problem(p, apr_pstrcat(p, url, "b", NULL), "2,048");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_appends, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_not_fooled, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_head, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_url_problem, unit_setup, unit_teardown),
     };
     apr_initialize();
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -621,6 +621,46 @@ static void test_pages_of_interleaved_sites(void **state)
     sm_store_close(st);
 }
 
+/* The sitemap's readers (SM_STORE_READER, as the handler opens them) never
+ * upgrade a store: an older one is refused and left as it is; once the
+ * writer upgraded it, readers open it. */
+static void test_reader_never_upgrades(void **state)
+{
+    unit_ctx *u = *state;
+    static const char *const fixtures[] = { "store-v1.sql", "store-v2.sql" };
+    int i;
+
+    for (i = 0; i < 2; i++) {
+        char *path = load_fixture(u, fixtures[i],
+                                  apr_psprintf(u->pool, "/reader%d.db", i));
+        int version = q(path, "PRAGMA user_version");
+        int objects = q(path, "SELECT count(*) FROM sqlite_master");
+        char err[512];
+        sm_store *st;
+
+        assert_int_equal(version, i + 1);
+        err[0] = '\0';
+        if (sm_store_open_sqlite(&st, u->pool, path, SM_STORE_READER, 1000,
+                                 NULL, err, sizeof(err)) == APR_SUCCESS)
+            fail_msg("%s: a reader opened a schema %d store", fixtures[i],
+                     version);
+        assert_non_null(strstr(err, "needs an upgrade"));
+        assert_int_equal(q(path, "PRAGMA user_version"), version);
+        assert_int_equal(q(path, "SELECT count(*) FROM sqlite_master"),
+                         objects);
+
+        /* the writer upgrades; then a reader opens it */
+        if (sm_store_open_sqlite(&st, u->pool, path, 0, 1000, NULL, err,
+                                 sizeof(err)) != APR_SUCCESS)
+            fail_msg("writer: %s", err);
+        sm_store_close(st);
+        if (sm_store_open_sqlite(&st, u->pool, path, SM_STORE_READER, 1000,
+                                 NULL, err, sizeof(err)) != APR_SUCCESS)
+            fail_msg("reader after the upgrade: %s", err);
+        sm_store_close(st);
+    }
+}
+
 /* A store written by schema 2 (URL ids in arrival order, pages found by an
  * index) is upgraded in place to 3: the ids are renumbered into page
  * ranges, and every page, empty ones included, keeps its URLs in their
@@ -805,6 +845,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_schema_created, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_pages_of_interleaved_sites, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_reader_never_upgrades, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_upgrade_from_2, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_record_touch_update_forget, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_pages_are_stable, unit_setup, unit_teardown),

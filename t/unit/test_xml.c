@@ -89,6 +89,20 @@ static void test_names(void **state)
     assert_non_null(sm_sitemap_path_check("/a b.xml"));
     assert_non_null(sm_sitemap_path_check("/x%41.xml"));
     assert_non_null(sm_sitemap_path_check("/a/../s.xml"));
+    /* only what a URL path holds literally */
+    {
+        static const char *const bad[] = {
+            "/a[1].xml", "/a]b.xml", "/a\tb.xml", "/a\x01.xml",
+            "/caf\xc3\xa9.xml", "/a%zz.xml", "/a%.xml", "/a?b.xml",
+            "/a#b.xml", "/a\"b.xml", "/a<b.xml", "/a\\b.xml", "/a^b.xml",
+            "/a`b.xml", "/a{b.xml", "/a|b.xml", "/a\x7f.xml", NULL
+        };
+        int i;
+        for (i = 0; bad[i]; i++)
+            if (!sm_sitemap_path_check(bad[i]))
+                fail_msg("SitemapPath '%s' accepted", bad[i]);
+        assert_null(sm_sitemap_path_check("/a-b_c~d!$&'()*+,;=:@e.xml"));
+    }
 
     assert_string_equal(sm_page_path(u->pool, sp, 12), "/sitemap-12.xml");
     assert_string_equal(sm_page_path(u->pool, "/m/s.xml", 1), "/m/s-1.xml");

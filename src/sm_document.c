@@ -1,0 +1,127 @@
+/* sm_document.c: see sm_document.h. */
+#include "sm_document.h"
+#include "sm_sitemap.h"
+#include "sm_url.h"
+
+#include <apr_strings.h>
+#include <string.h>
+
+void sm_doc_choose(const sm_site_info *info, apr_int64_t name, sm_doc *doc)
+{
+    const apr_array_header_t *pages = info->pages;
+    int i;
+
+    memset(doc, 0, sizeof(*doc));
+    if (name > 0) {
+        for (i = 0; i < pages->nelts; i++) {
+            const sm_page_info *pi = &APR_ARRAY_IDX(pages, i, sm_page_info);
+            if (pi->page == name) {
+                doc->kind = SM_DOC_URLSET;
+                doc->page = pi;
+            }
+        }
+        return;
+    }
+    if (pages->nelts == 1) {
+        doc->kind = SM_DOC_URLSET;
+        doc->page = &APR_ARRAY_IDX(pages, 0, sm_page_info);
+    }
+    else if (pages->nelts == 0) {
+        doc->kind = SM_DOC_ROOT;
+    }
+    else {
+        doc->kind = SM_DOC_INDEX;
+        doc->entries = pages->nelts < SM_INDEX_MAX_ENTRIES
+                     ? pages->nelts : SM_INDEX_MAX_ENTRIES;
+        doc->overflow = pages->nelts - doc->entries;
+    }
+}
+
+typedef struct {
+    sm_xml_writer *w;
+    const sm_doc_site *site;
+    sm_doc_stats *stats;
+} url_ctx;
+
+/* A row as a log can show it: printable ASCII kept, other bytes as \xHH. */
+static void printable(char *out, apr_size_t room, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    apr_size_t n = 0;
+
+    for (; *s && n + 5 < room; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            out[n++] = (char)c;
+        }
+        else {
+            out[n++] = '\\';
+            out[n++] = 'x';
+            out[n++] = hex[c >> 4];
+            out[n++] = hex[c & 15];
+        }
+    }
+    if (*s && n + 3 < room) {
+        memcpy(out + n, "...", 3);
+        n += 3;
+    }
+    out[n] = '\0';
+}
+
+static apr_status_t one_url(void *baton, const char *url, apr_time_t lastmod)
+{
+    url_ctx *ctx = baton;
+
+    if (!sm_url_is_stored_form(url)) {
+        if (ctx->stats->skipped++ == 0)
+            printable(ctx->stats->first_skipped,
+                      sizeof(ctx->stats->first_skipped), url);
+        return APR_SUCCESS;
+    }
+    ctx->stats->urls++;
+    return sm_xml_url(ctx->w, ctx->site->base, url, lastmod,
+                      sm_annotation_find(ctx->site->changefreq, url),
+                      sm_annotation_find(ctx->site->priority, url));
+}
+
+apr_status_t sm_doc_write(apr_pool_t *p, sm_store *st,
+                          const sm_doc_site *site, const sm_doc *doc,
+                          const sm_site_info *info, sm_xml_sink *sink,
+                          void *baton, sm_doc_stats *stats)
+{
+    sm_doc_stats own;
+    url_ctx ctx;
+    apr_status_t rv;
+    int i;
+
+    if (!stats)
+        stats = &own;
+    memset(stats, 0, sizeof(*stats));
+    ctx.w = sm_xml_writer_create(p, sink, baton);
+    ctx.site = site;
+    ctx.stats = stats;
+    switch (doc->kind) {
+    case SM_DOC_URLSET:
+        sm_xml_urlset_begin(ctx.w);
+        rv = sm_store_page_urls(st, site->base, doc->page->page, one_url,
+                                &ctx);
+        return rv == APR_SUCCESS ? sm_xml_urlset_end(ctx.w) : rv;
+    case SM_DOC_ROOT:
+        sm_xml_urlset_begin(ctx.w);
+        sm_xml_url(ctx.w, site->base, "/", 0, NULL, NULL);
+        return sm_xml_urlset_end(ctx.w);
+    case SM_DOC_INDEX:
+        sm_xml_index_begin(ctx.w);
+        for (i = 0; i < doc->entries; i++) {
+            const sm_page_info *pi = &APR_ARRAY_IDX(info->pages, i,
+                                                    sm_page_info);
+            sm_xml_index_entry(ctx.w, site->base,
+                               sm_page_path(p, site->sitemap_path, pi->page),
+                               pi->lastmod);
+        }
+        return sm_xml_index_end(ctx.w);
+    case SM_DOC_NONE:
+        break;
+    }
+    return APR_EINVAL;
+}
