@@ -12,7 +12,8 @@
  *   1 check: the file is not sound
  *   2 bad arguments (usage)
  *   3 the store cannot be opened: missing, not SQLite, not a mod_sitemap
- *     store, a newer schema, no permission
+ *     store, a newer schema, no permission; a PostgreSQL database that
+ *     cannot be reached or refuses the role
  *   4 the site is not in the store
  *   5 a log could not be opened or read to its end
  *   6 the store failed while working (locked for more than 5 s, disk full,
@@ -225,7 +226,8 @@ static const char exit_statuses[] =
     "  1  check: the file is not sound\n"
     "  2  bad arguments\n"
     "  3  the store cannot be opened (missing, not SQLite, not a mod_sitemap\n"
-    "     store, a newer schema, no permission)\n"
+    "     store, a newer schema, no permission; a database that cannot be\n"
+    "     reached or refuses the role)\n"
     "  4  the site is not in the store\n"
     "  5  a log could not be opened or read to its end\n"
     "  6  the store failed while working (locked for more than 5 s, disk\n"

@@ -34,7 +34,10 @@ def farm(make_server, pg_db, n=2, conf="", **kw):
 
 
 def sitemap(s, path="/sitemap.xml", **kw):
-    r = s.get(path, **kw)
+    try:
+        r = s.get(path, **kw)
+    except ConnectionError as e:
+        raise AssertionError(f"{path}: {e}\n{s.log_tail()}") from e
     assert r.status == 200, (path, r.status, s.log_tail())
     return r
 
