@@ -55,6 +55,15 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->robots = -1;
     conf->robots_extra = NULL;
     conf->robots_fallback = -1;
+    conf->cache = -1;
+    conf->cache_dir = NULL;
+    conf->cache_max = -1;
+    conf->read_head = -1;
+    conf->stylesheet_on = -1;
+    conf->stylesheet_url = NULL;
+    conf->text_path = NULL;
+    conf->html_path = NULL;
+    conf->html_stylesheet = NULL;
     return conf;
 }
 
@@ -83,6 +92,16 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     conf->robots = MERGE_UNSET(robots, -1);
     conf->robots_extra = MERGE_UNSET(robots_extra, NULL);
     conf->robots_fallback = MERGE_UNSET(robots_fallback, -1);
+    conf->cache = MERGE_UNSET(cache, -1);
+    conf->cache_dir = add->cache != -1 ? add->cache_dir : base->cache_dir;
+    conf->cache_max = MERGE_UNSET(cache_max, -1);
+    conf->read_head = MERGE_UNSET(read_head, -1);
+    conf->stylesheet_on = MERGE_UNSET(stylesheet_on, -1);
+    conf->stylesheet_url = add->stylesheet_on != -1 ? add->stylesheet_url
+                                                    : base->stylesheet_url;
+    conf->text_path = MERGE_UNSET(text_path, NULL);
+    conf->html_path = MERGE_UNSET(html_path, NULL);
+    conf->html_stylesheet = MERGE_UNSET(html_stylesheet, NULL);
     return conf;
 }
 
@@ -116,7 +135,8 @@ static apr_uint64_t config_tag(const sitemap_server_conf *conf)
     h = hash_str(h, conf->site.base);
     h = hash_str(h, conf->sitemap_path);
     h = hash_annotations(h, conf->changefreq);
-    return hash_annotations(h, conf->priority);
+    h = hash_annotations(h, conf->priority);
+    return hash_str(h, conf->stylesheet ? conf->stylesheet : "");
 }
 
 /* The URLs robots.txt advertises: our sitemap, then SitemapRobotsExtra,
@@ -234,6 +254,30 @@ static int prepare_pg(apr_pool_t *p, server_rec *s, const char *uri,
     return OK;
 }
 
+/* At start-up (the dry run, whose errors reach the terminal): refuse a
+ * store path that cannot hold a store. */
+static int check_db_locations(apr_pool_t *ptemp, server_rec *main_s)
+{
+    server_rec *s;
+
+    for (s = main_s; s; s = s->next) {
+        sitemap_server_conf *conf = SITEMAP_CONF(s);
+        const char *problem;
+        /* (a PostgreSQL URI names no place on this machine) */
+        if (conf->enabled != 1
+            || (conf->db_path && sm_store_is_pg(conf->db_path)))
+            continue;
+        problem = sitemap_db_location_problem(ptemp, conf->db_path
+                                                     ? conf->db_path
+                                                     : SITEMAP_DEFAULT_DB);
+        if (problem) {
+            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "%s", problem);
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+    }
+    return OK;
+}
+
 static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                                apr_pool_t *ptemp, server_rec *main_s)
 {
@@ -244,7 +288,9 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     /* httpd reads its configuration twice at start-up: the first pass is a
      * dry run, so nothing is created then. */
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
-        return OK;
+        return check_db_locations(ptemp, main_s) == OK
+               ? sitemap_check_store_places(ptemp, main_s)
+               : HTTP_INTERNAL_SERVER_ERROR;
     if (sitemap_authz_init(pconf) != APR_SUCCESS) {
         /* Without it nothing is recorded (see sitemap_anonymous_allowed). */
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, main_s, "cannot make the "
@@ -287,6 +333,8 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             conf->sitemap_path = DEFAULT_SITEMAP_PATH;
         if (conf->page_size < 0)
             conf->page_size = SM_PAGE_MAX_URLS;
+        if (conf->read_head < 0)
+            conf->read_head = 1;
 
         conf->site.base = conf->base_url ? conf->base_url
                                          : vhost_base(pconf, s, &err);
@@ -323,12 +371,23 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                          conf->page_size, (apr_int64_t)conf->page_size * 50000);
             return HTTP_INTERNAL_SERVER_ERROR;
         }
+        /* The module's CSS is served when the XML or the HTML site map
+         * uses it. */
+        if (conf->stylesheet_on == 2)
+            conf->stylesheet = conf->stylesheet_url;
+        if ((conf->stylesheet_on != 0 && conf->stylesheet_on != 2)
+            || (conf->html_path && !conf->html_stylesheet))
+            conf->own_css_path = sm_stylesheet_default(pconf,
+                                                       conf->sitemap_path);
+        if (conf->stylesheet_on != 0 && conf->stylesheet_on != 2)
+            conf->stylesheet = conf->own_css_path;
         conf->site.max_urls = conf->max_urls;
         conf->site.expire = conf->expire;
         conf->site.settings = sm_settings_format(pconf, conf->sitemap_path,
                                                  conf->page_size,
                                                  conf->changefreq,
-                                                 conf->priority);
+                                                 conf->priority,
+                                                 conf->stylesheet);
         conf->rules.content_types = conf->content_types;
         conf->rules.excludes = conf->excludes;
         conf->rules.allow_query = conf->allow_query;
@@ -337,15 +396,31 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         robots_lines(pconf, conf);
 
         if (!apr_hash_get(prepared, conf->db_path, APR_HASH_KEY_STRING)) {
-            int rc = sm_store_is_pg(conf->db_path)
-                   ? prepare_pg(ptemp, s, conf->db_path, conf->db_shown,
-                                &conf->logger)
-                   : sitemap_prepare_database(ptemp, s, conf->db_path,
-                                              &conf->logger);
+            const char *problem = sm_store_is_pg(conf->db_path) ? NULL
+                : sitemap_db_location_problem(ptemp, conf->db_path);
+            int rc;
+            if (problem) {
+                /* Found at a restart (a start checks in its dry run): the
+                 * restart goes on, a store fault never stops the site
+                 * (the children log it and keep trying). */
+                ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "%s; pages are "
+                             "served, recording waits for the store",
+                             problem);
+                apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING,
+                             "");
+                continue;
+            }
+            rc = sm_store_is_pg(conf->db_path)
+                 ? prepare_pg(ptemp, s, conf->db_path, conf->db_shown,
+                              &conf->logger)
+                 : sitemap_prepare_database(ptemp, s, conf->db_path,
+                                            &conf->logger);
             if (rc != OK)
                 return rc;
             apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING, "");
         }
+        if (sitemap_cache_post_config(pconf, ptemp, s, conf, prepared) != OK)
+            return HTTP_INTERNAL_SERVER_ERROR;
     }
     return OK;
 }
@@ -355,6 +430,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
 {
     apr_hash_t *recorders = apr_hash_make(pchild);
     apr_hash_t *readers = apr_hash_make(pchild);
+    apr_hash_t *renditions = apr_hash_make(pchild);
     apr_hash_index_t *hi;
     server_rec *s;
 
@@ -381,6 +457,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
         }
         sm_recorder_add_site(rec, &conf->site);
         conf->recorder = rec;
+        sitemap_cache_child_init(pchild, s, conf, renditions);
 
         conf->readers = apr_hash_get(readers, conf->db_path,
                                      APR_HASH_KEY_STRING);
@@ -422,6 +499,9 @@ static void register_hooks(apr_pool_t *p)
                            APR_HOOK_FIRST);
     ap_hook_handler(sitemap_handler, NULL, NULL, APR_HOOK_MIDDLE);
     sitemap_robots_register(p);
+    sitemap_head_register(p);
+    sitemap_views_register(p);
+    sitemap_status_register(p);
 }
 
 AP_DECLARE_MODULE(sitemap) = {

@@ -6,9 +6,13 @@
 #include "httpd.h"
 #include "http_config.h"
 
+#include <apr_hash.h>
+
+#include "sm_document.h"
 #include "sm_hot.h"
 #include "sm_recorder.h"
 #include "sm_rules.h"
+#include "sm_rendition.h"
 #include "sm_store.h"
 
 extern module AP_MODULE_DECLARE_DATA sitemap_module;
@@ -34,6 +38,17 @@ typedef struct {
     int robots;                         /* SitemapRobots */
     apr_array_header_t *robots_extra;   /* SitemapRobotsExtra */
     int robots_fallback;                /* SitemapRobotsFallback */
+    int cache;                          /* SitemapCache On|Off (-1 unset) */
+    const char *cache_dir;              /* SitemapCache DIR (NULL: beside
+                                           the store) */
+    apr_off_t cache_max;                /* SitemapCacheMaxSize */
+    int read_head;                      /* SitemapReadHead */
+    int stylesheet_on;                  /* SitemapStylesheet On|Off (-1:
+                                           unset: On), 2: stylesheet_url */
+    const char *stylesheet_url;         /* SitemapStylesheet URL */
+    const char *text_path;              /* SitemapTextPath */
+    const char *html_path;              /* SitemapHTMLPath */
+    const char *html_stylesheet;        /* SitemapHTMLStylesheet */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
@@ -41,6 +56,9 @@ typedef struct {
     sm_rules rules;
     apr_array_header_t *robots_urls;    /* the Sitemap lines' URLs */
     const char *robots_etag_suffix;     /* appended to robots.txt ETags */
+    const char *stylesheet;             /* the PI's href, NULL: none */
+    const char *own_css_path;           /* the built-in CSS's URL path, NULL:
+                                           not served */
     apr_time_t loaded;                  /* when this configuration was read */
     const char *db_shown;               /* db_path as logged: a URI's
                                            password masked */
@@ -48,14 +66,44 @@ typedef struct {
                                            XML, hashed into every ETag */
     sm_logger logger;                   /* the core's messages, logged
                                            with this vhost */
+    const char *rendition_stem;         /* this site's files in cache_dir */
+    /* The recorder counters of db_path, in shared memory (post_config). */
+    sm_recorder_shared *shared;
     /* This process's writer and readers for db_path (child_init). */
     sm_recorder *recorder;
     struct apr_reslist_t *readers;
+    sm_rend_dir *renditions;            /* cache_dir, opened (child_init);
+                                           NULL when it cannot be used */
+    const char *cache_error;            /* and then why */
 } sitemap_server_conf;
+
+/* What the head filter (mod_sitemap_head.c) leaves for log_transaction,
+ * in the final request's request_config.  No note: the filter was not
+ * inserted, and the response is judged by its headers. */
+typedef enum {
+    SITEMAP_HEAD_REPEAT = 1,    /* a repeat when the body began: not
+                                   read; by headers if filters after the
+                                   reader made it new */
+    SITEMAP_HEAD_UNREAD,        /* not read (not a 200 of a listed type
+                                   then, or the body broke off): never
+                                   recorded from this response */
+    SITEMAP_HEAD_UNREADABLE,    /* a Content-Encoding: by headers */
+    SITEMAP_HEAD_READ           /* read: head says */
+} sitemap_head_state;
+
+typedef struct {
+    sitemap_head_state state;
+    struct sm_head *scanner;    /* SITEMAP_HEAD_READ */
+    apr_uint64_t raw;           /* the raw facts' hash when the body began
+                                   (sm_recorder_raw) */
+} sitemap_head_note;
 
 /* Hooks implemented by the glue files, registered in mod_sitemap.c. */
 int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                          apr_pool_t *ptemp, server_rec *main_s);
+/* The User can reach and write every store's directory (fatal at
+ * start-up and with -t, logged at a restart). */
+int sitemap_check_store_places(apr_pool_t *ptemp, server_rec *main_s);
 apr_status_t sitemap_authz_init(apr_pool_t *pconf);
 int sitemap_anonymous_allowed(request_rec *r);
 int sitemap_prepare_database(apr_pool_t *p, server_rec *s, const char *path,
@@ -67,8 +115,49 @@ void sitemap_record_prefetch(const request_rec *r,
 int sitemap_map_to_storage(request_rec *r);
 int sitemap_handler(request_rec *r);
 void sitemap_robots_register(apr_pool_t *p);
+/* Why the store's path cannot hold a store (exists and is not a regular
+ * file, below a non-directory), or NULL. */
+const char *sitemap_db_location_problem(apr_pool_t *p, const char *path);
+void sitemap_head_register(apr_pool_t *p);
+/* For the head filter, when the body begins: 1 when log_transaction would
+ * decide this response (a main GET answered 200 with a listed type), the
+ * rules would record it as far as its URL and credentials tell, and it is
+ * not a repeat of what the recorder knows (*repeat set when it is); *raw
+ * is the raw facts' hash then. */
+int sitemap_record_wants_head(request_rec *r, int *repeat,
+                              apr_uint64_t *raw);
+void sitemap_views_register(apr_pool_t *p);
+void sitemap_status_register(apr_pool_t *p);
+/* A reader on the store file now at the path, NULL if none can be had;
+ * give it back with apr_reslist_release (or _invalidate after a fault). */
+sm_store *sitemap_reader_acquire(struct apr_reslist_t *readers);
 apr_status_t sitemap_readers_create(struct apr_reslist_t **out,
                                     apr_pool_t *pchild, const char *path);
+/* Renditions (mod_sitemap_cache.c). */
+typedef struct {
+    const sm_doc_site *site;
+    const sm_doc *doc;
+    const sm_site_info *info;   /* the snapshot doc was chosen from */
+    sm_rend_key key;            /* what makes its bytes */
+    int gzip;                   /* the gzip rendition is wanted */
+} sitemap_doc_req;
+typedef struct {
+    apr_file_t *f;
+    apr_off_t offset, length;
+} sitemap_file;
+/* The rendition of a document, from the cache or rendered now from st
+ * (inside the read snapshot dr->info came from); stats says what a render
+ * left out (zero when none was needed).  Any failure: stream it. */
+apr_status_t sitemap_rendition(request_rec *r, const sitemap_server_conf *conf,
+                               sm_store *st, const sitemap_doc_req *dr,
+                               sitemap_file *out, sm_doc_stats *stats);
+/* Send a rendition as the response's body. */
+int sitemap_send_file(request_rec *r, const sitemap_file *file);
+int sitemap_cache_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,
+                              server_rec *s, sitemap_server_conf *conf,
+                              apr_hash_t *prepared);
+void sitemap_cache_child_init(apr_pool_t *pchild, server_rec *s,
+                              sitemap_server_conf *conf, apr_hash_t *opened);
 
 #define SITEMAP_CONF(s) \
     ((sitemap_server_conf *)ap_get_module_config((s)->module_config, \

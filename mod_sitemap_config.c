@@ -3,6 +3,7 @@
  * names the directive, the value and what is allowed. */
 #include "mod_sitemap.h"
 
+#include "http_core.h"
 #include "http_log.h"
 #include "util_time.h"
 
@@ -108,24 +109,24 @@ static const char *set_page_size(cmd_parms *cmd, void *dconf, const char *arg)
 
 /* Does the nearest existing ancestor of path look usable for the store?
  * Creating it and handing it to User/Group happens in post_config. */
-static const char *check_db_location(cmd_parms *cmd, const char *path)
+const char *sitemap_db_location_problem(apr_pool_t *p, const char *path)
 {
     struct stat sb;
-    char *dir = apr_pstrdup(cmd->temp_pool, path);
+    char *dir = apr_pstrdup(p, path);
     char *slash;
 
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' exists and is "
-                            "not a regular file; give the path of an SQLite "
-                            "file (it is created if missing)", path);
+        return apr_psprintf(p, "SitemapDatabase: '%s' exists and is not a "
+                            "regular file; give the path of an SQLite file "
+                            "(it is created if missing)", path);
     while ((slash = strrchr(dir, '/')) != NULL) {
         *slash = '\0';
         if (!*dir)
             return NULL;            /* reached "/" */
         if (stat(dir, &sb) == 0) {
             if (!S_ISDIR(sb.st_mode))
-                return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' cannot "
-                                    "be created: '%s' is not a directory",
+                return apr_psprintf(p, "SitemapDatabase: '%s' cannot be "
+                                    "created: '%s' is not a directory",
                                     path, dir);
             return NULL;
         }
@@ -156,7 +157,12 @@ static const char *set_database(cmd_parms *cmd, void *dconf, const char *arg)
     if (!path)
         return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' is not a valid "
                             "path", arg);
-    if ((err = check_db_location(cmd, path)) != NULL)
+    /* What is at the path is the state of the store, not configuration:
+     * checked here only by a configuration test (-t).  `-k stop` and
+     * `-k graceful` read the configuration too, and must work whatever
+     * became of the store meanwhile; a start checks it in post_config. */
+    if (ap_state_query(AP_SQ_RUN_MODE) == AP_SQ_RM_CONFIG_TEST
+        && (err = sitemap_db_location_problem(cmd->pool, path)) != NULL)
         return err;
     SITEMAP_CONF(cmd->server)->db_path = path;
     return NULL;
@@ -377,6 +383,132 @@ static const char *add_robots_extra(cmd_parms *cmd, void *dconf,
     return NULL;
 }
 
+/* SitemapCache On|Off|DIR: a directory (relative to ServerRoot; httpd
+ * resolves "." and ".." segments) turns it on there; no trailing "/", so
+ * one directory has one spelling. */
+static const char *set_cache(cmd_parms *cmd, void *dconf, const char *arg)
+{
+    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
+    const char *err = in_server_only(cmd);
+    const char *path;
+    (void)dconf;
+
+    if (err)
+        return err;
+    if (strcasecmp(arg, "On") == 0 || strcasecmp(arg, "Off") == 0) {
+        conf->cache = strcasecmp(arg, "On") == 0;
+        conf->cache_dir = NULL;
+        return NULL;
+    }
+    path = *arg ? ap_server_root_relative(cmd->pool, arg) : NULL;
+    if (!path || strlen(path) < 2 || path[strlen(path) - 1] == '/'
+        || strstr(path, "//"))
+        return apr_psprintf(cmd->pool, "SitemapCache: '%s' is not allowed: "
+                            "On, Off, or the path of a directory (relative "
+                            "to ServerRoot; no trailing '/')", arg);
+    conf->cache = 1;
+    conf->cache_dir = path;
+    return NULL;
+}
+
+#define CACHE_MAX_MIN (APR_INT64_C(1) << 20)
+#define CACHE_MAX_MAX (APR_INT64_C(1) << 40)
+
+/* SitemapCacheMaxSize: bytes, or a number with K, M, G or T (powers of
+ * 1024), from 1M to 1T. */
+static const char *set_cache_max(cmd_parms *cmd, void *dconf,
+                                 const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    apr_int64_t n, unit = 1;
+    char *end;
+    (void)dconf;
+
+    if (err)
+        return err;
+    apr_set_os_error(0);
+    n = apr_strtoi64(arg, &end, 10);
+    if (*end && !end[1]) {
+        switch (apr_toupper(*end)) {
+        case 'K': unit = APR_INT64_C(1) << 10; end++; break;
+        case 'M': unit = APR_INT64_C(1) << 20; end++; break;
+        case 'G': unit = APR_INT64_C(1) << 30; end++; break;
+        case 'T': unit = APR_INT64_C(1) << 40; end++; break;
+        }
+    }
+    if (!apr_isdigit(*arg) || *end || apr_get_os_error() || n < 0
+        || n > CACHE_MAX_MAX / unit || n * unit < CACHE_MAX_MIN)
+        return apr_psprintf(cmd->pool, "SitemapCacheMaxSize: '%s' is not "
+                            "allowed: a size from 1M to 1T (bytes, or a "
+                            "whole number with K, M, G or T)", arg);
+    SITEMAP_CONF(cmd->server)->cache_max = n * unit;
+    return NULL;
+}
+
+/* On, Off, or the URL of the administrator's own stylesheet. */
+static const char *set_stylesheet(cmd_parms *cmd, void *dconf,
+                                  const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
+    (void)dconf;
+
+    if (err)
+        return err;
+    if (strcasecmp(arg, "On") == 0 || strcasecmp(arg, "Off") == 0) {
+        conf->stylesheet_on = strcasecmp(arg, "On") == 0;
+        conf->stylesheet_url = NULL;
+        return NULL;
+    }
+    if ((err = sm_stylesheet_url_check(arg)) != NULL)
+        return apr_psprintf(cmd->pool, "SitemapStylesheet: '%s' is not "
+                            "allowed: the URL %s; wanted On, Off or a URL "
+                            "such as /styles/sitemap.css or "
+                            "https://www.example.com/sitemap.css", arg, err);
+    conf->stylesheet_on = 2;
+    conf->stylesheet_url = arg;
+    return NULL;
+}
+
+/* SitemapTextPath (.txt) and SitemapHTMLPath (.html): cmd->info is the
+ * extension; the path is checked as SitemapPath is. */
+static const char *set_view_path(cmd_parms *cmd, void *dconf,
+                                 const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    const char *ext = cmd->info;
+    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
+    (void)dconf;
+
+    if (err)
+        return err;
+    if ((err = sm_doc_path_check(arg, ext)) != NULL)
+        return apr_psprintf(cmd->pool, "%s: '%s' is not allowed: a URL path "
+                            "that %s, such as /sitemap%s", cmd->cmd->name,
+                            arg, err, ext);
+    if (strcmp(ext, ".txt") == 0)
+        conf->text_path = arg;
+    else
+        conf->html_path = arg;
+    return NULL;
+}
+
+static const char *set_html_stylesheet(cmd_parms *cmd, void *dconf,
+                                       const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    (void)dconf;
+
+    if (err)
+        return err;
+    if ((err = sm_stylesheet_url_check(arg)) != NULL)
+        return apr_psprintf(cmd->pool, "SitemapHTMLStylesheet: '%s' is not "
+                            "allowed: the URL %s; wanted a URL such as "
+                            "/styles/site-map.css", arg, err);
+    SITEMAP_CONF(cmd->server)->html_stylesheet = arg;
+    return NULL;
+}
+
 const command_rec sitemap_directives[] = {
     AP_INIT_FLAG("Sitemap", set_server_flag,
                  (void *)APR_OFFSETOF(sitemap_server_conf, enabled), RSRC_CONF,
@@ -423,5 +555,28 @@ const command_rec sitemap_directives[] = {
                  (void *)APR_OFFSETOF(sitemap_server_conf, robots_fallback),
                  RSRC_CONF, "On to answer a permissive robots.txt when the "
                  "site has none (default On)"),
+    AP_INIT_TAKE1("SitemapCache", set_cache, NULL, RSRC_CONF,
+                  "On, Off, or the directory of the sitemap's renditions "
+                  "(default On: beside the store)"),
+    AP_INIT_TAKE1("SitemapCacheMaxSize", set_cache_max, NULL, RSRC_CONF,
+                  "the most disk the renditions take, 1M to 1T (default "
+                  "1G)"),
+    AP_INIT_FLAG("SitemapReadHead", set_server_flag,
+                 (void *)APR_OFFSETOF(sitemap_server_conf, read_head),
+                 RSRC_CONF, "On to read each page's own <head> (meta robots, "
+                 "canonical, hreflang) as it is served (default On)"),
+    AP_INIT_TAKE1("SitemapStylesheet", set_stylesheet, NULL, RSRC_CONF,
+                  "On (the module's CSS beside SitemapPath), Off, or the URL "
+                  "of a CSS stylesheet for the sitemap in browsers (default "
+                  "On)"),
+    AP_INIT_TAKE1("SitemapTextPath", set_view_path, (void *)".txt",
+                  RSRC_CONF, "the URL path of the plain-text sitemap, ending "
+                  "in .txt (default: none)"),
+    AP_INIT_TAKE1("SitemapHTMLPath", set_view_path, (void *)".html",
+                  RSRC_CONF, "the URL path of the HTML site map for "
+                  "visitors, ending in .html (default: none)"),
+    AP_INIT_TAKE1("SitemapHTMLStylesheet", set_html_stylesheet, NULL,
+                  RSRC_CONF, "the URL of the HTML site map's stylesheet "
+                  "(default: the module's own)"),
     { NULL }
 };

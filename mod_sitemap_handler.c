@@ -17,6 +17,8 @@
 #include <apr_strings.h>
 
 #include "sm_document.h"
+#include "sm_gzip.h"
+#include "sm_hash.h"
 #include "sm_sitemap.h"
 
 APLOG_USE_MODULE(sitemap);
@@ -24,6 +26,7 @@ APLOG_USE_MODULE(sitemap);
 #define SITEMAP_HANDLER "sitemap"
 #define RETRY_AFTER "60"
 #define READER_TTL apr_time_from_sec(60)
+#define LOG_503_EVERY apr_time_from_sec(60)
 
 /* ---- claiming the URLs --------------------------------------------------- */
 
@@ -32,11 +35,13 @@ APLOG_USE_MODULE(sitemap);
 SM_HOT int sitemap_translate_name(request_rec *r)
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    int gz;
 
     if (conf->enabled != 1 || !conf->site.base || r->main || !r->uri
         || r->uri[0] != '/')
         return DECLINED;
-    if (sm_name_parse(conf->sitemap_path, r->uri) == SM_NAME_NOT_OURS) {
+    if (sm_name_parse_gz(conf->sitemap_path, r->uri, &gz)
+        == SM_NAME_NOT_OURS) {
         sitemap_record_prefetch(r, conf);
         return DECLINED;
     }
@@ -105,7 +110,7 @@ apr_status_t sitemap_readers_create(apr_reslist_t **out, apr_pool_t *pchild,
 }
 
 /* A reader on the file now at the path (not a deleted or replaced one). */
-static sm_store *reader_acquire(apr_reslist_t *readers)
+sm_store *sitemap_reader_acquire(apr_reslist_t *readers)
 {
     void *res;
     int tries;
@@ -132,11 +137,12 @@ static apr_uint64_t fnv(apr_uint64_t h, const void *data, apr_size_t n)
     return h;
 }
 
-static void set_etag(request_rec *r, apr_uint64_t h)
+/* The gzip bytes have an ETag of their own (RFC 9110, 8.8.3). */
+static void set_etag(request_rec *r, apr_uint64_t h, int gzip)
 {
     apr_table_setn(r->headers_out, "ETag",
-                   apr_psprintf(r->pool, "\"%016" APR_UINT64_T_HEX_FMT "\"",
-                                h));
+                   apr_psprintf(r->pool, "\"%016" APR_UINT64_T_HEX_FMT "%s\"",
+                                h, gzip ? "-gz" : ""));
 }
 
 static int not_allowed(request_rec *r)
@@ -148,19 +154,30 @@ static int not_allowed(request_rec *r)
     return OK;
 }
 
-/* Logged at most once a minute per process: an outage of a shared
- * database must not flood the log with every sitemap request. */
+/* 503 for a store that cannot be read.  Anyone can ask for the sitemap
+ * as often as they like, so the fault is logged at most once a minute per
+ * process, with the number of 503s since the last line (the other
+ * requests log at debug level).  Threads race on the two counters: at
+ * worst a line is logged twice or a count is off by a few. */
 static int unavailable(request_rec *r, sitemap_server_conf *conf,
                        const char *why)
 {
-    static apr_time_t last;     /* per process; a race only logs twice */
+    static apr_time_t last_logged;
+    static apr_uint32_t unlogged;
     apr_time_t now = apr_time_now();
 
-    if (!last || now - last >= apr_time_from_sec(60)) {
-        last = now;
+    if (!last_logged || now - last_logged >= LOG_503_EVERY) {
+        last_logged = now;
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "store %s cannot be read "
-                      "(%s): answering 503 (logged at most once a minute)",
-                      conf->db_shown, why);
+                      "(%s): answering 503 (%u more times in the last "
+                      "minute; logged at most once a minute per process)",
+                      conf->db_shown, why, unlogged);
+        unlogged = 0;
+    }
+    else {
+        unlogged++;
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "store %s cannot be "
+                      "read (%s): answering 503", conf->db_shown, why);
     }
     apr_table_setn(r->err_headers_out, "Retry-After", RETRY_AFTER);
     return HTTP_SERVICE_UNAVAILABLE;
@@ -200,11 +217,13 @@ static void document_notes(request_rec *r, const sitemap_server_conf *conf,
 typedef struct {
     request_rec *r;
     apr_status_t out;       /* the first failure writing to the client */
+    int sent;               /* bytes went to the output filters */
 } stream_ctx;
 
 static apr_status_t to_client(void *baton, const char *data, apr_size_t len)
 {
     stream_ctx *ctx = baton;
+    ctx->sent = 1;
     if (ap_rwrite(data, (int)len, ctx->r) < 0) {
         ctx->out = APR_ECONNABORTED;
         return ctx->out;
@@ -239,23 +258,26 @@ static SM_NOINLINE int serve(request_rec *r)
     sm_doc doc;
     sm_doc_site site;
     sm_doc_stats stats;
-    apr_uint64_t tag;
+    sitemap_doc_req dr;
+    sitemap_file file;
+    apr_uint64_t tag, tag2;
     apr_time_t mtime = 0;
     stream_ctx ctx;
-    int status, i;
+    sm_gzip *gz = NULL;
+    int status, i, gz_file, gzip, cached;
     apr_status_t rv;
 
     conf = SITEMAP_CONF(r->server);
     if (conf->enabled != 1 || !conf->readers)
         return DECLINED;
-    name = sm_name_parse(conf->sitemap_path, r->uri);
+    name = sm_name_parse_gz(conf->sitemap_path, r->uri, &gz_file);
     if (name < 0)
         return HTTP_NOT_FOUND;
     r->allowed |= (AP_METHOD_BIT << M_GET);
     if (r->method_number != M_GET)
         return not_allowed(r);
 
-    if (!(st = reader_acquire(conf->readers)))
+    if (!(st = sitemap_reader_acquire(conf->readers)))
         return unavailable(r, conf, "cannot open it");
     if (sm_store_read_begin(st) != APR_SUCCESS
         || sm_store_site_info(st, r->pool, conf->site.base, name, &info)
@@ -272,6 +294,10 @@ static SM_NOINLINE int serve(request_rec *r)
     tag = fnv(APR_UINT64_C(0xcbf29ce484222325), info.store_id,
               strlen(info.store_id));
     tag = fnv(tag, &conf->config_tag, sizeof(conf->config_tag));
+    /* A second, independent hash of the same, for the renditions' key. */
+    tag2 = sm_hash_str(SM_HASH_SEED, info.store_id);
+    tag2 = sm_hash_u64(tag2, conf->config_tag);
+    tag2 = sm_hash_u64(tag2, (apr_uint64_t)doc.kind);
     switch (doc.kind) {
     case SM_DOC_NONE:
         sm_store_read_end(st);
@@ -281,6 +307,8 @@ static SM_NOINLINE int serve(request_rec *r)
         tag = fnv(tag, "page", 4);
         tag = fnv(tag, &doc.page->page, sizeof(doc.page->page));
         tag = fnv(tag, &doc.page->version, sizeof(doc.page->version));
+        tag2 = sm_hash_u64(tag2, (apr_uint64_t)doc.page->page);
+        tag2 = sm_hash_u64(tag2, (apr_uint64_t)doc.page->version);
         mtime = doc.page->changed;
         if (info.settings_changed > mtime)
             mtime = info.settings_changed;
@@ -296,7 +324,10 @@ static SM_NOINLINE int serve(request_rec *r)
                                                     sm_page_info);
             tag = fnv(tag, &pi->page, sizeof(pi->page));
             tag = fnv(tag, &pi->lastmod, sizeof(pi->lastmod));
+            tag2 = sm_hash_u64(tag2, (apr_uint64_t)pi->page);
+            tag2 = sm_hash_u64(tag2, (apr_uint64_t)pi->lastmod);
         }
+        tag2 = sm_hash_u64(tag2, (apr_uint64_t)doc.entries);
         mtime = info.index_changed > info.settings_changed
               ? info.index_changed : info.settings_changed;
         break;
@@ -307,9 +338,23 @@ static SM_NOINLINE int serve(request_rec *r)
     if ((!info.settings || strcmp(info.settings, conf->site.settings) != 0)
         && conf->loaded > mtime)
         mtime = conf->loaded;
-    ap_set_content_type(r, "application/xml; charset=utf-8");
+    /* Which bytes: the .xml.gz forms are gzip files; with renditions on, a
+     * client accepting gzip gets the gzip rendition as Content-Encoding. */
+    cached = conf->cache == 1;
+    gzip = gz_file || (cached && sm_accepts_gzip(apr_table_get(
+                                     r->headers_in, "Accept-Encoding")));
+    if (cached && !gz_file)
+        apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
+    if (gzip) {
+        /* Already compressed: mod_deflate must leave it alone. */
+        apr_table_setn(r->subprocess_env, "no-gzip", "1");
+        if (!gz_file)
+            apr_table_setn(r->headers_out, "Content-Encoding", "gzip");
+    }
+    ap_set_content_type(r, gz_file ? "application/gzip"
+                                   : "application/xml; charset=utf-8");
     apr_table_setn(r->headers_out, "X-Robots-Tag", "noindex");
-    set_etag(r, tag);
+    set_etag(r, tag, gzip);
     if (mtime) {
         ap_update_mtime(r, mtime);
         ap_set_last_modified(r);
@@ -335,13 +380,57 @@ static SM_NOINLINE int serve(request_rec *r)
 
     ctx.r = r;
     ctx.out = APR_SUCCESS;
+    ctx.sent = 0;
     site.base = conf->site.base;
     site.sitemap_path = conf->sitemap_path;
     site.changefreq = conf->changefreq;
     site.priority = conf->priority;
-    rv = sm_doc_write(r->pool, st, &site, &doc, &info, to_client, &ctx,
-                      &stats);
+    site.stylesheet = conf->stylesheet;
+    if (cached) {
+        /* From its rendition: the snapshot is let go before the bytes
+         * are sent, however slow the client. */
+        dr.site = &site;
+        dr.doc = &doc;
+        dr.info = &info;
+        dr.key.a = tag;
+        dr.key.b = tag2;
+        dr.gzip = gzip;
+        if (sitemap_rendition(r, conf, st, &dr, &file, &stats)
+            == APR_SUCCESS) {
+            document_notes(r, conf, &doc, &stats);
+            sm_store_read_end(st);
+            apr_reslist_release(conf->readers, st);
+            return sitemap_send_file(r, &file);
+        }
+    }
+    /* Streamed as it is read; gzip as the rendition would be. */
+    if (gzip && sm_gzip_create(&gz, r->pool, SM_GZIP_LEVEL, to_client, &ctx)
+                != APR_SUCCESS) {
+        sm_store_read_end(st);
+        apr_reslist_release(conf->readers, st);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    rv = sm_doc_write(r->pool, st, &site, &doc, &info,
+                      gz ? sm_gzip_write : to_client,
+                      gz ? (void *)gz : (void *)&ctx, &stats);
+    if (gz && rv == APR_SUCCESS)
+        rv = sm_gzip_finish(gz);
     document_notes(r, conf, &doc, &stats);
+    if (rv != APR_SUCCESS && ctx.out == APR_SUCCESS && !ctx.sent) {
+        /* The store failed before a byte left the XML writer's buffer
+         * (16 KiB): nothing is sent yet, so the answer can still be a
+         * clean 503. */
+        const char *why = apr_pstrdup(r->pool, sm_store_error(st));
+        sm_store_read_end(st);
+        apr_reslist_invalidate(conf->readers, st);
+        r->content_type = NULL;
+        apr_table_unset(r->headers_out, "ETag");
+        apr_table_unset(r->headers_out, "Last-Modified");
+        apr_table_unset(r->headers_out, "X-Robots-Tag");
+        apr_table_unset(r->headers_out, "Vary");
+        apr_table_unset(r->headers_out, "Content-Encoding");
+        return unavailable(r, conf, why);
+    }
     if (rv != APR_SUCCESS && ctx.out == APR_SUCCESS) {
         /* The store failed after the headers went out. */
         ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, "store %s failed while "

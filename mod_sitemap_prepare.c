@@ -2,7 +2,8 @@
  * start-up by httpd's parent (root, usually) for the children (httpd's
  * User/Group), who write them.
  *
- * - check_config (so also `apache2ctl -t`): the User must be able to reach
+ * - check_config (`apache2ctl -t`, restarts) and the start's dry run
+ *   (sitemap_check_store_places): the User must be able to reach
  *   the store's directory (search permission on every directory above it)
  *   and write into it; asked of the kernel by a process running as the
  *   User (see as_server_user), not guessed from mode bits.
@@ -122,12 +123,11 @@ static const char *who(apr_pool_t *p)
                         (long)ap_unixd_config.group_id);
 }
 
-/* A problem with the store's place: fatal at start-up, with -t and in the
- * `-k graceful` command's own check (configuration generations 0 and 1),
- * as a configuration error: a store the children cannot use would only
- * show later as a sitemap answering 503.  An error in a running server's
- * restart (a plain SIGUSR1): the User, who owns the directory, must not
- * be able to stop the server by changing it. */
+/* A problem with the store's place: fatal at start-up and with -t
+ * (configuration generations 0 and 1), as a configuration error: a store
+ * the children cannot use would only show later as a sitemap answering
+ * 503.  An error in a running server's restart: the User, who owns the
+ * directory, must not be able to stop the server by changing it. */
 static int place_problem(void)
 {
     return ap_state_query(AP_SQ_CONFIG_GEN) <= 1 ? APLOG_EMERG : APLOG_ERR;
@@ -199,9 +199,22 @@ static int check_reach(apr_pool_t *p, server_rec *s, const char *path)
 int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                          apr_pool_t *ptemp, server_rec *main_s)
 {
+    (void)pconf; (void)plog;
+    /* A command that only signals the running server (-k stop,
+     * graceful-stop, graceful, restart) reads the configuration too, at
+     * generation 0, before it signals: it must work whatever became of
+     * the store's directory.  A start checks in post_config's dry run
+     * (still in the foreground, so the command fails), -t here. */
+    if (ap_state_query(AP_SQ_CONFIG_GEN) == 0
+        && ap_state_query(AP_SQ_RUN_MODE) != AP_SQ_RM_CONFIG_TEST)
+        return OK;
+    return sitemap_check_store_places(ptemp, main_s);
+}
+
+int sitemap_check_store_places(apr_pool_t *ptemp, server_rec *main_s)
+{
     apr_hash_t *checked = apr_hash_make(ptemp);
     server_rec *s;
-    (void)pconf; (void)plog;
 
     for (s = main_s; s; s = s->next) {
         sitemap_server_conf *conf = SITEMAP_CONF(s);

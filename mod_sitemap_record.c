@@ -15,6 +15,7 @@
 
 #include "sm_date.h"
 #include "sm_hash.h"
+#include "sm_head.h"
 
 APLOG_USE_MODULE(sitemap);
 
@@ -94,12 +95,63 @@ SM_HOT static apr_uint64_t raw_facts_hash(const sitemap_server_conf *conf,
                                                strs, 4));
 }
 
+/* The facts that need no header (sm_rules_worth_deciding's). */
+SM_HOT static void fill_response(const sitemap_server_conf *conf,
+                                 request_rec *orig, request_rec *last,
+                                 int status, sm_response *resp)
+{
+    resp->method = orig->method;
+    resp->status = status;
+    resp->target = orig->unparsed_uri;
+    resp->content_type = last->content_type;
+    resp->has_path_info = (last->path_info && *last->path_info)
+                          || (orig->path_info && *orig->path_info);
+    resp->is_subrequest = orig->main != NULL;
+    resp->base_len = conf->base_len;
+    resp->authenticated = orig->user || last->user;
+    resp->x_robots_tag = resp->cache_control = NULL;
+}
+
+/* What the page's head says about a response the rules would record:
+ * SM_RECORD to go on, SM_FORGET (noindex, or a canonical naming another
+ * URL: removed if stored), SM_IGNORE (the head was not read whole). */
+static sm_verdict head_says(request_rec *r, const sitemap_server_conf *conf,
+                            const request_rec *orig,
+                            const sitemap_head_note *note, const char *url,
+                            const char **why)
+{
+    const sm_head_result *head;
+
+    /* Judged by its headers: no filter, a Content-Encoding, or a response
+     * whose facts when its body began had been acted on (head read) and
+     * that filters after the reader made new (mod_headers set an ETag). */
+    if (!note || note->state == SITEMAP_HEAD_UNREADABLE
+        || note->state == SITEMAP_HEAD_REPEAT)
+        return SM_RECORD;
+    if (note->state != SITEMAP_HEAD_READ) {
+        *why = "head not read";
+        return SM_IGNORE;
+    }
+    head = sm_head_result_get(note->scanner);
+    if (head->noindex) {
+        *why = "meta robots noindex";
+        return SM_FORGET;
+    }
+    if (sm_head_names_other(r->pool, head, conf->site.base,
+                            orig->unparsed_uri, url, conf->allow_query)) {
+        *why = "canonical names another URL";
+        return SM_FORGET;
+    }
+    return SM_RECORD;
+}
+
 /* Not a repeat: the rules decide, and a record or forget is handed to the
  * recorder.  Apart from the hot path, as it runs for few requests. */
 static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
                               request_rec *orig, request_rec *last,
                               sm_response *resp,
-                              const response_headers *h, apr_uint64_t raw)
+                              const response_headers *h, apr_uint64_t raw,
+                              const sitemap_head_note *note)
 {
     sm_change change;
     sm_verdict verdict;
@@ -129,6 +181,8 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
                       orig->unparsed_uri);
         verdict = SM_FORGET;
     }
+    if (verdict == SM_RECORD)
+        verdict = head_says(r, conf, orig, note, url, &why);
     if (verdict == SM_IGNORE) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (%s): %s",
                       why ? why : "-", orig->unparsed_uri);
@@ -145,10 +199,17 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
         change.last_modified = sm_parse_http_date(h->last_modified);
         change.etag = h->etag;
     }
-    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "%s %s%s",
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "%s %s%s%s%s",
                   verdict == SM_RECORD ? "recording" : "forgetting",
-                  conf->site.base, url);
+                  conf->site.base, url, why ? ": " : "", why ? why : "");
     sm_recorder_add(conf->recorder, &change, raw);
+    /* The head filter's repeat check saw the headers before the filters
+     * after it: mod_deflate appends "-gzip" to the ETag, mod_headers may
+     * add more.  The facts it saw lead here too, so that the next such
+     * response is known to it and its head not read again. */
+    if (note && note->state == SITEMAP_HEAD_READ && note->raw
+        && note->raw != raw)
+        sm_recorder_add(conf->recorder, &change, note->raw);
     return OK;
 }
 
@@ -159,6 +220,7 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
     response_headers h;
     sm_response resp;
     apr_uint64_t raw;
+    const sitemap_head_note *note;
     const char *why = NULL;
     int status;
 
@@ -175,25 +237,50 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
         && status != HTTP_MOVED_PERMANENTLY)
         return DECLINED;
 
-    resp.method = orig->method;
-    resp.status = status;
-    resp.target = orig->unparsed_uri;
-    resp.content_type = last->content_type;
-    resp.has_path_info = (last->path_info && *last->path_info)
-                         || (orig->path_info && *orig->path_info);
-    resp.is_subrequest = orig->main != NULL;
-    resp.base_len = conf->base_len;
-    resp.authenticated = orig->user || last->user;
-    resp.x_robots_tag = resp.cache_control = NULL;
+    fill_response(conf, orig, last, status, &resp);
     if (!sm_rules_worth_deciding(&conf->rules, &resp, &why)) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (%s): %s",
                       why, orig->unparsed_uri);
         return DECLINED;
     }
 
+    note = ap_get_module_config(last->request_config, &sitemap_module);
     find_headers(last, &h);
     raw = raw_facts_hash(conf, orig, status, &h);
     if (sm_recorder_repeat(conf->recorder, raw, r->request_time))
         return OK;
-    return decide(r, conf, orig, last, &resp, &h, raw);
+    return decide(r, conf, orig, last, &resp, &h, raw, note);
+}
+
+int sitemap_record_wants_head(request_rec *r, int *repeat,
+                              apr_uint64_t *raw)
+{
+    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    request_rec *orig = r;
+    response_headers h;
+    sm_response resp;
+    const char *why, *url;
+
+    *repeat = 0;
+    *raw = 0;
+    if (r->status != HTTP_OK || !conf->recorder)
+        return 0;
+    while (orig->prev)
+        orig = orig->prev;
+    fill_response(conf, orig, r, HTTP_OK, &resp);
+    if (!sm_rules_worth_deciding(&conf->rules, &resp, &why))
+        return 0;
+    find_headers(r, &h);
+    *raw = raw_facts_hash(conf, orig, HTTP_OK, &h);
+    if ((*repeat = sm_recorder_repeat(conf->recorder, *raw, r->request_time)))
+        return 0;
+    /* A page the rules leave out whatever its head says (an excluded
+     * path, a refused query, credentials) is not read: being ignored, it
+     * is never a repeat.  Its headers are left out of this check: filters
+     * after this one may still change them (mod_headers). */
+    if (!resp.authenticated)
+        resp.authenticated =
+            apr_table_get(orig->headers_in, "Authorization") != NULL;
+    return sm_rules_decide(r->pool, &conf->rules, &resp, &url, &why)
+           == SM_RECORD;
 }

@@ -241,6 +241,8 @@ class Build:
         self.module = os.path.join(self.dir, "mod_sitemap.so")
         self.naive = os.path.join(self.dir, "mod_sitemap_naive.so")
         self.fill = os.path.join(self.dir, "fill")
+        self.ctl = os.path.join(self.dir, "sitemapctl")
+        self.head_scan = os.path.join(self.dir, "head_scan")
 
     def run(self):
         builddir = os.environ.get("TOP_BUILDDIR") or TOP
@@ -252,7 +254,10 @@ class Build:
         shutil.copy2(module, self.module)
         os.chmod(self.module, 0o755)
 
-        pkgs = ["apr-1", "apr-util-1", "sqlite3", "libpq", "libpcre2-8"]
+        ctl = os.path.join(builddir, "sitemapctl")
+        if os.path.isfile(ctl):
+            shutil.copy2(ctl, self.ctl)
+        pkgs = ["apr-1", "apr-util-1", "sqlite3", "libpq", "libpcre2-8", "zlib"]
         r = sh(["pkg-config", "--cflags", "--libs", *pkgs])
         if r.returncode != 0:
             raise Failure(f"pkg-config {' '.join(pkgs)}: {r.stderr.strip()}")
@@ -271,18 +276,19 @@ class Build:
         else:
             core = sorted(os.path.join(srcdir, f) for f in os.listdir(srcdir)
                           if f.endswith(".c"))
-            zlib = sh(["pkg-config", "--libs", "zlib"])
-            core += zlib.stdout.split() if zlib.returncode == 0 else []
         self._cc([cc, "-O2", "-Wall", "-Wextra", "-I", srcdir, *cflags,
                   "-o", self.fill, os.path.join(BENCH, "fill.c"), *core,
                   *libs, "-lpthread"], "fill")
+        self._cc([cc, "-O2", "-Wall", "-Wextra", "-I", srcdir, *cflags,
+                  "-o", self.head_scan, os.path.join(BENCH, "head_scan.c"),
+                  *core, *libs, "-lpthread"], "head_scan")
 
         incdir = apxs("INCLUDEDIR") or "/usr/include/apache2"
         self._cc([cc, "-O2", "-Wall", "-Wextra", "-fPIC", "-shared",
                   "-I", incdir, *cflags, "-o", self.naive,
                   os.path.join(BENCH, "naive", "mod_sitemap_naive.c"),
                   "-lsqlite3"], "the naive module")
-        for p in (self.dir, self.naive, self.fill):
+        for p in (self.dir, self.naive, self.fill, self.head_scan):
             os.chmod(p, 0o755)
 
     @staticmethod
@@ -506,10 +512,11 @@ def stop_all(servers, graceful=True, timeout=300):
             time.sleep(0.05)
 
 
-def http_get(port, path, timeout=60):
+def http_get(port, path, timeout=60, headers=None):
     """GET path with HTTP/1.0 semantics: (status, headers dict, body)."""
+    extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall(f"GET {path} HTTP/1.1\r\nHost: bench.example\r\n"
+        s.sendall(f"GET {path} HTTP/1.1\r\nHost: bench.example\r\n{extra}"
                   "Connection: close\r\n\r\n".encode())
         chunks = []
         while True:

@@ -6,6 +6,7 @@ module lines run side by side (httpd pinned to one CPU, wrk to another):
 
   none     no module
   sitemap  mod_sitemap, `Sitemap On`
+  headoff  the same with `SitemapReadHead Off`: the head reader's own cost
   naive    bench/naive/mod_sitemap_naive.c: a synchronous SQLite upsert in
            every request's log_transaction
   control  a second server without the module: its ratio to "none" shows
@@ -21,7 +22,8 @@ the module's writer thread included, from /proc/PID/task/TID/schedstat),
 which other load on the machine disturbs far less than throughput.  The
 medians of those ratios are the results.
 
-steady  a static site of 1,000 HTML pages, all recorded before measuring
+steady  a static site of 1,000 HTML pages shaped like WordPress's
+        (bench/cms_page.html: a 6.7 KB head), all recorded before measuring
 crawl   every request a URL never seen before (/crawl/TAG-THREAD-N.html,
         mapped to one file by an internal rewrite), until the module's
         server has answered the target number of distinct URLs; after a
@@ -39,12 +41,16 @@ from benchlib import (BASE, Failure, Httpd, as_run_user, loadavg, log,
 
 PAGES = 1000
 WRITER_THREAD = "sitemap-writer"   # the recorder names its thread (Linux)
-PAGE_HTML = ("<!doctype html>\n<html lang=en><head><meta charset=utf-8>"
-             "<title>Page {n}</title></head>\n<body><h1>Page {n}</h1>\n"
-             + "<p>" + "Lorem ipsum dolor sit amet, consectetur adipiscing "
-             "elit, sed do eiusmod tempor incididunt ut labore. " * 10
-             + "</p>\n" + "<p><a href=/p/{m}.html>next</a></p>\n"
-             "</body></html>\n")
+# A page as WordPress with an SEO plugin writes it: a 6.7 KB head (14 meta
+# and 23 link tags, inline scripts and styles, a self-referencing
+# canonical) that SitemapReadHead reads for every new URL.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "cms_page.html")) as _f:
+    PAGE_HTML = _f.read()
+
+
+def page_html(n, m):
+    return PAGE_HTML.replace("@N@", n).replace("@M@", m)
 
 
 # For experiments: BENCH_VARIANT_MODULE=/path/to/mod_sitemap.so adds a
@@ -53,11 +59,12 @@ VARIANT = os.environ.get("BENCH_VARIANT_MODULE")
 
 
 def module_conf(cfg, build):
-    if cfg in ("sitemap", "variant"):
-        path = build.module if cfg == "sitemap" else VARIANT
+    if cfg in ("sitemap", "variant", "headoff"):
+        path = VARIANT if cfg == "variant" else build.module
         return (f'LoadModule sitemap_module "{path}"\n'
                 "Sitemap On\nSitemapDatabase db/sitemap.db\n"
-                f"SitemapBaseURL {BASE}\n")
+                f"SitemapBaseURL {BASE}\n"
+                + ("SitemapReadHead Off\n" if cfg == "headoff" else ""))
     if cfg == "naive":
         return (f'LoadModule naive_sitemap_module "{build.naive}"\n'
                 "NaiveSitemapDatabase db/naive.db\n"
@@ -76,10 +83,13 @@ def make_site(srv):
     for i in range(PAGES):
         files.append(os.path.join(srv.htdocs, "p", f"{i:04d}.html"))
         with open(files[-1], "w") as f:
-            f.write(PAGE_HTML.format(n=i, m=f"{(i + 1) % PAGES:04d}"))
+            f.write(page_html(f"{i:04d}", f"{(i + 1) % PAGES:04d}"))
     files.append(os.path.join(srv.htdocs, "page.html"))
     with open(files[-1], "w") as f:
-        f.write(PAGE_HTML.format(n="crawl", m="0000"))
+        # Served for every /crawl/ URL: its canonical (empty: the page
+        # itself) names each of them.
+        f.write(page_html("crawl", "0000").replace(
+            'rel="canonical" href="/p/crawl.html"', 'rel="canonical" href=""'))
     for f in files:
         os.utime(f, (old, old))
 
@@ -361,8 +371,8 @@ def run(ctx, mpm):
     servers = {}
     # "control" is a second server without the module: its ratio to
     # "none" shows how far two identical servers differ on this machine.
-    all_cfgs = ("none", "sitemap", "naive") + (("control",) if p.control
-                                               else ()) \
+    all_cfgs = ("none", "sitemap", "headoff", "naive") \
+        + (("control",) if p.control else ()) \
         + (("variant",) if VARIANT else ())
     try:
         # ---- steady state -------------------------------------------------
@@ -404,6 +414,8 @@ def run(ctx, mpm):
                "without", got, "sitemap", "none", 0.98, n)
         report(t, sec, f"steady state, {mpm}: req/s with the naive module "
                "/ without", got, "naive", "none", None, n)
+        report(t, sec, f"steady state, {mpm}: req/s with SitemapReadHead On "
+               "/ Off", got, "sitemap", "headoff", None, n)
         if p.control:
             report(t, sec, f"steady state, {mpm}: control: req/s of a 2nd "
                    "server without the module / the first", got, "control",
@@ -413,15 +425,16 @@ def run(ctx, mpm):
                    "without", got, "variant", "none", None, n)
 
         # ---- crawl ----------------------------------------------------------
-        cfgs = ("none", "sitemap", "naive") + (("variant",) if VARIANT
-                                               else ())
+        cfgs = ("none", "sitemap", "headoff", "naive") \
+            + (("variant",) if VARIANT else ())
 
         def more(rnd):
             if rnd < p.crawl_min_rounds:
                 return True
             return (logs["sitemap"].update().crawl < p.crawl_urls
                     and rnd < p.crawl_max_rounds)
-        drain = {"sitemap": sm_db}
+        drain = {"sitemap": sm_db,
+                 "headoff": servers["headoff"].path("db/sitemap.db")}
         if VARIANT:
             drain["variant"] = servers["variant"].path("db/sitemap.db")
         got, n, undrained = rounds(ctx, servers, logs, cfgs, "crawl.lua",
@@ -431,6 +444,9 @@ def run(ctx, mpm):
                "none", 0.90, n)
         report(t, sec, f"crawl, {mpm}: req/s with the naive module / "
                "without", got, "naive", "none", None, n)
+        report(t, sec, f"crawl, {mpm}: req/s with SitemapReadHead On / Off "
+               "(the head reader's own cost)", got, "sitemap", "headoff",
+               0.95, n)
         if VARIANT:
             report(t, sec, f"crawl, {mpm}: variant / without", got,
                    "variant", "none", None, n)

@@ -15,6 +15,11 @@ one process (httpd pinned to one CPU, wrk to another):
 A store of one page of 50,000 long URLs (about 45 MB of XML, near the
 52,428,800-byte limit of a page) shows the memory does not follow the
 page's size either.
+
+These servers run with SitemapCache Off: what is measured is a document
+made from the store on every request (the figures stay comparable with
+earlier runs, and the last page must cost what page 1 costs).  Sending
+from renditions is bench/renditions.py's part.
 """
 
 import os
@@ -36,9 +41,10 @@ def url_of(i, pad=0):
     return f"{BASE}/catalog{padding}/item-{i:09d}.html"
 
 
-def module_conf(ctx, db):
+def module_conf(ctx, db, cache=False):
     return (f'LoadModule sitemap_module "{ctx.build.module}"\n'
-            f"Sitemap On\nSitemapDatabase {db}\nSitemapBaseURL {BASE}\n")
+            f"Sitemap On\nSitemapDatabase {db}\nSitemapBaseURL {BASE}\n"
+            f"SitemapCache {'On' if cache else 'Off'}\n")
 
 
 def fill(ctx, db, count, pad=0):
@@ -154,14 +160,14 @@ def slow_fetch(port, paths, pid, rcvbuf=4096, first=16384, hold=0.5):
             s.close()
 
 
-def memory(ctx, label, db, n, pad=0):
+def memory(ctx, label, db, n, pad=0, cache=False):
     """Per concurrent page request growth of the serving process."""
     p = ctx.params
     pages = (n + PAGE - 1) // PAGE
     results = []
     for conc in p.mem_concurrency:
         srv = Httpd(os.path.join(ctx.work, f"mem-{label}-{conc}"), "event-1",
-                    module_conf=module_conf(ctx, db),
+                    module_conf=module_conf(ctx, db, cache),
                     extra_conf="SendBufferSize 65536", cpus=ctx.cpus)
         srv.start()
         try:

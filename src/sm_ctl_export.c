@@ -44,7 +44,8 @@ static sm_export_status write_doc(apr_pool_t *p, sm_store *st,
                                   apr_size_t errlen)
 {
     sink_guard g = { sink, baton, APR_SUCCESS };
-    sm_doc_site site = { base, set->path, set->changefreq, set->priority };
+    sm_doc_site site = { base, set->path, set->changefreq, set->priority,
+                          set->stylesheet };
     sm_doc_stats stats;
     sm_doc doc;
     apr_status_t rv;

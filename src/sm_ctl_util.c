@@ -9,6 +9,8 @@
 #include <string.h>
 
 #define MAX_DURATION_SEC (APR_INT64_C(100) * 366 * 86400)
+/* 9999-12-31T23:59:59Z: a <lastmod> has four digits of year. */
+#define LAST_SECOND APR_INT64_C(253402300799)
 
 const char *sm_ctl_parse_duration(const char *s, apr_interval_time_t *out)
 {
@@ -30,11 +32,12 @@ const char *sm_ctl_parse_duration(const char *s, apr_interval_time_t *out)
     }
     for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
         if (strcmp(c, units[i].unit) == 0) {
-            apr_int64_t t = n * units[i].usec;
-            if (n == 0 || t / units[i].usec != n
-                || t > MAX_DURATION_SEC * APR_USEC_PER_SEC)
+            /* Bounded before multiplying: a signed overflow is undefined
+             * (an optimiser may drop a check made after it). */
+            if (n == 0
+                || n > MAX_DURATION_SEC * APR_USEC_PER_SEC / units[i].usec)
                 goto bad;
-            *out = t;
+            *out = n * units[i].usec;
             return NULL;
         }
     }
@@ -75,7 +78,7 @@ const char *sm_ctl_parse_time(const char *s, apr_time_t *out)
         apr_set_os_error(0);
         v = apr_strtoi64(s + 1, &end, 10);
         if (!apr_isdigit(s[1]) || *end || apr_get_os_error() || v < 0
-            || v > APR_INT64_C(253402300799))
+            || v > LAST_SECOND)
             return form;
         if (!sm_time_plausible(apr_time_from_sec(v), apr_time_now()))
             return implausible;
@@ -157,7 +160,8 @@ static apr_array_header_t *names_in(apr_pool_t *p, const char *target)
                 *w++ = q[i];
         }
         *w = '\0';
-        if (nlen)
+        /* An empty name ("=x") is a name the URL holds too. */
+        if (flen)
             APR_ARRAY_PUSH(names, const char *) = name;
         q += flen;
         if (*q == '&')
@@ -193,9 +197,18 @@ const char *sm_ctl_url(apr_pool_t *p, const char *base, const char *in,
             return apr_psprintf(p, "'%s' is not on the site %s (it is on "
                                 "%s)", in, base, canon);
     }
-    if (!allow)
+    if (!allow) {
         allow = names_in(p, in);
-    st = sm_url_from_target(p, in, allow, strlen(base), &path, &u);
+        st = sm_url_from_target(p, in, allow, strlen(base), &path, &u);
+        /* Every name it holds is allowed: only a NUL byte in one, which
+         * no name given as a C string can match, is refused. */
+        if (st == SM_URL_QUERY_REFUSED)
+            return apr_psprintf(p, "'%s': a query parameter name holds a "
+                                "NUL byte (%%00)", in);
+    }
+    else {
+        st = sm_url_from_target(p, in, allow, strlen(base), &path, &u);
+    }
     if (st != SM_URL_OK)
         return apr_psprintf(p, "'%s': %s%s", in, sm_url_status_str(st),
                             st == SM_URL_QUERY_REFUSED

@@ -41,6 +41,7 @@ typedef struct {
     sm_xml_writer *w;
     const sm_doc_site *site;
     sm_doc_stats *stats;
+    int text;               /* the text format, not XML */
 } url_ctx;
 
 /* A row as a log can show it: printable ASCII kept, other bytes as \xHH. */
@@ -68,6 +69,15 @@ static void printable(char *out, apr_size_t room, const char *s)
     out[n] = '\0';
 }
 
+/* One line of the text format: the URL as it is (no entities). */
+static apr_status_t text_line(sm_xml_writer *w, const char *base,
+                              const char *path)
+{
+    sm_xml_raw(w, base);
+    sm_xml_raw(w, path);
+    return sm_xml_raw(w, "\n");
+}
+
 static apr_status_t one_url(void *baton, const char *url, apr_time_t lastmod)
 {
     url_ctx *ctx = baton;
@@ -79,9 +89,23 @@ static apr_status_t one_url(void *baton, const char *url, apr_time_t lastmod)
         return APR_SUCCESS;
     }
     ctx->stats->urls++;
+    if (ctx->text)
+        return text_line(ctx->w, ctx->site->base, url);
     return sm_xml_url(ctx->w, ctx->site->base, url, lastmod,
                       sm_annotation_find(ctx->site->changefreq, url),
                       sm_annotation_find(ctx->site->priority, url));
+}
+
+/* stats may be NULL: then own counts. */
+static void ctx_init(url_ctx *ctx, apr_pool_t *p, const sm_doc_site *site,
+                     sm_xml_sink *sink, void *baton, sm_doc_stats *stats,
+                     sm_doc_stats *own, int text)
+{
+    ctx->stats = stats ? stats : own;
+    memset(ctx->stats, 0, sizeof(*ctx->stats));
+    ctx->w = sm_xml_writer_create(p, sink, baton);
+    ctx->site = site;
+    ctx->text = text;
 }
 
 apr_status_t sm_doc_write(apr_pool_t *p, sm_store *st,
@@ -94,12 +118,8 @@ apr_status_t sm_doc_write(apr_pool_t *p, sm_store *st,
     apr_status_t rv;
     int i;
 
-    if (!stats)
-        stats = &own;
-    memset(stats, 0, sizeof(*stats));
-    ctx.w = sm_xml_writer_create(p, sink, baton);
-    ctx.site = site;
-    ctx.stats = stats;
+    ctx_init(&ctx, p, site, sink, baton, stats, &own, 0);
+    sm_xml_set_stylesheet(ctx.w, site->stylesheet);
     switch (doc->kind) {
     case SM_DOC_URLSET:
         sm_xml_urlset_begin(ctx.w);
@@ -124,4 +144,27 @@ apr_status_t sm_doc_write(apr_pool_t *p, sm_store *st,
         break;
     }
     return APR_EINVAL;
+}
+
+apr_status_t sm_doc_write_text(apr_pool_t *p, sm_store *st,
+                               const sm_doc_site *site, const sm_doc *doc,
+                               sm_xml_sink *sink, void *baton,
+                               sm_doc_stats *stats)
+{
+    sm_doc_stats own;
+    url_ctx ctx;
+    apr_status_t rv;
+
+    ctx_init(&ctx, p, site, sink, baton, stats, &own, 1);
+    switch (doc->kind) {
+    case SM_DOC_URLSET:
+        rv = sm_store_page_urls(st, site->base, doc->page->page, one_url,
+                                &ctx);
+        return rv == APR_SUCCESS ? sm_xml_flush(ctx.w) : rv;
+    case SM_DOC_ROOT:
+        text_line(ctx.w, site->base, "/");
+        return sm_xml_flush(ctx.w);
+    default:
+        return APR_EINVAL;
+    }
 }

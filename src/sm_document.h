@@ -40,6 +40,7 @@ typedef struct {
     const char *sitemap_path;               /* SitemapPath */
     const apr_array_header_t *changefreq;   /* sm_annotation */
     const apr_array_header_t *priority;     /* sm_annotation */
+    const char *stylesheet;                 /* the PI's href, NULL: none */
 } sm_doc_site;
 
 /* The document that name (SM_NAME_INDEX, 0, or a page number) stands for,
@@ -64,5 +65,14 @@ apr_status_t sm_doc_write(apr_pool_t *p, sm_store *st,
                           const sm_doc_site *site, const sm_doc *doc,
                           const sm_site_info *info, sm_xml_sink *sink,
                           void *baton, sm_doc_stats *stats);
+
+/* The same document in the sitemaps.org text format (SitemapTextPath): one
+ * absolute URL a line, UTF-8 (stored URLs are ASCII), nothing else.  Only
+ * SM_DOC_URLSET and SM_DOC_ROOT have a text form (the protocol has no text
+ * index): APR_EINVAL for the others. */
+apr_status_t sm_doc_write_text(apr_pool_t *p, sm_store *st,
+                               const sm_doc_site *site, const sm_doc *doc,
+                               sm_xml_sink *sink, void *baton,
+                               sm_doc_stats *stats);
 
 #endif

@@ -126,7 +126,9 @@ const char *sm_log_parse_line(char *line, apr_size_t len, sm_log_entry *out,
     t = p + 2;
     if (!(te = memchr(t, ']', (apr_size_t)(end - t))))
         return "no [time]";
-    if (tc && tc->len == (apr_size_t)(te - t)
+    /* A fresh cache holds no text: never a match (an empty "[]" is no
+     * time). */
+    if (tc && tc->len && tc->len == (apr_size_t)(te - t)
         && memcmp(tc->text, t, tc->len) == 0) {
         when = tc->time;
     }

@@ -2,62 +2,25 @@
 #include "sm_recorder.h"
 #include "sm_hash.h"
 #include "sm_hot.h"
+#include "sm_memory.h"
+#include "sm_spill.h"
 
 #include <apr_strings.h>
 #include <apr_thread_cond.h>
 #include <apr_thread_mutex.h>
 #include <apr_thread_proc.h>
+#include <stddef.h>
 #include <string.h>
 #ifdef __linux__
 #include <sys/prctl.h>
 #endif
 
-/* The memory of recently written URLs: 4096 sets of 4 slots (256 KiB). */
-#define SEEN_SETS 4096
-#define SEEN_WAYS 4
-
 /* A URL is written again after this long even when nothing changed, so its
  * last_seen stays fresh for SitemapExpire (at most once an hour per process). */
 #define REFRESH_SEC 3600
-/* A forgotten URL may be recorded again by another process: forget again
- * after a minute. */
-#define FORGET_REFRESH_SEC 60
 /* How often problems are logged, and expiry runs. */
 #define LOG_EVERY apr_time_from_sec(60)
 #define EXPIRE_EVERY apr_time_from_sec(3600)
-
-/* Both memories are sets in one 64-byte cache line (4 URLs, 3 aliases): a
- * lookup costs one line (the alias line is prefetched: see
- * sm_recorder_prefetch; otherwise they miss the cache on most requests).
- * A fingerprint's lowest bit tells a forgotten URL (FP_FORGET). */
-#define FP_FORGET 1u
-
-typedef struct {
-    apr_uint64_t key;
-    apr_uint32_t fingerprint;
-    apr_uint32_t written;       /* seconds, truncated: only differences count */
-} seen_slot;
-
-typedef struct {
-    seen_slot way[SEEN_WAYS];
-} seen_set;
-
-/* A response seen before, by the hash of its raw facts (see
- * sm_recorder_repeat): the URL and fingerprint it led to (the key's low 32
- * bits pick its seen set and tell it from the set's other URLs), and the
- * epoch in which it was last found to agree with the memory of written
- * URLs.  Three ways a line, field by field. */
-#define ALIAS_WAYS 3
-typedef struct {
-    apr_uint64_t raw[ALIAS_WAYS];
-    apr_uint32_t key_low[ALIAS_WAYS];
-    apr_uint32_t fingerprint[ALIAS_WAYS];
-    apr_uint32_t stamp[ALIAS_WAYS];
-} alias_set;
-
-/* Compile-time checks: a set is one cache line. */
-typedef char seen_set_is_one_line[sizeof(seen_set) == 64 ? 1 : -1];
-typedef char alias_set_is_one_line[sizeof(alias_set) == 64 ? 1 : -1];
 
 typedef struct {
     sm_change change;
@@ -83,26 +46,11 @@ typedef struct {
 } batch;
 
 struct sm_recorder {
-    /* What every request reads (sm_recorder_repeat, to the lock and the
-     * refresh period of its rarer paths), in one cache line: the recorder
-     * is allocated on a line of its own (cache_lines). */
-    alias_set *alias;           /* SEEN_SETS, 64-byte aligned */
-    seen_set *seen;             /* SEEN_SETS, 64-byte aligned */
-    /* Even while nobody changes the memories, odd while someone
-     * (holding lock) does: sm_recorder_repeat reads them without the lock
-     * and trusts what it read only if this did not move meanwhile. */
-    apr_uint32_t memory_seq;
-    /* Moves on whenever the memory of written URLs stops vouching for
-     * something it said (a URL's fingerprint changes, a URL is evicted or
-     * dropped, the memory is cleared) and every tick_sec seconds: an alias
-     * stamped with the current epoch agrees with that memory, so a repeat
-     * costs one cache line instead of two.  A tick is how late a refresh
-     * can be: a 60th of the refresh period, 1 to 60 s. */
-    apr_uint32_t epoch;
-    apr_uint32_t epoch_tick;
-    apr_uint32_t tick_sec;
-    apr_thread_mutex_t *lock;
-    apr_interval_time_t refresh;
+    /* What every request reads (sm_recorder_repeat, and the lock of its
+     * rarer paths), in one cache line: the recorder is allocated on a
+     * line of its own (sm_cache_lines). */
+    sm_memory memory;
+    apr_thread_mutex_t *lock;   /* the queue's; also memory.lock */
 
     sm_recorder_conf conf;
     apr_pool_t *pool;
@@ -112,9 +60,8 @@ struct sm_recorder {
     int running, stopping, faulted;
     batch *pending, *spare;
     apr_array_header_t *sites;  /* const sm_site_conf * */
-    unsigned seen_victim;
-    unsigned alias_victim;
     sm_recorder_stats stats;
+    sm_recorder_shared *shared; /* NULL: not shared */
 
     /* Owned by whoever writes (the writer thread, or a flush caller that
      * holds write_lock). */
@@ -122,11 +69,69 @@ struct sm_recorder {
     apr_pool_t *store_pool;
     sm_store *store;
     apr_time_t last_expire;
+    apr_time_t next_check;              /* of the store while idle */
+    apr_time_t next_spill_scan;         /* for other processes' spills */
     apr_interval_time_t expire_every;   /* hourly, sooner for short expiry */
     apr_time_t last_fault_log, last_full_log;
     apr_uint64_t faults_unlogged, refused_unlogged, dropped_unlogged;
     char reason[600];           /* why the last write failed */
 };
+
+/* Compile-time check: the memory and the lock share the first line. */
+typedef char hot_fields_are_one_line[offsetof(struct sm_recorder, lock)
+                                     + sizeof(apr_thread_mutex_t *) <= 64
+                                     ? 1 : -1];
+
+/* ---- shared counters ------------------------------------------------------ */
+
+#define SHARE(rec, field, n) \
+    do { if ((rec)->shared && (n)) \
+             __atomic_fetch_add(&(rec)->shared->field, (apr_uint64_t)(n), \
+                                __ATOMIC_RELAXED); } while (0)
+
+void sm_recorder_share(sm_recorder *rec, sm_recorder_shared *shared)
+{
+    apr_thread_mutex_lock(rec->lock);
+    rec->shared = shared;
+    apr_thread_mutex_unlock(rec->lock);
+}
+
+/* URLs added and removed today, in the ring of days.  A slot still holding
+ * an older day is claimed with a compare-and-swap and cleared; a process
+ * racing the claim may lose a few counts of that one day. */
+static void share_day(sm_recorder *rec, apr_time_t now, int added,
+                      int removed)
+{
+    apr_uint64_t day, old;
+    int slot;
+
+    if (!rec->shared || (!added && !removed))
+        return;
+    day = (apr_uint64_t)(apr_time_sec(now) / 86400);
+    slot = (int)(day % SM_SHARED_DAYS);
+    old = __atomic_load_n(&rec->shared->days[slot].day, __ATOMIC_ACQUIRE);
+    if (old != day
+        && __atomic_compare_exchange_n(&rec->shared->days[slot].day, &old,
+                                       day, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&rec->shared->days[slot].added, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&rec->shared->days[slot].removed, 0,
+                         __ATOMIC_RELAXED);
+    }
+    SHARE(rec, days[slot].added, added);
+    SHARE(rec, days[slot].removed, removed);
+}
+
+static void share_fault(sm_recorder *rec, apr_time_t now, const char *why)
+{
+    if (!rec->shared)
+        return;
+    SHARE(rec, faults, 1);
+    __atomic_store_n(&rec->shared->last_fault, (apr_uint64_t)now,
+                     __ATOMIC_RELAXED);
+    apr_cpystrn(rec->shared->last_fault_why, why ? why : "",
+                sizeof(rec->shared->last_fault_why));
+}
 
 /* ---- hashing -------------------------------------------------------------- */
 
@@ -150,254 +155,8 @@ static apr_uint32_t change_fingerprint(const sm_change *c)
     h = sm_hash_u64(h, (apr_uint64_t)c->last_modified);
     /* Compared weakly, as the store does. */
     h = sm_hash_str(h, sm_etag_opaque(c->etag));
-    return ((apr_uint32_t)(h ^ (h >> 32)) & ~FP_FORGET)
-           | (c->op == SM_CHANGE_FORGET ? FP_FORGET : 0);
-}
-
-/* ---- the memory of written URLs (caller holds the lock) ------------------ */
-
-/* The memories are read without the lock (sm_recorder_repeat), so every
- * access to a slot is atomic (relaxed), and every change is bracketed by
- * memory_changing/memory_changed: a sequence lock (H.-J. Boehm, "Can
- * seqlocks get along with programming language memory models?", 2012).
- * Without GCC's atomic builtins, sm_recorder_repeat takes the lock. */
-#if defined(__GNUC__)
-#define LOCK_FREE_READS 1
-#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-#define INCREMENT(x) ((void)__atomic_add_fetch(&(x), 1, __ATOMIC_RELAXED))
-#else
-#define LOCK_FREE_READS 0
-#define LOAD(x) (x)
-#define STORE(x, v) ((x) = (v))
-#define INCREMENT(x) ((void)++(x))
-#endif
-
-/* Caller holds lock. */
-static void memory_changing(sm_recorder *rec)
-{
-#if LOCK_FREE_READS
-    __atomic_store_n(&rec->memory_seq, rec->memory_seq + 1, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_RELEASE);
-#else
-    rec->memory_seq++;
-#endif
-}
-
-static void memory_changed(sm_recorder *rec)
-{
-#if LOCK_FREE_READS
-    __atomic_store_n(&rec->memory_seq, rec->memory_seq + 1, __ATOMIC_RELEASE);
-#else
-    rec->memory_seq++;
-#endif
-}
-
-static seen_slot *seen_find(sm_recorder *rec, apr_uint64_t key)
-{
-    seen_slot *set = rec->seen[key % SEEN_SETS].way;
-    int i;
-
-    for (i = 0; i < SEEN_WAYS; i++)
-        if (LOAD(set[i].key) == key)
-            return &set[i];
-    return NULL;
-}
-
-static void slot_set(seen_slot *slot, apr_uint64_t key, apr_uint32_t fp,
-                     apr_uint32_t written)
-{
-    STORE(slot->key, key);
-    STORE(slot->fingerprint, fp);
-    STORE(slot->written, written);
-}
-
-/* Caller holds lock. */
-static void seen_put(sm_recorder *rec, apr_uint64_t key, apr_uint32_t fp,
-                     apr_uint32_t now)
-{
-    seen_slot *slot = seen_find(rec, key);
-    int unsaid;                 /* something the memory said goes */
-
-    if (!slot) {
-        seen_slot *set = rec->seen[key % SEEN_SETS].way;
-        int i;
-        for (i = 0; i < SEEN_WAYS && set[i].key; i++)
-            ;
-        slot = &set[i < SEEN_WAYS ? (unsigned)i : rec->seen_victim++ % SEEN_WAYS];
-        unsaid = slot->key != 0;
-    }
-    else
-        unsaid = slot->fingerprint != fp;
-    memory_changing(rec);
-    slot_set(slot, key, fp, now);
-    if (unsaid)
-        INCREMENT(rec->epoch);
-    memory_changed(rec);
-}
-
-/* Caller holds lock. */
-static void seen_drop(sm_recorder *rec, apr_uint64_t key)
-{
-    seen_slot *slot = seen_find(rec, key);
-
-    if (slot) {
-        memory_changing(rec);
-        slot_set(slot, 0, 0, 0);
-        INCREMENT(rec->epoch);
-        memory_changed(rec);
-    }
-}
-
-/* Caller holds lock. */
-static void seen_clear(sm_recorder *rec)
-{
-    apr_size_t i;
-    int j;
-
-    memory_changing(rec);
-    for (i = 0; i < SEEN_SETS; i++)
-        for (j = 0; j < SEEN_WAYS; j++)
-            slot_set(&rec->seen[i].way[j], 0, 0, 0);
-    INCREMENT(rec->epoch);
-    memory_changed(rec);
-}
-
-static int slot_fresh(const sm_recorder *rec, const seen_slot *slot,
-                      apr_uint32_t fp, apr_uint32_t now_s)
-{
-    apr_uint32_t refresh = (fp & FP_FORGET) ? FORGET_REFRESH_SEC
-                           : (apr_uint32_t)apr_time_sec(rec->refresh);
-
-    return LOAD(slot->fingerprint) == fp
-           && (apr_uint32_t)(now_s - LOAD(slot->written)) < refresh;
-}
-
-/* Is a URL written with this fingerprint recently enough to skip? */
-static int seen_fresh(sm_recorder *rec, apr_uint64_t key, apr_uint32_t fp,
-                      apr_uint32_t now_s)
-{
-    seen_slot *slot = seen_find(rec, key);
-
-    return slot && slot_fresh(rec, slot, fp, now_s);
-}
-
-/* The aliases: raw facts -> the URL they were found to be.  An alias is
- * trusted alone while its stamp is the current epoch; otherwise the URL
- * must be fresh in the memory above. */
-static alias_set *alias_set_of(sm_recorder *rec, apr_uint64_t raw)
-{
-    return &rec->alias[raw % SEEN_SETS];
-}
-
-/* The way of set holding raw, or -1. */
-static int alias_way(const alias_set *set, apr_uint64_t raw)
-{
-    int i;
-
-    for (i = 0; i < ALIAS_WAYS; i++)
-        if (LOAD(set->raw[i]) == raw)
-            return i;
-    return -1;
-}
-
-/* The current epoch, moved on first when a new tick has begun. */
-SM_HOT static apr_uint32_t epoch_now(sm_recorder *rec, apr_uint32_t now_s)
-{
-    apr_uint32_t tick = now_s / rec->tick_sec, was = LOAD(rec->epoch_tick);
-
-    /* Forward only: a long request logged after a shorter one must not
-     * move the tick back (and the next request forward again). */
-    if ((apr_int32_t)(tick - was) > 0) {
-#if LOCK_FREE_READS
-        if (__atomic_compare_exchange_n(&rec->epoch_tick, &was, tick, 0,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-            INCREMENT(rec->epoch);
-#else
-        rec->epoch_tick = tick;         /* caller holds lock */
-        INCREMENT(rec->epoch);
-#endif
-    }
-    return LOAD(rec->epoch);
-}
-
-static void refresh_set(sm_recorder *rec, apr_interval_time_t refresh)
-{
-    apr_uint32_t sec = (apr_uint32_t)apr_time_sec(refresh);
-
-    rec->refresh = refresh;
-    rec->tick_sec = sec / 60 < 1 ? 1 : sec / 60 > 60 ? 60 : sec / 60;
-}
-
-/* Caller holds lock.  The alias is not trusted alone until alias_vouch. */
-static void alias_put(sm_recorder *rec, apr_uint64_t raw, apr_uint64_t key,
-                      apr_uint32_t fp)
-{
-    alias_set *set = alias_set_of(rec, raw);
-    int w = alias_way(set, raw);
-
-    if (w < 0) {
-        for (w = 0; w < ALIAS_WAYS && set->raw[w]; w++)
-            ;
-        if (w == ALIAS_WAYS)
-            w = (int)(rec->alias_victim++ % ALIAS_WAYS);
-    }
-    memory_changing(rec);
-    STORE(set->raw[w], raw);
-    STORE(set->key_low[w], (apr_uint32_t)key);
-    STORE(set->fingerprint[w], fp);
-    STORE(set->stamp[w], LOAD(rec->epoch) - 1);
-    memory_changed(rec);
-}
-
-/* Is the URL way w of set leads to fresh with the alias's fingerprint in
- * the memory of written URLs? */
-static int alias_fresh(sm_recorder *rec, const alias_set *set, int w,
-                       apr_uint32_t now_s)
-{
-    /* SEEN_SETS divides 2^32: the low bits pick the same set as the key. */
-    apr_uint32_t key_low = LOAD(set->key_low[w]);
-    const seen_slot *seen = rec->seen[key_low % SEEN_SETS].way;
-    int i;
-
-    for (i = 0; i < SEEN_WAYS; i++) {
-        apr_uint64_t key = LOAD(seen[i].key);
-        if (key && (apr_uint32_t)key == key_low)
-            return slot_fresh(rec, &seen[i], LOAD(set->fingerprint[w]),
-                              now_s);
-    }
-    return 0;
-}
-
-/* Caller holds lock: stamp raw's alias with the epoch if the memory of
- * written URLs agrees with it now.  Only a stamp changes: readers that see
- * either value are right. */
-static void alias_vouch(sm_recorder *rec, apr_uint64_t raw,
-                        apr_uint32_t now_s)
-{
-    alias_set *set = alias_set_of(rec, raw);
-    apr_uint32_t epoch = epoch_now(rec, now_s);
-    int w = alias_way(set, raw);
-
-    /* Release: a reader whose (relaxed) load sees this stamp then sees,
-     * after its acquire fence, the sequence moves of whoever last changed
-     * the way (they happened before our lock): it cannot pair the stamp
-     * with the way's former content. */
-    if (w >= 0 && alias_fresh(rec, set, w, now_s)) {
-#if LOCK_FREE_READS
-        __atomic_store_n(&set->stamp[w], epoch, __ATOMIC_RELEASE);
-#else
-        set->stamp[w] = epoch;
-#endif
-    }
-}
-
-/* Zeroed memory for n sets of 64 bytes, on a cache-line boundary. */
-static void *cache_lines(apr_pool_t *p, apr_size_t n)
-{
-    char *m = apr_pcalloc(p, n * 64 + 63);
-
-    return (void *)(((apr_uintptr_t)m + 63) & ~(apr_uintptr_t)63);
+    return ((apr_uint32_t)(h ^ (h >> 32)) & ~SM_MEMORY_FORGET)
+           | (c->op == SM_CHANGE_FORGET ? SM_MEMORY_FORGET : 0);
 }
 
 /* ---- batches -------------------------------------------------------------- */
@@ -508,6 +267,24 @@ static int should_log(apr_time_t *last, apr_time_t now)
     return 1;
 }
 
+/* The memory of written URLs vouches for what the store held; once the
+ * store was replaced, deleted or failed, nobody knows what it holds:
+ * forget, so that every URL served from now on is written again (into
+ * whatever file is at the path by then). */
+static void forget_written(sm_recorder *rec)
+{
+    apr_thread_mutex_lock(rec->lock);
+    sm_memory_clear(&rec->memory);
+    apr_thread_mutex_unlock(rec->lock);
+}
+
+static void drop_store(sm_recorder *rec)
+{
+    sm_store_close(rec->store);
+    rec->store = NULL;
+    apr_pool_clear(rec->store_pool);
+}
+
 static apr_status_t ensure_store(sm_recorder *rec)
 {
     apr_status_t rv;
@@ -516,14 +293,8 @@ static apr_status_t ensure_store(sm_recorder *rec)
         sm_log(rec->conf.log, SM_LOG_WARN, 0,
                "store %s was removed or replaced; opening it again",
                rec->conf.db_path);
-        sm_store_close(rec->store);
-        rec->store = NULL;
-        apr_pool_clear(rec->store_pool);
-        /* What we wrote is gone with the old file: write it again when
-         * it is next served. */
-        apr_thread_mutex_lock(rec->lock);
-        seen_clear(rec);
-        apr_thread_mutex_unlock(rec->lock);
+        drop_store(rec);
+        forget_written(rec);
     }
     if (rec->store)
         return APR_SUCCESS;
@@ -545,6 +316,7 @@ static apr_status_t ensure_store(sm_recorder *rec)
     if (rv != APR_SUCCESS) {
         apr_pool_clear(rec->store_pool);
         rec->store = NULL;
+        forget_written(rec);
     }
     return rv;
 }
@@ -568,6 +340,7 @@ static void run_expiry(sm_recorder *rec, apr_time_t now)
                    rec->conf.db_path, sm_store_error(rec->store));
             return;
         }
+        share_day(rec, now, 0, removed);
         if (removed)
             sm_log(rec->conf.log, SM_LOG_INFO, 0,
                    "%s: %d URLs not served for %" APR_TIME_T_FMT
@@ -598,14 +371,23 @@ static int write_batch(sm_recorder *rec, batch *b, const char **why,
                         sizeof(rec->reason));
             *why = rec->reason;
             /* Start from a fresh connection next time. */
-            sm_store_close(rec->store);
-            rec->store = NULL;
-            apr_pool_clear(rec->store_pool);
+            drop_store(rec);
+            forget_written(rec);
             return 0;
         }
     }
     run_expiry(rec, apr_time_now());
     return 1;
+}
+
+/* The store took a write or opened again.  Holds lock. */
+static void store_works(sm_recorder *rec)
+{
+    if (rec->faulted) {
+        rec->faulted = 0;
+        sm_log(rec->conf.log, SM_LOG_WARN, 0,
+               "store %s works again; recording resumed", rec->conf.db_path);
+    }
 }
 
 /* After writing b: count, log, and put back what failed.  Holds lock. */
@@ -617,19 +399,20 @@ static void settle_batch(sm_recorder *rec, batch *b, int ok, const char *why,
     if (ok) {
         rec->stats.written += n - stats->refused_full;
         rec->stats.refused_full += stats->refused_full;
+        SHARE(rec, written, n - stats->refused_full);
+        SHARE(rec, refused_full, stats->refused_full);
+        if (rec->shared)
+            __atomic_store_n(&rec->shared->last_write, (apr_uint64_t)now,
+                             __ATOMIC_RELAXED);
+        share_day(rec, now, stats->added, stats->removed);
         if (n)
             rec->stats.batches++;
-        if (rec->faulted) {
-            rec->faulted = 0;
-            sm_log(rec->conf.log, SM_LOG_WARN, 0,
-                   "store %s works again; recording resumed",
-                   rec->conf.db_path);
-        }
+        store_works(rec);
         if (stats->refused_full) {
             /* Refused URLs must be offered again once there is room. */
             rec->refused_unlogged += stats->refused_full;
             for (i = 0; i < n; i++)
-                seen_drop(rec, APR_ARRAY_IDX(b->items, i, pending_item).key);
+                sm_memory_drop(&rec->memory, APR_ARRAY_IDX(b->items, i, pending_item).key);
             if (should_log(&rec->last_full_log, now)) {
                 sm_log(rec->conf.log, SM_LOG_WARN, 0,
                        "SitemapMaxURLs reached: %" APR_UINT64_T_FMT
@@ -651,11 +434,13 @@ static void settle_batch(sm_recorder *rec, batch *b, int ok, const char *why,
             kept++;
         }
         else {
-            seen_drop(rec, item->key);
+            sm_memory_drop(&rec->memory, item->key);
             dropped++;
         }
     }
     rec->stats.dropped += dropped;
+    SHARE(rec, dropped, dropped);
+    share_fault(rec, now, why);
     rec->dropped_unlogged += dropped;
     rec->faults_unlogged++;
     if (should_log(&rec->last_fault_log, now)) {
@@ -667,6 +452,127 @@ static void settle_batch(sm_recorder *rec, batch *b, int ok, const char *why,
         rec->dropped_unlogged = 0;
         rec->faults_unlogged = 0;
     }
+}
+
+/* ---- changes kept across a stop (sm_spill) ------------------------------ */
+
+typedef struct {
+    sm_recorder *rec;
+    apr_time_t now;
+    int unknown;                /* of sites this process does not serve */
+} replay_ctx;
+
+static void replay_one(void *baton, const char *base, const sm_change *c)
+{
+    replay_ctx *ctx = baton;
+    sm_recorder *rec = ctx->rec;
+    sm_change copy = *c;
+    int i;
+
+    for (i = 0; i < rec->sites->nelts; i++) {
+        const sm_site_conf *site = APR_ARRAY_IDX(rec->sites, i,
+                                                 const sm_site_conf *);
+        if (strcmp(site->base, base) == 0) {
+            copy.site = site;
+            apr_thread_mutex_lock(rec->lock);
+            batch_put(rec->pending, &copy, change_key(&copy), ctx->now);
+            rec->stats.queued++;
+            apr_thread_mutex_unlock(rec->lock);
+            return;
+        }
+    }
+    ctx->unknown++;
+}
+
+/* Queue what stopped processes kept for this store (write_lock held, not
+ * lock; the store is open), as far as the queue has room. */
+static void take_spills(sm_recorder *rec, apr_time_t now)
+{
+    replay_ctx ctx = { rec, now, 0 };
+    apr_pool_t *p;
+    int room, files = 0, changes = 0;
+
+    apr_thread_mutex_lock(rec->lock);
+    room = rec->conf.queue_max - rec->pending->items->nelts;
+    apr_thread_mutex_unlock(rec->lock);
+    if (room <= 0 || apr_pool_create(&p, rec->store_pool) != APR_SUCCESS)
+        return;
+    sm_spill_take(p, rec->conf.db_path, room, replay_one, &ctx,
+                  rec->conf.log, &files, &changes);
+    apr_pool_destroy(p);
+    if (files)
+        sm_log(rec->conf.log, SM_LOG_INFO, 0, "store %s: %d changes that "
+               "stopped processes could not write read back from %d files "
+               "beside it; writing them", rec->conf.db_path, changes, files);
+    if (ctx.unknown)
+        sm_log(rec->conf.log, SM_LOG_WARN, 0, "store %s: %d changes kept by "
+               "a stopped process are for sites this server no longer "
+               "records: dropped", rec->conf.db_path, ctx.unknown);
+}
+
+/* At stop (no writer thread, no requests): keep what could not be written
+ * in a spill file for the next process, and say exactly what was lost. */
+static void spill_pending(sm_recorder *rec)
+{
+    batch *b = rec->pending;
+    int i, n = b->items->nelts;
+    char err[600];
+
+    if (rec->dropped_unlogged) {
+        sm_log(rec->conf.log, SM_LOG_ERR, 0, "store %s: %" APR_UINT64_T_FMT
+               " changes were lost while it failed (queue full) since the "
+               "last report", rec->conf.db_path, rec->dropped_unlogged);
+        rec->dropped_unlogged = 0;
+    }
+    if (!n)
+        return;
+    {
+        sm_change *changes = apr_palloc(b->pool, sizeof(*changes) * n);
+        for (i = 0; i < n; i++)
+            changes[i] = APR_ARRAY_IDX(b->items, i, pending_item).change;
+        if (sm_spill_write(b->pool, rec->conf.db_path, changes, n, err,
+                           sizeof(err)) == APR_SUCCESS) {
+            sm_log(rec->conf.log, SM_LOG_WARN, 0, "store %s: %s; stopping "
+                   "with %d changes not written: kept beside it (%s.spill-*)"
+                   " for the next process that opens it", rec->conf.db_path,
+                   rec->reason, n, rec->conf.db_path);
+            return;
+        }
+    }
+    rec->stats.dropped += n;
+    sm_log(rec->conf.log, SM_LOG_ERR, 0, "store %s: %s; stopping with %d "
+           "changes not written, and they cannot be kept (%s): %d changes "
+           "lost", rec->conf.db_path, rec->reason, n, err, n);
+}
+
+/* While idle (write_lock held, not lock): make sure that the store at the
+ * path is open, as a batch would, and take what stopped processes kept
+ * for it.  A fault is logged as a failed write, at most once a minute. */
+static void check_store(sm_recorder *rec, apr_time_t now)
+{
+    if (ensure_store(rec) == APR_SUCCESS) {
+        apr_thread_mutex_lock(rec->lock);
+        store_works(rec);
+        apr_thread_mutex_unlock(rec->lock);
+        if (now >= rec->next_spill_scan) {
+            rec->next_spill_scan = now + LOG_EVERY;
+            take_spills(rec, now);
+        }
+        return;
+    }
+    apr_thread_mutex_lock(rec->lock);
+    rec->faulted = 1;
+    rec->faults_unlogged++;
+    if (should_log(&rec->last_fault_log, now)) {
+        sm_log(rec->conf.log, SM_LOG_ERR, 0,
+               "store %s: %s; %" APR_UINT64_T_FMT " dropped changes and %"
+               APR_UINT64_T_FMT " failed attempts in the last minute (pages "
+               "are served as usual)", rec->conf.db_path, rec->reason,
+               rec->dropped_unlogged, rec->faults_unlogged);
+        rec->dropped_unlogged = 0;
+        rec->faults_unlogged = 0;
+    }
+    apr_thread_mutex_unlock(rec->lock);
 }
 
 /* Take the pending batch and write it.  Called with lock held; returns with
@@ -708,12 +614,25 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thd, void *data)
         sm_log(rec->conf.log, SM_LOG_DEBUG, 0, "store %s: %s; retrying with "
                "the first batch", rec->conf.db_path, rec->reason);
     apr_thread_mutex_lock(rec->lock);
+    rec->next_check = apr_time_now() + rec->conf.flush_interval;
     while (!rec->stopping) {
         apr_time_t now = apr_time_now();
         batch *b = rec->pending;
 
         if (b->items->nelts == 0 || !rec->spare) {
-            /* Idle: expire old URLs when due, then sleep until work. */
+            apr_interval_time_t sleep;
+            /* Idle: look at the store every flush interval, even when no
+             * new URL comes: a deleted store is created again (the
+             * sitemap answers again) and a replaced one noticed (the
+             * memory forgotten) without waiting for a write. */
+            if (now >= rec->next_check) {
+                rec->next_check = now + rec->conf.flush_interval;
+                apr_thread_mutex_unlock(rec->lock);
+                check_store(rec, now);
+                apr_thread_mutex_lock(rec->lock);
+                continue;
+            }
+            /* Expire old URLs when due, then sleep until work. */
             if (rec->sites->nelts
                 && now - rec->last_expire >= rec->expire_every) {
                 apr_thread_mutex_unlock(rec->lock);
@@ -724,9 +643,11 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thd, void *data)
                 apr_thread_mutex_lock(rec->lock);
                 continue;
             }
-            apr_thread_cond_timedwait(rec->wake, rec->lock,
-                                      rec->expire_every < LOG_EVERY
-                                      ? rec->expire_every : LOG_EVERY);
+            sleep = rec->expire_every < LOG_EVERY ? rec->expire_every
+                                                  : LOG_EVERY;
+            if (rec->next_check - now < sleep)
+                sleep = rec->next_check - now;
+            apr_thread_cond_timedwait(rec->wake, rec->lock, sleep);
             continue;
         }
         if (b->items->nelts < rec->conf.batch_size
@@ -748,75 +669,17 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thd, void *data)
 SM_HOT int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw,
                               apr_time_t seen)
 {
-    apr_uint32_t now_s = (apr_uint32_t)apr_time_sec(seen);
-    alias_set *set;
-    apr_uint32_t epoch;
-    int w, repeat, checked = 0;
-#if LOCK_FREE_READS
-    apr_uint32_t before, after;
-#endif
-
-    if (!raw)
-        return 0;
-    set = alias_set_of(rec, raw);
-#if LOCK_FREE_READS
-    /* Every request asks this, so no lock: on a multi-core server one
-     * mutex taken by every request moves its cache line between CPUs
-     * (on the 1-CPU benchmark the two measured the same).  A change
-     * meanwhile makes the answer "ask sm_recorder_add", never a wrong
-     * "repeat". */
-    before = __atomic_load_n(&rec->memory_seq, __ATOMIC_ACQUIRE);
-    if (before & 1)
-        return 0;
-    epoch = epoch_now(rec, now_s);
-    w = alias_way(set, raw);
-    if (w < 0)
-        repeat = 0;
-    else if (LOAD(set->stamp[w]) == epoch)
-        repeat = 1;
-    else
-        repeat = checked = alias_fresh(rec, set, w, now_s);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    after = __atomic_load_n(&rec->memory_seq, __ATOMIC_RELAXED);
-    if (before != after)
-        return 0;
-    /* Checked the long way: stamp it, if nobody holds the lock, so that
-     * the next repeats of this tick take the short way. */
-    if (checked && apr_thread_mutex_trylock(rec->lock) == APR_SUCCESS) {
-        alias_vouch(rec, raw, now_s);
-        apr_thread_mutex_unlock(rec->lock);
-    }
-    return repeat;
-#else
-    apr_thread_mutex_lock(rec->lock);
-    epoch = epoch_now(rec, now_s);
-    w = alias_way(set, raw);
-    repeat = w >= 0 && (set->stamp[w] == epoch
-                        || (checked = alias_fresh(rec, set, w, now_s)));
-    if (checked)
-        alias_vouch(rec, raw, now_s);
-    apr_thread_mutex_unlock(rec->lock);
-    return repeat;
-#endif
+    return sm_memory_repeat(&rec->memory, raw, seen);
 }
 
-/* The set is raw % SEEN_SETS: raw takes those bits from first. */
 SM_HOT apr_uint64_t sm_recorder_raw(apr_uint64_t first, apr_uint64_t rest)
 {
-    apr_uint64_t low = SEEN_SETS - 1;
-    apr_uint64_t raw = (rest & ~low) | (first & low);
-
-    return raw ? raw : SEEN_SETS;       /* 0 is "no raw facts" */
+    return sm_memory_raw(first, rest);
 }
 
 SM_HOT void sm_recorder_prefetch(const sm_recorder *rec, apr_uint64_t first)
 {
-#if defined(__GNUC__)
-    __builtin_prefetch(&rec->alias[first % SEEN_SETS]);
-#else
-    (void)rec;
-    (void)first;
-#endif
+    sm_memory_prefetch(&rec->memory, first);
 }
 
 void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
@@ -827,12 +690,17 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
 
     apr_thread_mutex_lock(rec->lock);
     rec->stats.offered++;
+    if (c->op == SM_CHANGE_FORGET)
+        SHARE(rec, forgotten, 1);
+    else
+        SHARE(rec, recorded, 1);
     if (raw)
-        alias_put(rec, raw, key, fp);
-    if (seen_fresh(rec, key, fp, now_s)) {
+        sm_memory_alias_put(&rec->memory, raw, key, fp);
+    if (sm_memory_fresh(&rec->memory, key, fp, now_s)) {
         rec->stats.skipped++;
+        SHARE(rec, skipped, 1);
         if (raw)
-            alias_vouch(rec, raw, now_s);
+            sm_memory_alias_vouch(&rec->memory, raw, now_s);
         apr_thread_mutex_unlock(rec->lock);
         return;
     }
@@ -852,6 +720,7 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
     if (rec->pending->items->nelts >= rec->conf.queue_max) {
         apr_time_t now = apr_time_now();
         rec->stats.dropped++;
+        SHARE(rec, dropped, 1);
         rec->dropped_unlogged++;
         if (should_log(&rec->last_fault_log, now)) {
             sm_log(rec->conf.log, SM_LOG_ERR, 0,
@@ -865,10 +734,11 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
         return;
     }
     batch_put(rec->pending, c, key, c->seen);
-    seen_put(rec, key, fp, now_s);
+    sm_memory_put(&rec->memory, key, fp, now_s);
     if (raw)
-        alias_vouch(rec, raw, now_s);
+        sm_memory_alias_vouch(&rec->memory, raw, now_s);
     rec->stats.queued++;
+    SHARE(rec, queued, 1);
     /* The writer sleeps until there is work: wake it for the first item
      * (to start the interval) and for a full batch. */
     if (rec->running && (rec->pending->items->nelts == 1
@@ -894,6 +764,7 @@ apr_status_t sm_recorder_flush(sm_recorder *rec)
 void sm_recorder_stop(sm_recorder *rec)
 {
     apr_status_t rv;
+    int faulted;
 
     apr_thread_mutex_lock(rec->lock);
     rec->stopping = 1;
@@ -904,9 +775,19 @@ void sm_recorder_stop(sm_recorder *rec)
         apr_thread_join(&rv, rec->thread);
         rec->running = 0;
     }
-    /* One attempt at what is left; a faulty store gets it logged. */
-    sm_recorder_flush(rec);
+    /* One attempt at what is left, unless the store is failing: a stop
+     * waits for it at most once (the writer's current attempt, bounded by
+     * the busy timeout).  What is left then is kept for the next
+     * process. */
+    apr_thread_mutex_lock(rec->lock);
+    faulted = rec->faulted;
+    apr_thread_mutex_unlock(rec->lock);
+    if (!faulted)
+        sm_recorder_flush(rec);
     apr_thread_mutex_lock(rec->write_lock);
+    apr_thread_mutex_lock(rec->lock);
+    spill_pending(rec);
+    apr_thread_mutex_unlock(rec->lock);
     sm_store_close(rec->store);
     rec->store = NULL;
     apr_thread_mutex_unlock(rec->write_lock);
@@ -921,7 +802,7 @@ static apr_status_t recorder_cleanup(void *data)
 apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
                                 const sm_recorder_conf *conf)
 {
-    sm_recorder *rec = cache_lines(p, (sizeof(*rec) + 63) / 64);
+    sm_recorder *rec = sm_cache_lines(p, (sizeof(*rec) + 63) / 64);
     apr_status_t rv;
 
     rec->conf = *conf;
@@ -932,13 +813,13 @@ apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
     if (rec->conf.queue_max < rec->conf.batch_size)
         rec->conf.queue_max = rec->conf.batch_size;
     rec->pool = p;
-    refresh_set(rec, apr_time_from_sec(REFRESH_SEC));
     rec->expire_every = EXPIRE_EVERY;
     rec->sites = apr_array_make(p, 4, sizeof(const sm_site_conf *));
-    rec->seen = cache_lines(p, SEEN_SETS);
-    rec->alias = cache_lines(p, SEEN_SETS);
-    if ((rv = apr_thread_mutex_create(&rec->lock, APR_THREAD_MUTEX_DEFAULT, p))
-        || (rv = apr_thread_mutex_create(&rec->write_lock,
+    if ((rv = apr_thread_mutex_create(&rec->lock, APR_THREAD_MUTEX_DEFAULT,
+                                      p)) != APR_SUCCESS)
+        return rv;
+    sm_memory_init(&rec->memory, p, rec->lock, apr_time_from_sec(REFRESH_SEC));
+    if ((rv = apr_thread_mutex_create(&rec->write_lock,
                                          APR_THREAD_MUTEX_DEFAULT, p))
         || (rv = apr_thread_cond_create(&rec->wake, p))
         || (rv = apr_thread_cond_create(&rec->room, p))
@@ -960,9 +841,10 @@ void sm_recorder_add_site(sm_recorder *rec, const sm_site_conf *site)
         rec->expire_every = site->expire / 4 > apr_time_from_sec(1)
                           ? site->expire / 4 : apr_time_from_sec(1);
     /* A URL is refreshed often enough that it never expires while served. */
-    if (site->expire > 0 && site->expire / 4 < rec->refresh)
-        refresh_set(rec, site->expire / 4 > apr_time_from_sec(1)
-                         ? site->expire / 4 : apr_time_from_sec(1));
+    if (site->expire > 0 && site->expire / 4 < rec->memory.refresh)
+        sm_memory_refresh_set(&rec->memory,
+                              site->expire / 4 > apr_time_from_sec(1)
+                              ? site->expire / 4 : apr_time_from_sec(1));
 }
 
 apr_status_t sm_recorder_start(sm_recorder *rec)

@@ -48,6 +48,30 @@ typedef struct {
     apr_uint64_t refused_full;  /* new URLs refused by max_urls */
 } sm_recorder_stats;
 
+/* The same counts kept where every process of the server sees them (the
+ * module puts this struct in shared memory; several recorders may add to
+ * one).  Added to with atomic adds, only where the recorder already holds
+ * its lock (never on the repeat path, sm_recorder_repeat); a reader sees
+ * each counter whole, not all of them at one instant. */
+#define SM_SHARED_DAYS 42
+typedef struct {
+    apr_uint64_t recorded;      /* SM_CHANGE_RECORD changes offered */
+    apr_uint64_t forgotten;     /* SM_CHANGE_FORGET changes offered */
+    apr_uint64_t skipped;       /* repeats dropped by the memory */
+    apr_uint64_t queued, written, refused_full, dropped;
+    apr_uint64_t faults;        /* failed writes */
+    apr_uint64_t last_write;    /* apr_time_t of the last good write */
+    apr_uint64_t last_fault;    /* apr_time_t of the last failed write */
+    char last_fault_why[256];   /* its reason (last writer wins) */
+    struct {
+        apr_uint64_t day;       /* days since the epoch */
+        apr_uint64_t added, removed;
+    } days[SM_SHARED_DAYS];     /* a ring: slot day % SM_SHARED_DAYS */
+} sm_recorder_shared;
+
+/* From now on also count into shared (NULL: stop). */
+void sm_recorder_share(sm_recorder *rec, sm_recorder_shared *shared);
+
 /* conf is copied.  The recorder lives in (and is stopped with) pool p. */
 apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
                                 const sm_recorder_conf *conf);

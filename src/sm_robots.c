@@ -20,7 +20,9 @@ struct sm_robots {
     apr_size_t line_len;
     int line_too_long;
     apr_size_t fed;         /* body bytes so far */
-    int bom;                /* the body starts with a byte order mark */
+    int bom;                /* the body starts with a byte order mark:
+                               1, or -1 once a byte differs, 0 until
+                               known */
     int at_line_start;      /* the last byte was '\n' (or nothing yet) */
     int crlf;               /* the last line ended with CRLF */
     int first_crlf;         /* the first line did (-1: not ended yet) */
@@ -75,11 +77,12 @@ void sm_robots_feed(sm_robots *rb, const char *data, apr_size_t len)
     const char *end = data + len;
     apr_size_t i;
 
-    /* The first three bytes of the body, in whatever pieces they come. */
-    for (i = 0; rb->fed + i < 3 && i < len; i++)
+    /* The first three bytes of the body, in whatever pieces they come: a
+     * byte that differs settles it, whatever the pieces after it hold. */
+    for (i = 0; rb->bom == 0 && rb->fed + i < 3 && i < len; i++)
         if (data[i] != BOM[rb->fed + i])
-            break;
-    if (rb->fed < 3 && rb->fed + i == 3)
+            rb->bom = -1;
+    if (rb->bom == 0 && rb->fed + i == 3)
         rb->bom = 1;
     rb->fed += len;
     while (data < end) {
@@ -155,7 +158,7 @@ const char *sm_robots_head(sm_robots *rb, apr_pool_t *p, apr_size_t *len,
     const char *out = apr_array_pstrcat(p, missing_lines(rb, p, eol), '\0');
 
     *offset = 0;
-    if (rb->bom) {
+    if (rb->bom == 1) {
         /* urllib and Protego keep the BOM as part of the first line's
          * field name: give it a line of its own. */
         *offset = 3;

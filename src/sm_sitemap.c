@@ -5,16 +5,33 @@
 
 #include <apr_lib.h>
 #include <apr_strings.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *sm_sitemap_path_check(const char *path)
 {
-    apr_size_t len = strlen(path);
+    return sm_doc_path_check(path, ".xml");
+}
+
+/* Where the extension of a document path starts (its last '.'). */
+static apr_size_t ext_at(const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    return dot ? (apr_size_t)(dot - path) : strlen(path);
+}
+
+const char *sm_doc_path_check(const char *path, const char *ext)
+{
+    apr_size_t len = strlen(path), elen = strlen(ext);
 
     if (path[0] != '/')
         return "must start with '/'";
-    if (len < 5 || strcmp(path + len - 4, ".xml") != 0 || path[len - 5] == '/')
-        return "must end in a file name with '.xml'";
+    if (len < elen + 2 || strcmp(path + len - elen, ext) != 0
+        || path[len - elen - 1] == '/')
+        return ext[1] == 'x' && ext[2] == 'm'
+               ? "must end in a file name with '.xml'"
+               : ext[1] == 't' ? "must end in a file name with '.txt'"
+               : "must end in a file name with '.html'";
     /* Only what a stored path holds literally (sm_url.c): so the path is
      * the same in a request's r->uri (decoded) as in the <loc>, and every
      * crawler requests it as written.  '%' is refused too: an escape in
@@ -32,23 +49,25 @@ const char *sm_sitemap_path_check(const char *path)
 const char *sm_page_path(apr_pool_t *p, const char *sitemap_path,
                          apr_int64_t n)
 {
-    apr_size_t stem = strlen(sitemap_path) - 4;     /* without ".xml" */
-    return apr_psprintf(p, "%.*s-%" APR_INT64_T_FMT ".xml", (int)stem,
-                        sitemap_path, n);
+    apr_size_t stem = ext_at(sitemap_path);         /* without ".xml" */
+    return apr_psprintf(p, "%.*s-%" APR_INT64_T_FMT "%s", (int)stem,
+                        sitemap_path, n, sitemap_path + stem);
 }
 
 SM_HOT apr_int64_t sm_name_parse(const char *sitemap_path, const char *uri)
 {
-    apr_size_t stem, len, digits;
+    apr_size_t stem, len, digits, elen;
     apr_int64_t n = 0;
-    const char *d;
+    const char *d, *ext;
     const char *seg_end;
 
     /* Asked of every request: most differ in their first two bytes
      * (sitemap_path is at least "/x.xml"). */
     if (uri[0] != sitemap_path[0] || uri[1] != sitemap_path[1])
         return SM_NAME_NOT_OURS;
-    stem = strlen(sitemap_path) - 4;
+    stem = ext_at(sitemap_path);
+    ext = sitemap_path + stem;
+    elen = strlen(ext);
     len = strlen(uri);
     if (strcmp(uri, sitemap_path) == 0)
         return SM_NAME_INDEX;
@@ -59,11 +78,12 @@ SM_HOT apr_int64_t sm_name_parse(const char *sitemap_path, const char *uri)
     seg_end = strchr(d, '/');
     if (!seg_end)
         seg_end = uri + len;
-    if (seg_end - d < 4 || strncmp(seg_end - 4, ".xml", 4) != 0)
+    if ((apr_size_t)(seg_end - d) < elen
+        || strncmp(seg_end - elen, ext, elen) != 0)
         return SM_NAME_NOT_OURS;
     if (*seg_end)
         return SM_NAME_BAD;
-    digits = len - stem - 1 - 4;
+    digits = len - stem - 1 - elen;
     if (digits == 0 || digits > 9 || d[0] == '0')
         return SM_NAME_BAD;
     for (; digits; digits--, d++) {
@@ -71,6 +91,32 @@ SM_HOT apr_int64_t sm_name_parse(const char *sitemap_path, const char *uri)
             return SM_NAME_BAD;
         n = n * 10 + (*d - '0');
     }
+    return n;
+}
+
+SM_HOT apr_int64_t sm_name_parse_gz(const char *sitemap_path,
+                                    const char *uri, int *gz)
+{
+    char buf[1024], *name = buf;
+    apr_int64_t n = sm_name_parse(sitemap_path, uri);
+    apr_size_t len;
+
+    *gz = 0;
+    if (n != SM_NAME_NOT_OURS)
+        return n;
+    len = strlen(uri);
+    if (len < 8 || memcmp(uri + len - 7, ".xml.gz", 7) != 0)
+        return SM_NAME_NOT_OURS;
+    /* Rare (only names ending in .xml.gz): a long one may be copied
+     * to the heap. */
+    if (len - 3 >= sizeof(buf) && !(name = malloc(len - 2)))
+        return SM_NAME_NOT_OURS;
+    memcpy(name, uri, len - 3);
+    name[len - 3] = '\0';
+    n = sm_name_parse(sitemap_path, name);
+    if (name != buf)
+        free(name);
+    *gz = n >= 0;
     return n;
 }
 
@@ -126,12 +172,16 @@ static void format_annotations(apr_array_header_t *lines, const char *kind,
 const char *sm_settings_format(apr_pool_t *p, const char *sitemap_path,
                                int page_size,
                                const apr_array_header_t *changefreq,
-                               const apr_array_header_t *priority)
+                               const apr_array_header_t *priority,
+                               const char *stylesheet)
 {
     apr_array_header_t *lines = apr_array_make(p, 8, sizeof(char *));
 
     APR_ARRAY_PUSH(lines, const char *) =
         apr_psprintf(p, "path %s\npage_size %d\n", sitemap_path, page_size);
+    if (stylesheet)
+        APR_ARRAY_PUSH(lines, const char *) =
+            apr_psprintf(p, "stylesheet %s\n", stylesheet);
     format_annotations(lines, "changefreq", changefreq);
     format_annotations(lines, "priority", priority);
     return apr_array_pstrcat(p, lines, '\0');
@@ -178,6 +228,7 @@ const char *sm_settings_parse(apr_pool_t *p, const char *text,
     out->page_size = SM_SETTINGS_DEFAULT_PAGE_SIZE;
     out->changefreq = apr_array_make(p, 2, sizeof(sm_annotation));
     out->priority = apr_array_make(p, 2, sizeof(sm_annotation));
+    out->stylesheet = NULL;
 
     while (*line) {
         const char *nl = strchr(line, '\n');
@@ -209,6 +260,12 @@ const char *sm_settings_parse(apr_pool_t *p, const char *text,
                                     SM_SETTINGS_DEFAULT_PAGE_SIZE);
             out->page_size = (int)n;
         }
+        else if (strcmp(l, "stylesheet") == 0) {
+            if ((err = sm_stylesheet_url_check(sp)) != NULL)
+                return apr_psprintf(p, "line %d: stylesheet '%s' %s", lineno,
+                                    sp, err);
+            out->stylesheet = sp;
+        }
         else if (strcmp(l, "changefreq") == 0) {
             if ((err = parse_annotation(p, l, sp, lineno, out->changefreq)))
                 return err;
@@ -235,4 +292,35 @@ const char *sm_annotation_find(const apr_array_header_t *annotations,
             return a->value;
     }
     return NULL;
+}
+
+const char *sm_stylesheet_url_check(const char *url)
+{
+    const char *c;
+
+    if (!*url)
+        return "is empty";
+    if (strlen(url) > 2048)
+        return "is longer than 2,048 characters";
+    /* Kept to what RFC 3986 allows literally (a URL's own escapes stay
+     * '%'): nothing to escape in the processing instruction or the HTML
+     * attribute it goes into, no "?>" that could end the instruction. */
+    for (c = url; *c; c++) {
+        if (!apr_isgraph(*c) || strchr("\"<>\\^`{|}", *c))
+            return "may hold only the characters a URL holds literally "
+                   "(no spaces, quotes, '<', '>' or control and non-ASCII "
+                   "characters)";
+        if (c[0] == '?' && c[1] == '>')
+            return "may not hold '?>'";
+    }
+    return NULL;
+}
+
+const char *sm_stylesheet_default(apr_pool_t *p, const char *sitemap_path)
+{
+    const char *slash = strrchr(sitemap_path, '/');
+    return apr_pstrcat(p, apr_pstrmemdup(p, sitemap_path,
+                                         (apr_size_t)(slash - sitemap_path)
+                                         + 1),
+                       SM_STYLESHEET_NAME, NULL);
 }

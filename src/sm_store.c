@@ -87,6 +87,14 @@ apr_status_t sm_store_about_file(sm_store *st, apr_pool_t *p,
     return st->ops->about(st, p, out);
 }
 
+apr_status_t sm_store_recent(sm_store *st, apr_pool_t *p, const char *base,
+                             int n, apr_time_t since,
+                             apr_array_header_t **urls,
+                             apr_array_header_t **days)
+{
+    return st->ops->recent(st, p, base, n, since, urls, days);
+}
+
 const char *sm_store_error(const sm_store *st)
 {
     return st->errmsg;

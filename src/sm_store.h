@@ -136,6 +136,16 @@ typedef apr_status_t sm_url_row_fn(void *baton, const char *url,
                                    apr_int64_t page, apr_time_t lastmod,
                                    apr_time_t last_seen);
 
+/* What the status page shows of a site's recent history. */
+typedef struct {
+    const char *url;
+    apr_time_t lastmod;
+} sm_recent_url;
+typedef struct {
+    apr_int64_t day;            /* days since the epoch (UTC) */
+    apr_int64_t added;          /* URLs first seen that day still stored */
+} sm_day_count;
+
 typedef struct sm_store sm_store;
 
 typedef struct {
@@ -165,6 +175,11 @@ typedef struct {
     apr_status_t (*about)(sm_store *st, apr_pool_t *p, sm_store_about *out);
     apr_status_t (*sync_sites)(sm_store *st, const sm_site_conf *const *sites,
                                int n);
+    /* Added for the status handler; see sm_store_recent. */
+    apr_status_t (*recent)(sm_store *st, apr_pool_t *p, const char *base,
+                           int n, apr_time_t since,
+                           apr_array_header_t **urls,
+                           apr_array_header_t **days);
 } sm_store_ops;
 
 struct sm_store {
@@ -291,6 +306,15 @@ apr_status_t sm_store_url_rows(sm_store *st, const char *base,
                                void *baton);
 apr_status_t sm_store_about_file(sm_store *st, apr_pool_t *p,
                                  sm_store_about *out);
+
+/* For the status handler: the site's n URLs of newest lastmod (newest
+ * first; sm_recent_url) and, per day from since on, how many of its stored
+ * URLs were first seen that day (sm_day_count, ascending, days without any
+ * left out).  Scans the site's URLs: for administration. */
+apr_status_t sm_store_recent(sm_store *st, apr_pool_t *p, const char *base,
+                             int n, apr_time_t since,
+                             apr_array_header_t **urls,
+                             apr_array_header_t **days);
 
 /* Check the file at path without changing it: SQLite's integrity_check,
  * the application_id, the schema version, and that the page summaries and

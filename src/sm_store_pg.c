@@ -570,7 +570,8 @@ static const sm_store_ops pg_ops = {
     "postgresql", pg_apply, pg_expire, pg_is_current, sm_pg_close,
     sm_pg_read_begin, sm_pg_read_end, sm_pg_site_info, sm_pg_page_urls,
     sm_pg_site_row, sm_pg_site_stats, sm_pg_url_rows, sm_pg_about,
-    pg_sync_sites
+    pg_sync_sites,
+    sm_pg_recent
 };
 
 /* ---- opening --------------------------------------------------------- */

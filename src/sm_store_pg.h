@@ -106,5 +106,8 @@ apr_status_t sm_pg_site_stats(sm_store *st, apr_pool_t *p, const char *base,
 apr_status_t sm_pg_url_rows(sm_store *st, const char *base, apr_int64_t page,
                             sm_url_row_fn *fn, void *baton);
 apr_status_t sm_pg_about(sm_store *st, apr_pool_t *p, sm_store_about *out);
+apr_status_t sm_pg_recent(sm_store *st, apr_pool_t *p, const char *base,
+                          int n, apr_time_t since, apr_array_header_t **urls,
+                          apr_array_header_t **days);
 
 #endif

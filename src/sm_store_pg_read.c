@@ -301,6 +301,55 @@ apr_status_t sm_pg_url_rows(sm_store *st, const char *base,
                     " WHERE id >= $1 AND id < $2 ORDER BY id", url_row, &w);
 }
 
+/* The status page's history: as in sm_store_sqlite.c. */
+apr_status_t sm_pg_recent(sm_store *st, apr_pool_t *p, const char *base,
+                          int n, apr_time_t since, apr_array_header_t **urls,
+                          apr_array_header_t **days)
+{
+    pg_store *s = (pg_store *)st;
+    params ps = { .n = 0 };
+    PGresult *res;
+    apr_int64_t lo, hi;
+    int i;
+
+    *urls = apr_array_make(p, n > 0 ? n : 1, sizeof(sm_recent_url));
+    *days = apr_array_make(p, 32, sizeof(sm_day_count));
+    if ((PQtransactionStatus(s->conn) == PQTRANS_IDLE
+         && sm_pg_connection(s) != 0)
+        || id_range(s, "cannot read the sites", base, 0, &lo, &hi) != 0)
+        return APR_EGENERAL;
+    if (lo == hi)
+        return APR_SUCCESS;             /* no such site: nothing */
+    p_i64(&ps, lo);
+    p_i64(&ps, hi);
+    p_i64(&ps, n);
+    if (!(res = sm_pg_q(s, "cannot read the site's URLs", "SELECT url,"
+                        " lastmod FROM sitemap_urls WHERE id >= $1"
+                        " AND id < $2 ORDER BY lastmod DESC, id DESC"
+                        " LIMIT $3", &ps)))
+        return APR_EGENERAL;
+    for (i = 0; i < PQntuples(res); i++) {
+        sm_recent_url *u = apr_array_push(*urls);
+        u->url = apr_pstrdup(p, PQgetvalue(res, i, 0));
+        u->lastmod = apr_time_from_sec(i64(res, i, 1));
+    }
+    PQclear(res);
+    ps.n = 2;
+    p_i64(&ps, apr_time_sec(since));
+    if (!(res = sm_pg_q(s, "cannot read the site's URLs", "SELECT"
+                        " first_seen / 86400, count(*) FROM sitemap_urls"
+                        " WHERE id >= $1 AND id < $2 AND first_seen >= $3"
+                        " GROUP BY 1 ORDER BY 1", &ps)))
+        return APR_EGENERAL;
+    for (i = 0; i < PQntuples(res); i++) {
+        sm_day_count *d = apr_array_push(*days);
+        d->day = i64(res, i, 0);
+        d->added = i64(res, i, 1);
+    }
+    PQclear(res);
+    return APR_SUCCESS;
+}
+
 int sm_pg_read_about(pg_store *s, apr_pool_t *p, sm_store_about *out)
 {
     PGresult *res;

@@ -12,6 +12,7 @@ struct sm_xml_writer {
     apr_status_t status;    /* the first sink error; writes stop after it */
     apr_size_t used;
     apr_off_t total;
+    const char *stylesheet; /* the xml-stylesheet PI's href, or NULL */
     char buf[BUFFER_SIZE];
 };
 
@@ -24,7 +25,13 @@ sm_xml_writer *sm_xml_writer_create(apr_pool_t *p, sm_xml_sink *sink,
     w->status = APR_SUCCESS;
     w->used = 0;
     w->total = 0;
+    w->stylesheet = NULL;
     return w;
+}
+
+void sm_xml_set_stylesheet(sm_xml_writer *w, const char *href)
+{
+    w->stylesheet = href;
 }
 
 apr_status_t sm_xml_flush(sm_xml_writer *w)
@@ -102,9 +109,22 @@ static void put_lastmod(sm_xml_writer *w, apr_time_t t)
 
 static const char xml_decl[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
 
-apr_status_t sm_xml_urlset_begin(sm_xml_writer *w)
+/* The declaration, and the stylesheet's processing instruction (href is
+ * checked by sm_stylesheet_url_check: no '"', no "?>"; escaped all the
+ * same, as the xml-stylesheet recommendation allows in pseudo-attributes). */
+static void prolog(sm_xml_writer *w)
 {
     puts_(w, xml_decl);
+    if (w->stylesheet) {
+        puts_(w, "<?xml-stylesheet type=\"text/css\" href=\"");
+        put_escaped(w, w->stylesheet);
+        puts_(w, "\"?>\n");
+    }
+}
+
+apr_status_t sm_xml_urlset_begin(sm_xml_writer *w)
+{
+    prolog(w);
     puts_(w, "<urlset xmlns=\"" SM_XML_NS "\">\n");
     return w->status;
 }
@@ -140,7 +160,7 @@ apr_status_t sm_xml_urlset_end(sm_xml_writer *w)
 
 apr_status_t sm_xml_index_begin(sm_xml_writer *w)
 {
-    puts_(w, xml_decl);
+    prolog(w);
     puts_(w, "<sitemapindex xmlns=\"" SM_XML_NS "\">\n");
     return w->status;
 }
@@ -161,6 +181,18 @@ apr_status_t sm_xml_index_end(sm_xml_writer *w)
 {
     puts_(w, "</sitemapindex>\n");
     return sm_xml_flush(w);
+}
+
+apr_status_t sm_xml_text(sm_xml_writer *w, const char *s)
+{
+    put_escaped(w, s);
+    return w->status;
+}
+
+apr_status_t sm_xml_raw(sm_xml_writer *w, const char *s)
+{
+    puts_(w, s);
+    return w->status;
 }
 
 apr_off_t sm_xml_bytes(const sm_xml_writer *w)

@@ -20,6 +20,11 @@ typedef struct sm_xml_writer sm_xml_writer;
 sm_xml_writer *sm_xml_writer_create(apr_pool_t *p, sm_xml_sink *sink,
                                     void *baton);
 
+/* Documents begun after this carry <?xml-stylesheet type="text/css"
+ * href="..."?> after the declaration (href NULL: none; kept by
+ * reference). */
+void sm_xml_set_stylesheet(sm_xml_writer *w, const char *href);
+
 /* <?xml ...?><urlset xmlns=...> */
 apr_status_t sm_xml_urlset_begin(sm_xml_writer *w);
 /* One <url>: loc is base + path (entity-escaped); lastmod 0 is left out;
@@ -35,6 +40,13 @@ apr_status_t sm_xml_index_begin(sm_xml_writer *w);
 apr_status_t sm_xml_index_entry(sm_xml_writer *w, const char *base,
                                 const char *path, apr_time_t lastmod);
 apr_status_t sm_xml_index_end(sm_xml_writer *w);
+
+/* Text with the five entities escaped (&amp; &lt; &gt; &apos; &quot;: also
+ * right for HTML text and quoted attributes). */
+apr_status_t sm_xml_text(sm_xml_writer *w, const char *s);
+/* Text as it is, through the same buffer (the text format: no entities);
+ * returns the sink's first failure. */
+apr_status_t sm_xml_raw(sm_xml_writer *w, const char *s);
 
 /* Hand what is buffered to the sink. */
 apr_status_t sm_xml_flush(sm_xml_writer *w);

@@ -1,9 +1,14 @@
 -- bench/lua/fetch.lua: GET one path again and again (one connection:
 -- the latency percentiles are request-to-last-byte times).
---   wrk ... -s fetch.lua URL -- PATH
+--   wrk ... -s fetch.lua URL -- PATH [gzip]
+-- "gzip" sends Accept-Encoding: gzip, as crawlers do.
 local req
 function init(args)
-    req = wrk.format("GET", args[1] or "/")
+    local headers = nil
+    if args[2] == "gzip" then
+        headers = { ["Accept-Encoding"] = "gzip" }
+    end
+    req = wrk.format("GET", args[1] or "/", headers)
 end
 
 function request()

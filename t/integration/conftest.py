@@ -45,6 +45,7 @@ never leaves files the children cannot write.
 """
 
 import contextlib
+import http.server
 import os
 import pwd
 import re
@@ -54,6 +55,7 @@ import socket
 import sqlite3
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.parse
 import warnings
@@ -775,6 +777,27 @@ def make_server(tmp_root, request):
             problems.append(f"unexpected error-log lines in {s.error_log}:\n" + "\n".join(bad))
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)
+
+
+@pytest.fixture
+def http_backend():
+    """Factory: http_backend(handler_class, **attrs) starts a
+    ThreadingHTTPServer on 127.0.0.1 (a backend for mod_proxy tests) whose
+    handler is a subclass of handler_class with attrs set, and returns its
+    port; every one is shut down at teardown."""
+    servers = []
+
+    def start(handler_class, **attrs):
+        handler = type("H", (handler_class,), attrs)
+        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        servers.append(httpd)
+        return httpd.server_address[1]
+
+    yield start
+    for s in servers:
+        s.shutdown()
+        s.server_close()
 
 
 @pytest.fixture

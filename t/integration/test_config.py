@@ -134,7 +134,7 @@ SitemapDatabase htdocs/page.html/sitemap.db
 def test_database_is_a_directory(make_server):
     srv = make_server(sitemap=False)
     os.makedirs(srv.path("db/adir.db"))
-    srv.config_fails("SitemapDatabase", "adir.db", check_syntax=False, conf="""
+    srv.config_fails("SitemapDatabase", "adir.db", conf="""
 Sitemap On
 SitemapDatabase db/adir.db
 """)

@@ -13,7 +13,6 @@ sitemap_urls_from_robots (all must list the expected sitemap URLs)."""
 import gzip
 import http.server
 import os
-import threading
 import time
 import urllib.parse
 import urllib.robotparser
@@ -637,22 +636,11 @@ class Backend(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def backend():
-    servers = []
-
+def backend(http_backend):
     def start(body, chunked, encoding=None):
-        handler = type("H", (Backend,), {"body": body, "chunked": chunked,
-                                         "encoding": encoding})
-        httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        t = threading.Thread(target=httpd.serve_forever, daemon=True)
-        t.start()
-        servers.append(httpd)
-        return httpd.server_address[1]
-
-    yield start
-    for s in servers:
-        s.shutdown()
-        s.server_close()
+        return http_backend(Backend, body=body, chunked=chunked,
+                            encoding=encoding)
+    return start
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])

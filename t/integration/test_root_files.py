@@ -9,11 +9,12 @@ the root file the link leads to keeps its owner and content, that nothing
 was created through the link, and that the refusal is logged with the path
 and the reason."""
 import os
+import time
 import subprocess
 
 import pytest
 
-from conftest import IS_ROOT, RUN_GID, RUN_UID, TOP_BUILDDIR
+from conftest import IS_ROOT, RUN_GID, RUN_UID, TOP_BUILDDIR, pid_alive
 
 SITEMAPCTL = os.environ.get("SITEMAPCTL") or os.path.join(TOP_BUILDDIR, "sitemapctl")
 BASE = "https://www.example.com"
@@ -127,29 +128,48 @@ def test_directory_symlink_is_not_followed(make_server):
 
 def test_place_problems_on_a_restart_are_errors(make_server):
     """The User owns the directory: changing it must not stop a running
-    server.  `-k graceful` (as apache2ctl graceful) refuses, naming the
-    problem; a plain SIGUSR1 restarts with the problem logged as an
-    error."""
-    import signal
-    import time
+    server.  `-t` (which Debian's apache2ctl graceful runs first) refuses,
+    naming the problem; `-k graceful` itself restarts with the problem
+    logged as an error, and `-k stop` stops (it never checks)."""
     srv = make_server(db="db/a/sitemap.db")
     srv.start()
     srv.get_ok("/page.html")
     srv.wait_recorded("/page.html")
     os.chmod(srv.path("db/a"), 0o500)       # as the User could
-    r = srv.ctl("-k", "graceful")
+    r = srv.ctl("-t")
     assert r.returncode != 0 and "cannot write into the directory" in r.stderr, r
     srv.get_ok("/page.html")
     srv.expect_log(r"cannot write into the directory .*db/a'")
     before = srv.restarts()
-    os.kill(srv.pid, signal.SIGUSR1)
+    r = srv.ctl("-k", "graceful")
+    assert r.returncode == 0, r
     deadline = time.monotonic() + 20
     while srv.restarts() == before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert srv.restarts() > before, srv.log_tail()
     srv.get_ok("/index.html")
     assert srv.log_lines("sitemap", "error")
+    srv.stop(timeout=15)
     os.chmod(srv.path("db/a"), 0o750)
+
+
+def test_stop_with_an_unreachable_directory(make_server):
+    """`-k stop` reads the configuration before it signals: a store
+    directory the User can no longer reach must not refuse it."""
+    srv = make_server(db="db/a/sitemap.db")
+    srv.start()
+    srv.get_ok("/page.html")
+    srv.wait_recorded("/page.html")
+    os.chown(srv.path("db"), 0, 0)
+    os.chmod(srv.path("db"), 0o700)         # root's, closed to the User
+    r = srv.ctl("-k", "stop")
+    assert r.returncode == 0, r
+    deadline = time.monotonic() + 15
+    while pid_alive(srv.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not pid_alive(srv.pid), "the server did not stop"
+    os.chown(srv.path("db"), RUN_UID, RUN_GID)
+    os.chmod(srv.path("db"), 0o750)
 
 
 def test_made_directories_belong_to_the_user(make_server):

@@ -47,6 +47,12 @@ static void test_durations(void **state)
     assert_non_null(sm_ctl_parse_duration("d", &t));
     assert_non_null(sm_ctl_parse_duration("", &t));
     assert_non_null(sm_ctl_parse_duration("1.5h", &t));
+    /* Found by t/fuzz/fuzz_date: days times microseconds overflowed (UB);
+     * built with gcc -O2 this one wrapped to about 16 hours and was
+     * accepted, so prune --older-than would have removed nearly all. */
+    assert_non_null(sm_ctl_parse_duration("213503983d", &t));
+    assert_non_null(sm_ctl_parse_duration("2021111330d", &t));
+    assert_non_null(sm_ctl_parse_duration("3162240000000h", &t));
 }
 
 static void test_times(void **state)
@@ -76,6 +82,11 @@ static void test_times(void **state)
     assert_non_null(sm_ctl_parse_time("@", &t));
     assert_non_null(sm_ctl_parse_time("@-1", &t));
     assert_non_null(sm_ctl_parse_time("", &t));
+    /* Found by t/fuzz/fuzz_date: the zone moved a valid date out of years
+     * 1970..9999 (a <lastmod> of year 10000 is cut short in the XML, one
+     * before 1970 is negative). */
+    assert_non_null(sm_ctl_parse_time("9999-12-31T23:59-01:00", &t));
+    assert_non_null(sm_ctl_parse_time("1970-01-01T00:30+01:00", &t));
     /* Not plausible: before 1990, more than a day ahead, past 9999. */
     assert_non_null(sm_ctl_parse_time("1989-12-31T23:59:59Z", &t));
     assert_null(sm_ctl_parse_time("1990-01-01", &t));
@@ -118,6 +129,16 @@ static void test_admin_urls(void **state)
     /* Every name the URL holds is allowed (NULL), or only those given. */
     assert_null(sm_ctl_url(u->pool, base, "/s?a+b=1&c%3Dd=2", NULL, &url));
     assert_string_equal(url, "/s?a+b=1&c%3Dd=2");
+    /* Found by t/fuzz/fuzz_base: an empty name ("=x") was not among the
+     * names the URL holds, and the URL was refused with a hint to use
+     * --allow-query, which add and remove do not take. */
+    assert_null(sm_ctl_url(u->pool, base, "/s?=x&a=1", NULL, &url));
+    assert_string_equal(url, "/s?=x&a=1");
+    /* A name holding a NUL byte can never be allowed: said plainly. */
+    err = sm_ctl_url(u->pool, base, "/s?a%00=1", NULL, &url);
+    assert_non_null(err);
+    assert_null(strstr(err, "--allow-query"));
+    assert_non_null(strstr(err, "NUL"));
     APR_ARRAY_PUSH(allow, const char *) = "page";
     assert_null(sm_ctl_url(u->pool, base, "/s?page=2", allow, &url));
     err = sm_ctl_url(u->pool, base, "/s?sort=1", allow, &url);
@@ -174,7 +195,7 @@ static void test_settings_round_trip(void **state)
                                          "a b  c", "never");
     apr_array_header_t *pr = annotations(u->pool, "^/$", "1.0", NULL, NULL);
     const char *text = sm_settings_format(u->pool, "/maps/site.xml", 7, cf,
-                                          pr);
+                                          pr, "/maps/sitemap.css");
     sm_settings set;
 
     assert_null(sm_settings_parse(u->pool, text, &set));
@@ -182,6 +203,7 @@ static void test_settings_round_trip(void **state)
     assert_int_equal(set.page_size, 7);
     assert_int_equal(set.changefreq->nelts, 2);
     assert_int_equal(set.priority->nelts, 1);
+    assert_string_equal(set.stylesheet, "/maps/sitemap.css");
     /* A pattern keeps its spaces; first match wins, as in the module. */
     assert_string_equal(sm_regex_pattern(APR_ARRAY_IDX(set.changefreq, 1,
                                                        sm_annotation).re),
@@ -194,7 +216,8 @@ static void test_settings_round_trip(void **state)
     assert_string_equal(sm_annotation_find(set.priority, "/"), "1.0");
     /* Formatting the parsed settings gives the same text. */
     assert_string_equal(sm_settings_format(u->pool, set.path, set.page_size,
-                                           set.changefreq, set.priority),
+                                           set.changefreq, set.priority,
+                                           set.stylesheet),
                         text);
 }
 
@@ -291,7 +314,7 @@ static sm_settings *settings(unit_ctx *u, const char *path)
     const char *text = sm_settings_format(
         u->pool, path, 2,
         annotations(u->pool, "^/news/", "daily", NULL, NULL),
-        annotations(u->pool, "^/$", "1.0", "^/news/1", "0.3"));
+        annotations(u->pool, "^/$", "1.0", "^/news/1", "0.3"), NULL);
     assert_null(sm_settings_parse(u->pool, text, set));
     return set;
 }
@@ -414,19 +437,6 @@ static void test_export_one_page_and_root(void **state)
     sm_store_close(st2);
 }
 
-typedef struct {
-    apr_pool_t *pool;
-    char *data;
-} sink_buf;
-
-static apr_status_t to_buf(void *baton, const char *data, apr_size_t len)
-{
-    sink_buf *b = baton;
-    b->data = apr_pstrcat(b->pool, b->data,
-                          apr_pstrmemdup(b->pool, data, len), NULL);
-    return APR_SUCCESS;
-}
-
 static apr_status_t failing(void *baton, const char *data, apr_size_t len)
 {
     (void)baton; (void)data; (void)len;
@@ -440,7 +450,7 @@ static void test_export_errors(void **state)
     sm_store *st = store_with(u, "s.db", 5, 2, &db);
     sm_settings *set = settings(u, "/sitemap.xml");
     sm_export_result res;
-    sink_buf b = { u->pool, "" };
+    sink_buf b = { "", 0, 0, u->pool };
     char *blocker = apr_pstrcat(u->pool, u->dir, "/file", NULL);
     FILE *f = fopen(blocker, "w");
 

@@ -139,6 +139,21 @@ static void test_time_cache(void **state)
     assert_int_equal(apr_time_sec(e.time), 971211337);
 }
 
+/* Found by t/fuzz/fuzz_log: an empty "[]" matched the empty text of a
+ * fresh (zeroed) cache and was taken for a time of 0 (1970) instead of
+ * being refused. */
+static void test_time_cache_empty_time(void **state)
+{
+    sm_log_time_cache tc;
+    sm_log_entry e;
+    char a[] = "h - - [] \"GET /a HTTP/1.1\" 200 1";
+    (void)state;
+
+    memset(&tc, 0, sizeof(tc));
+    assert_string_equal(sm_log_parse_line(a, strlen(a), &e, &tc),
+                        "bad time");
+}
+
 static void test_not_a_page(void **state)
 {
     (void)state;
@@ -499,6 +514,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_implausible_times, unit_setup,
                                         unit_teardown),
         cmocka_unit_test(test_time_cache),
+        cmocka_unit_test(test_time_cache_empty_time),
         cmocka_unit_test(test_not_a_page),
         cmocka_unit_test_setup_teardown(test_aggregate_newest_wins, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_aggregate_all_types, unit_setup, unit_teardown),

@@ -213,18 +213,28 @@ static void test_evicted_url_is_offered_again(void **state)
 }
 
 /* sm_recorder_repeat reads without the lock while other threads change
- * the memory.  Adders flip 64 URLs between two ETags; readers ask about
- * both raw forms.  When everything has settled, each URL's last ETag is
- * a repeat and the other is not; meanwhile nothing crashes (this runs
- * under valgrind in tools/check). */
+ * the memory.  Two adders flip 64 URLs (each its own half) between two
+ * ETags; two readers ask about both raw forms all along.  A reader that
+ * hears "repeat" for an ETag while no add of that URL was under way from
+ * before its question to after the answer must be hearing about the
+ * URL's last ETag: never a stale or a never-added one (a "no" is always
+ * allowed: the caller just decides again).  When everything has settled,
+ * each URL's last ETag is a repeat and the other is not.  tools/check
+ * runs this under valgrind and under ThreadSanitizer. */
 #define FLIP_URLS 64
-#define FLIP_ROUNDS 2000
+#define FLIP_ROUNDS 4000
 
 typedef struct {
     sm_recorder *rec;
     apr_time_t now;
     int adder, seed;
+    int repeats, noes, wrong;   /* what a reader heard */
 } flip_ctx;
+
+/* Per URL: odd while its adder changes it; the ETag last added (-1:
+ * none).  Atomic: the readers look at them while the adders write. */
+static apr_uint32_t flip_version[FLIP_URLS];
+static int flip_etag[FLIP_URLS];
 
 static apr_uint64_t flip_raw(int url, int etag)
 {
@@ -244,12 +254,28 @@ static void *APR_THREAD_FUNC flip_thread(apr_thread_t *t, void *data)
         u = (int)((x >> 8) % FLIP_URLS);
         e = (int)((x >> 20) & 1);
         if (fc->adder) {
+            u = (u & ~1) | (fc->adder - 1);     /* this adder's half */
             apr_snprintf(url, sizeof(url), "/flip/%d", u);
+            __atomic_add_fetch(&flip_version[u], 1, __ATOMIC_SEQ_CST);
             add_raw(fc->rec, SM_CHANGE_RECORD, url, e ? "\"b\"" : "\"a\"",
                     flip_raw(u, e), fc->now);
+            __atomic_store_n(&flip_etag[u], e, __ATOMIC_SEQ_CST);
+            __atomic_add_fetch(&flip_version[u], 1, __ATOMIC_SEQ_CST);
         }
         else {
-            (void)sm_recorder_repeat(fc->rec, flip_raw(u, e), fc->now);
+            apr_uint32_t before = __atomic_load_n(&flip_version[u],
+                                                  __ATOMIC_SEQ_CST);
+            int last = __atomic_load_n(&flip_etag[u], __ATOMIC_SEQ_CST);
+            int repeat = sm_recorder_repeat(fc->rec, flip_raw(u, e),
+                                            fc->now);
+            apr_uint32_t after = __atomic_load_n(&flip_version[u],
+                                                 __ATOMIC_SEQ_CST);
+            if (!repeat)
+                fc->noes++;
+            else if (before == after && !(before & 1) && last != e)
+                fc->wrong++;
+            else
+                fc->repeats++;
         }
     }
     apr_thread_exit(t, APR_SUCCESS);
@@ -266,18 +292,33 @@ static void test_raw_repeats_while_changing(void **state)
     flip_ctx fc[4];
     apr_status_t rv;
     char url[32];
-    int i;
+    int i, repeats = 0, noes = 0, wrong = 0;
 
+    for (i = 0; i < FLIP_URLS; i++) {
+        flip_version[i] = 0;
+        flip_etag[i] = -1;
+    }
+    memset(fc, 0, sizeof(fc));
     for (i = 0; i < 4; i++) {
         fc[i].rec = rec;
         fc[i].now = apr_time_now();
-        fc[i].adder = i < 2;
+        fc[i].adder = i < 2 ? i + 1 : 0;
         fc[i].seed = i + 1;
         assert_int_equal(apr_thread_create(&threads[i], NULL, flip_thread,
                                            &fc[i], u->pool), APR_SUCCESS);
     }
     for (i = 0; i < 4; i++)
         apr_thread_join(&rv, threads[i]);
+    for (i = 2; i < 4; i++) {
+        repeats += fc[i].repeats;
+        noes += fc[i].noes;
+        wrong += fc[i].wrong;
+    }
+    if (wrong)
+        fail_msg("%d stale repeats (and %d right ones)", wrong, repeats);
+    /* The race was run: the readers heard both answers. */
+    assert_true(repeats > 0);
+    assert_true(noes > 0);
     /* Settled: set every URL to ETag "a" last; "a" repeats, "b" not. */
     for (i = 0; i < FLIP_URLS; i++) {
         apr_snprintf(url, sizeof(url), "/flip/%d", i);

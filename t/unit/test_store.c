@@ -840,9 +840,54 @@ static void test_uri_mask(void **state)
                                              "@h/db"), "s%zz"));
 }
 
+/* The -wal file stays bounded however much is written: 12,000 new URLs in
+ * the recorder's batches of 1,000 (about 18 MB of WAL without a
+ * checkpoint; the old bound was 40 MB) leave it under 8 MiB (README, The
+ * store: the 4 MiB limit plus one batch). */
+static void test_wal_is_bounded(void **state)
+{
+    unit_ctx *u = *state;
+    char *path;
+    sm_store *st = open_store(u, "s.db", &path);
+    sm_site_conf big = { "http://wal.example", 50000, 0, 0, NULL };
+    sm_change batch[1000];
+    sm_apply_stats stats;
+    apr_finfo_t fi;
+    apr_off_t biggest = 0;
+    int i, j;
+
+    for (i = 0; i < 20; i++) {
+        apr_pool_t *p;
+        apr_pool_create(&p, u->pool);
+        for (j = 0; j < 1000; j++) {
+            sm_change c = { SM_CHANGE_RECORD, &big,
+                            apr_psprintf(p, "/crawl/%08x/an-article-with-"
+                                         "a-long-name-%d.html",
+                                         (unsigned)((i * 1000 + j)
+                                                    * 2654435761u), j),
+                            0, "\"etag-1234567890\"", apr_time_now() };
+            batch[j] = c;
+        }
+        if (sm_store_apply(st, batch, 1000, &stats) != APR_SUCCESS)
+            fail_msg("apply: %s", sm_store_error(st));
+        assert_int_equal(stats.added, 1000);
+        apr_pool_destroy(p);
+        assert_int_equal(apr_stat(&fi, apr_pstrcat(u->pool, path, "-wal",
+                                                   NULL),
+                                  APR_FINFO_SIZE, u->pool), APR_SUCCESS);
+        if (fi.size > biggest)
+            biggest = fi.size;
+    }
+    assert_int_equal(q(path, "SELECT count(*) FROM urls"), 20000);
+    if (biggest > 8 * 1024 * 1024)
+        fail_msg("the -wal file grew to %" APR_OFF_T_FMT " bytes", biggest);
+    sm_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_wal_is_bounded, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_schema_created, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_pages_of_interleaved_sites, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_reader_never_upgrades, unit_setup, unit_teardown),

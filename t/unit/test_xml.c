@@ -6,25 +6,6 @@
 
 #include <string.h>
 
-typedef struct {
-    char *data;
-    apr_size_t len, calls;
-    apr_pool_t *pool;
-} sink_buf;
-
-static apr_status_t to_buf(void *baton, const char *data, apr_size_t len)
-{
-    sink_buf *b = baton;
-    char *n = apr_palloc(b->pool, b->len + len + 1);
-    memcpy(n, b->data, b->len);
-    memcpy(n + b->len, data, len);
-    b->len += len;
-    n[b->len] = '\0';
-    b->data = n;
-    b->calls++;
-    return APR_SUCCESS;
-}
-
 static void test_urlset_escapes(void **state)
 {
     unit_ctx *u = *state;
@@ -127,6 +108,40 @@ static void test_names(void **state)
     assert_int_equal(sm_name_parse(sp, "/Sitemap.xml"), SM_NAME_NOT_OURS);
     assert_int_equal(sm_name_parse("/s.xml", "/s.xml"), SM_NAME_INDEX);
     assert_int_equal(sm_name_parse("/s.xml", "/s-3.xml"), 3);
+
+    /* The gzip forms (renditions). */
+    {
+        int gz = -1;
+        char *longer = apr_pcalloc(u->pool, 3000);
+        assert_int_equal(sm_name_parse_gz(sp, "/sitemap.xml", &gz),
+                         SM_NAME_INDEX);
+        assert_int_equal(gz, 0);
+        assert_int_equal(sm_name_parse_gz(sp, "/sitemap.xml.gz", &gz),
+                         SM_NAME_INDEX);
+        assert_int_equal(gz, 1);
+        assert_int_equal(sm_name_parse_gz(sp, "/sitemap-7.xml.gz", &gz), 7);
+        assert_int_equal(gz, 1);
+        assert_int_equal(sm_name_parse_gz(sp, "/sitemap-0.xml.gz", &gz),
+                         SM_NAME_BAD);
+        assert_int_equal(gz, 0);
+        assert_int_equal(sm_name_parse_gz(sp, "/sitemap.xml.gzip", &gz),
+                         SM_NAME_NOT_OURS);
+        assert_int_equal(sm_name_parse_gz(sp, "/other.xml.gz", &gz),
+                         SM_NAME_NOT_OURS);
+        assert_int_equal(sm_name_parse_gz(sp, ".xml.gz", &gz),
+                         SM_NAME_NOT_OURS);
+        assert_int_equal(sm_name_parse_gz(sp, "/sitemap-2.xml.gz/x", &gz),
+                         SM_NAME_NOT_OURS);
+        /* a SitemapPath longer than the stack buffer */
+        memset(longer, 'a', 2000);
+        longer[0] = '/';
+        memcpy(longer + 2000, ".xml", 5);
+        assert_int_equal(sm_name_parse_gz(longer,
+                                          apr_pstrcat(u->pool, longer, ".gz",
+                                                      NULL), &gz),
+                         SM_NAME_INDEX);
+        assert_int_equal(gz, 1);
+    }
 }
 
 static void test_annotations(void **state)

@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <string.h>
 
 /* A pool and an empty directory for one test; removed afterwards. */
 typedef struct {
@@ -76,6 +77,27 @@ static inline void sql_exec(const char *path, const char *sql)
     if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
         fail_msg("test SQL failed: %s", err ? err : "?");
     sqlite3_close(db);
+}
+
+/* A sink (sm_xml_sink) that keeps everything written, NUL-terminated. */
+typedef struct {
+    char *data;
+    apr_size_t len, calls;
+    apr_pool_t *pool;
+} sink_buf;
+
+static inline apr_status_t to_buf(void *baton, const char *data,
+                                  apr_size_t len)
+{
+    sink_buf *b = baton;
+    char *n = apr_palloc(b->pool, b->len + len + 1);
+    memcpy(n, b->data, b->len);
+    memcpy(n + b->len, data, len);
+    b->len += len;
+    n[b->len] = '\0';
+    b->data = n;
+    b->calls++;
+    return APR_SUCCESS;
 }
 
 #endif

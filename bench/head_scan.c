@@ -1,0 +1,111 @@
+/* bench/head_scan.c: what the head scanner (src/sm_head.c) costs per page
+ * and per KB of head read, on bench/cms_page.html (a WordPress-with-Yoast
+ * shaped page: a ~6.7 KB head of 14 meta and 23 link tags, inline
+ * scripts and styles), fed in one piece (httpd's mmap'd file bucket) and in
+ * 2,000-byte pieces (a CGI's or a proxy's small buckets).  Compared with a
+ * bare memchr('<') over the same bytes: the floor of any scanner.
+ *
+ *   bench/run --only headscan       (built and run by bench/run)
+ *   or by hand, from the top of a built tree:
+ *   cc -O2 -Isrc $(pkg-config --cflags apr-1) bench/head_scan.c \
+ *      src/.libs/libsitemap.a \
+ *      $(pkg-config --libs apr-1 apr-util-1 sqlite3 libpcre2-8) -lpthread \
+ *      -o /tmp/head_scan && /tmp/head_scan bench/cms_page.html */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <apr_general.h>
+#include <apr_pools.h>
+
+#include "sm_head.h"
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static volatile size_t sink;
+
+static double scan(apr_pool_t *root, const char *doc, size_t len,
+                   size_t piece, int n)
+{
+    double t0 = now_ns();
+    int i;
+
+    for (i = 0; i < n; i++) {
+        apr_pool_t *p;
+        sm_head *h;
+        size_t at = 0;
+        apr_pool_create(&p, root);
+        h = sm_head_create(p);
+        while (at < len) {
+            size_t k = len - at < piece ? len - at : piece;
+            if (sm_head_feed(h, doc + at, k))
+                break;
+            at += k;
+        }
+        sink += sm_head_result_get(h)->noindex;
+        apr_pool_destroy(p);
+    }
+    return (now_ns() - t0) / n;
+}
+
+static double floor_memchr(const char *doc, size_t len, int n)
+{
+    double t0 = now_ns();
+    int i;
+
+    for (i = 0; i < n; i++) {
+        const char *s = doc, *end = doc + len;
+        size_t tags = 0;
+        while ((s = memchr(s, '<', (size_t)(end - s)))) {
+            tags++;
+            s++;
+        }
+        sink += tags;
+    }
+    return (now_ns() - t0) / n;
+}
+
+int main(int argc, char **argv)
+{
+    const char *path = argc > 1 ? argv[1] : "bench/cms_page.html";
+    int n = argc > 2 ? atoi(argv[2]) : 100000;
+    FILE *f = fopen(path, "rb");
+    static char doc[1 << 20];
+    size_t len, head_len;
+    apr_pool_t *root;
+    double whole, pieces, floor_ns;
+    const char *end;
+
+    if (!f) {
+        perror(path);
+        return 1;
+    }
+    len = fread(doc, 1, sizeof(doc) - 1, f);
+    fclose(f);
+    doc[len] = '\0';
+    end = strstr(doc, "</head>");
+    head_len = end ? (size_t)(end - doc) + 7 : len;
+    apr_initialize();
+    apr_pool_create(&root, NULL);
+
+    scan(root, doc, len, len, n / 10);           /* warm up */
+    whole = scan(root, doc, len, len, n);
+    pieces = scan(root, doc, len, 2000, n);
+    floor_ns = floor_memchr(doc, head_len, n);
+    printf("page %s: %zu bytes, head %zu bytes (%.2f KB)\n", path, len,
+           head_len, head_len / 1024.0);
+    printf("scanner, one piece:      %7.0f ns/page  %6.0f ns/KB  %6.0f MB/s\n",
+           whole, whole / (head_len / 1024.0), head_len / whole * 1e3);
+    printf("scanner, 2000-byte pieces: %5.0f ns/page  %6.0f ns/KB\n", pieces,
+           pieces / (head_len / 1024.0));
+    printf("floor, memchr('<') only: %7.0f ns/page  %6.0f ns/KB\n", floor_ns,
+           floor_ns / (head_len / 1024.0));
+    apr_terminate();
+    return 0;
+}

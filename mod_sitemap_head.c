@@ -1,0 +1,144 @@
+/* mod_sitemap_head.c: the output filter that reads a page's own <head>
+ * (sm_head) as the body streams past, for log_transaction to act on
+ * (mod_sitemap_record.c: noindex and a foreign canonical are not listed).
+ *
+ * Inserted for main GET requests of vhosts with Sitemap On and
+ * SitemapReadHead On.  When the body begins it asks whether
+ * log_transaction would decide this response (200, a listed type, not a
+ * repeat of what the recorder knows) and removes itself at once when not,
+ * so the steady state of a site pays one more hash (mod_sitemap_record.c
+ * remembers the facts seen here as well as its own, which mod_deflate's
+ * ETag suffix makes differ).  It never holds a byte: every brigade is passed on as it came,
+ * and before it waits on a slow source (a CGI's pipe, a proxied socket)
+ * it passes what it has read with a FLUSH.  Once the head is over it
+ * removes itself. */
+#include "mod_sitemap.h"
+
+#include "http_log.h"
+#include "http_protocol.h"
+#include "http_request.h"
+#include "util_filter.h"
+
+#include <apr_strings.h>
+
+#include "sm_head.h"
+
+APLOG_USE_MODULE(sitemap);
+
+#define HEAD_FILTER "SITEMAP_HEAD"
+
+static ap_filter_rec_t *head_filter_handle;
+
+typedef struct {
+    sitemap_head_note note;
+    apr_bucket_brigade *rest;   /* reused for the split before a wait */
+} head_ctx;
+
+static int has_content_encoding(request_rec *r)
+{
+    const char *ce = apr_table_get(r->headers_out, "Content-Encoding");
+
+    if (!ce)
+        ce = apr_table_get(r->err_headers_out, "Content-Encoding");
+    return ce && *ce && strcasecmp(ce, "identity") != 0;
+}
+
+SM_HOT static void head_insert_filter(request_rec *r)
+{
+    const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+
+    if (conf->enabled != 1 || conf->read_head != 1 || !conf->recorder
+        || r->main || r->method_number != M_GET || r->header_only)
+        return;
+    ap_add_output_filter_handle(head_filter_handle, NULL, r, r->connection);
+}
+
+/* The first call: read this response's head? */
+static head_ctx *head_begin(ap_filter_t *f)
+{
+    request_rec *r = f->r;
+    head_ctx *ctx = apr_pcalloc(r->pool, sizeof(*ctx));
+    int repeat;
+
+    f->ctx = ctx;
+    ap_set_module_config(r->request_config, &sitemap_module, &ctx->note);
+    if (!sitemap_record_wants_head(r, &repeat, &ctx->note.raw)) {
+        ctx->note.state = repeat ? SITEMAP_HEAD_REPEAT : SITEMAP_HEAD_UNREAD;
+        return NULL;
+    }
+    if (has_content_encoding(r)) {
+        ctx->note.state = SITEMAP_HEAD_UNREADABLE;
+        return NULL;
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "reading the head of %s",
+                  r->unparsed_uri);
+    ctx->note.state = SITEMAP_HEAD_UNREAD;     /* until the head is over */
+    ctx->note.scanner = sm_head_create(r->pool);
+    ctx->rest = apr_brigade_create(r->pool, f->c->bucket_alloc);
+    return ctx;
+}
+
+static apr_status_t head_filter(ap_filter_t *f, apr_bucket_brigade *bb)
+{
+    head_ctx *ctx = f->ctx;
+    apr_bucket *e, *next;
+    apr_status_t rv;
+    int over = 0;
+
+    if (!ctx && !(ctx = head_begin(f))) {
+        ap_remove_output_filter(f);
+        return ap_pass_brigade(f->next, bb);
+    }
+    for (e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb) && !over;
+         e = next) {
+        const char *data;
+        apr_size_t len;
+
+        if (APR_BUCKET_IS_EOS(e)) {
+            over = 1;
+            break;
+        }
+        if (APR_BUCKET_IS_METADATA(e)) {
+            next = APR_BUCKET_NEXT(e);
+            continue;
+        }
+        rv = apr_bucket_read(e, &data, &len, APR_NONBLOCK_READ);
+        if (APR_STATUS_IS_EAGAIN(rv)) {
+            /* The source has nothing yet: what came before goes on now. */
+            apr_brigade_split_ex(bb, e, ctx->rest);
+            APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_flush_create(
+                                            f->c->bucket_alloc));
+            rv = ap_pass_brigade(f->next, bb);
+            apr_brigade_cleanup(bb);
+            APR_BRIGADE_CONCAT(bb, ctx->rest);
+            if (rv != APR_SUCCESS)
+                return rv;
+            rv = apr_bucket_read(e, &data, &len, APR_BLOCK_READ);
+        }
+        if (rv != APR_SUCCESS) {
+            /* A broken body: not judged (SITEMAP_HEAD_UNREAD); whoever
+             * reads next sees the same error. */
+            ap_remove_output_filter(f);
+            return ap_pass_brigade(f->next, bb);
+        }
+        next = APR_BUCKET_NEXT(e);
+        over = sm_head_feed(ctx->note.scanner, data, len);
+    }
+    if (over) {
+        ctx->note.state = SITEMAP_HEAD_READ;
+        ap_remove_output_filter(f);
+    }
+    return ap_pass_brigade(f->next, bb);
+}
+
+void sitemap_head_register(apr_pool_t *p)
+{
+    (void)p;
+    /* After the filters that make the body (INCLUDES, SUBSTITUTE:
+     * AP_FTYPE_RESOURCE), before those that encode it (DEFLATE:
+     * AP_FTYPE_CONTENT_SET), whatever order they are added in. */
+    head_filter_handle = ap_register_output_filter(HEAD_FILTER, head_filter,
+                                                   NULL,
+                                                   AP_FTYPE_CONTENT_SET - 1);
+    ap_hook_insert_filter(head_insert_filter, NULL, NULL, APR_HOOK_MIDDLE);
+}

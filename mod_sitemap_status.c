@@ -1,0 +1,247 @@
+/* mod_sitemap_status.c: the operators' status page
+ * (<Location /sitemap-status> SetHandler sitemap-status), a line per site
+ * in mod_status's page, and the recorder counters every process adds to.
+ *
+ * The counters live in one anonymous shared memory segment (apr_shm,
+ * created by the parent in post_config and inherited by every child), one
+ * sm_recorder_shared per store file: children add with atomic adds, the
+ * status page reads the sums.  Chosen over the store (a write per request
+ * would cost what the recorder's memory saves) and over ap_slotmem (a
+ * provider module to load, and slots per child that a reader must add
+ * up): a segment of fixed size, no file, nothing another user can touch.
+ * It is made again at each restart: the counters count since then. */
+#include "mod_sitemap.h"
+
+#include "http_core.h"
+#include "http_log.h"
+#include "http_main.h"
+#include "http_protocol.h"
+#include "http_request.h"
+#include "mod_status.h"
+
+#include <apr_hash.h>
+#include <apr_reslist.h>
+#include <apr_shm.h>
+#include <apr_strings.h>
+
+#include "sm_status.h"
+
+APLOG_USE_MODULE(sitemap);
+
+#define STATUS_HANDLER "sitemap-status"
+
+static apr_time_t started;
+
+static int status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+                              apr_pool_t *ptemp, server_rec *main_s)
+{
+    apr_hash_t *slots = apr_hash_make(ptemp);
+    apr_shm_t *shm;
+    sm_recorder_shared *base;
+    apr_size_t n = 0;
+    apr_status_t rv;
+    server_rec *s;
+    (void)plog;
+
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
+        return OK;
+    started = apr_time_now();
+    for (s = main_s; s; s = s->next) {
+        sitemap_server_conf *conf = SITEMAP_CONF(s);
+        if (conf->enabled == 1 && conf->db_path
+            && !apr_hash_get(slots, conf->db_path, APR_HASH_KEY_STRING))
+            apr_hash_set(slots, conf->db_path, APR_HASH_KEY_STRING,
+                         (void *)++n);
+    }
+    if (!n)
+        return OK;
+    rv = apr_shm_create(&shm, n * sizeof(sm_recorder_shared), NULL, pconf);
+    if (rv != APR_SUCCESS) {
+        /* Not fatal: the status page then shows no counters. */
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, main_s, "cannot create the "
+                     "shared memory of the sitemap counters; the status "
+                     "page shows none");
+        return OK;
+    }
+    base = apr_shm_baseaddr_get(shm);
+    memset(base, 0, n * sizeof(sm_recorder_shared));
+    for (s = main_s; s; s = s->next) {
+        sitemap_server_conf *conf = SITEMAP_CONF(s);
+        if (conf->enabled == 1 && conf->db_path)
+            conf->shared = base + ((apr_size_t)apr_hash_get(
+                slots, conf->db_path, APR_HASH_KEY_STRING) - 1);
+    }
+    return OK;
+}
+
+/* After the recorders are made (mod_sitemap.c's child_init). */
+static void status_child_init(apr_pool_t *pchild, server_rec *main_s)
+{
+    server_rec *s;
+    (void)pchild;
+
+    for (s = main_s; s; s = s->next) {
+        sitemap_server_conf *conf = SITEMAP_CONF(s);
+        if (conf->enabled == 1 && conf->recorder && conf->shared)
+            sm_recorder_share(conf->recorder, conf->shared);
+    }
+}
+
+/* ---- gathering --------------------------------------------------------------- */
+
+/* with_history: also the newest changes and the URLs added per day (a
+ * scan of the site's URLs: the status page and ?json only). */
+static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
+                   sm_status_site *out, int with_history)
+{
+    sm_site_info info;
+    apr_array_header_t *days = NULL;
+    apr_time_t now = apr_time_now();
+    sm_store *st;
+    int i;
+
+    memset(out, 0, sizeof(*out));
+    out->base = conf->site.base;
+    out->db_path = conf->db_shown;
+    if (conf->shared) {
+        memcpy(&out->counters, conf->shared, sizeof(out->counters));
+        out->counters.last_fault_why[sizeof(out->counters.last_fault_why)
+                                     - 1] = '\0';
+        out->have_counters = 1;
+    }
+    if (!conf->readers || !(st = sitemap_reader_acquire(conf->readers))) {
+        out->store_error = "cannot open it";
+        sm_status_days(out, NULL, now);
+        return;
+    }
+    if (sm_store_read_begin(st) != APR_SUCCESS
+        || sm_store_site_info(st, p, conf->site.base, 0, &info)
+           != APR_SUCCESS
+        || sm_store_about_file(st, p, &out->about) != APR_SUCCESS
+        || (with_history
+            && sm_store_recent(st, p, conf->site.base, SM_STATUS_RECENT,
+                               now - apr_time_from_sec(
+                                         SM_STATUS_CHART_DAYS * 86400),
+                               &out->recent, &days) != APR_SUCCESS)) {
+        out->store_error = apr_pstrdup(p, sm_store_error(st));
+        sm_store_read_end(st);
+        apr_reslist_invalidate(conf->readers, st);
+        sm_status_days(out, NULL, now);
+        return;
+    }
+    sm_store_read_end(st);
+    apr_reslist_release(conf->readers, st);
+    out->pages = info.pages->nelts;
+    for (i = 0; i < info.pages->nelts; i++)
+        out->urls += APR_ARRAY_IDX(info.pages, i, sm_page_info).url_count;
+    sm_status_days(out, days, now);
+}
+
+/* Every site of the server, once each (vhosts may share a base). */
+static apr_array_header_t *all_sites(request_rec *r, int with_history)
+{
+    apr_array_header_t *sites = apr_array_make(r->pool, 4,
+                                               sizeof(sm_status_site));
+    apr_hash_t *done = apr_hash_make(r->pool);
+    server_rec *s;
+
+    for (s = ap_server_conf; s; s = s->next) {
+        const sitemap_server_conf *conf = SITEMAP_CONF(s);
+        const char *key;
+        if (conf->enabled != 1 || !conf->site.base)
+            continue;
+        key = apr_pstrcat(r->pool, conf->db_path, " ", conf->site.base,
+                          NULL);
+        if (apr_hash_get(done, key, APR_HASH_KEY_STRING))
+            continue;
+        apr_hash_set(done, key, APR_HASH_KEY_STRING, "");
+        gather(r->pool, conf, apr_array_push(sites), with_history);
+    }
+    return sites;
+}
+
+/* ---- answering ------------------------------------------------------------------ */
+
+static apr_status_t to_client(void *baton, const char *data, apr_size_t len)
+{
+    return ap_rwrite(data, (int)len, baton) < 0 ? APR_ECONNABORTED
+                                                : APR_SUCCESS;
+}
+
+static int wants_json(request_rec *r)
+{
+    const char *accept = apr_table_get(r->headers_in, "Accept");
+    if (r->args && strcmp(r->args, "json") == 0)
+        return 1;
+    return !r->args && accept && ap_strstr_c(accept, "application/json");
+}
+
+static int status_handler(request_rec *r)
+{
+    apr_array_header_t *sites;
+    const sm_status_site *list;
+    int metrics;
+
+    if (!r->handler || strcmp(r->handler, STATUS_HANDLER) != 0)
+        return DECLINED;
+    r->allowed |= (AP_METHOD_BIT << M_GET);
+    if (r->method_number != M_GET)
+        return HTTP_METHOD_NOT_ALLOWED;
+    metrics = r->args && strcmp(r->args, "metrics") == 0;
+    apr_table_setn(r->headers_out, "Cache-Control", "no-store");
+    apr_table_setn(r->headers_out, "X-Robots-Tag", "noindex");
+    apr_table_mergen(r->headers_out, "Vary", "Accept");
+    if (metrics)
+        ap_set_content_type(r, "text/plain; version=0.0.4; charset=utf-8");
+    else if (wants_json(r))
+        ap_set_content_type(r, "application/json");
+    else
+        ap_set_content_type(r, "text/html; charset=utf-8");
+    if (r->header_only)
+        return OK;
+    sites = all_sites(r, !metrics);
+    list = (const sm_status_site *)sites->elts;
+    if (metrics)
+        sm_status_metrics(r->pool, list, sites->nelts, to_client, r);
+    else if (wants_json(r))
+        sm_status_json(r->pool, list, sites->nelts, started, to_client, r);
+    else
+        sm_status_html(r->pool, list, sites->nelts, started, to_client, r);
+    return OK;
+}
+
+/* A line per site in mod_status's page (no history: cheap). */
+static int status_line(request_rec *r, int flags)
+{
+    apr_array_header_t *sites = all_sites(r, 0);
+    int i;
+
+    for (i = 0; i < sites->nelts; i++) {
+        const sm_status_site *s = &APR_ARRAY_IDX(sites, i, sm_status_site);
+        if (flags & AP_STATUS_SHORT) {
+            ap_rprintf(r, "Sitemap %s: %" APR_INT64_T_FMT " URLs, %"
+                       APR_INT64_T_FMT " pages, %" APR_UINT64_T_FMT
+                       " written, %" APR_UINT64_T_FMT " faults, %s\n",
+                       s->base, s->urls, s->pages, s->counters.written,
+                       s->counters.faults, sm_status_health(s));
+            continue;
+        }
+        ap_rprintf(r, "<p>Sitemap %s: %" APR_INT64_T_FMT " URLs in %"
+                   APR_INT64_T_FMT " pages, %" APR_UINT64_T_FMT " changes "
+                   "written, %" APR_UINT64_T_FMT " store faults, %s</p>\n",
+                   ap_escape_html(r->pool, s->base), s->urls, s->pages,
+                   s->counters.written, s->counters.faults,
+                   sm_status_health(s));
+    }
+    return OK;
+}
+
+void sitemap_status_register(apr_pool_t *p)
+{
+    (void)p;
+    ap_hook_post_config(status_post_config, NULL, NULL, APR_HOOK_LAST);
+    ap_hook_child_init(status_child_init, NULL, NULL, APR_HOOK_LAST);
+    ap_hook_handler(status_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    APR_OPTIONAL_HOOK(ap, status_hook, status_line, NULL, NULL,
+                      APR_HOOK_MIDDLE);
+}

@@ -1,0 +1,95 @@
+/* sm_head.h: what a page's own <head> says about indexing, read as it
+ * streams past (no httpd headers: the glue feeds it bucket by bucket).
+ *
+ * Fed chunks of any size, split anywhere, it keeps only bounded state (at
+ * most one tag in progress, SM_HEAD_TAG_MAX bytes of it) and stops reading
+ * at the end of the head as a browser sees it: </head>, <body>, any start
+ * tag a browser would put into the body (<div>, <p>, <img>...), <plaintext>,
+ * or SM_HEAD_LIMIT bytes, whichever comes first.  It finds:
+ *   - <meta name="robots|googlebot" content="..."> holding the token
+ *     "noindex" or "none" (any case, any order, comma or space separated);
+ *   - <link rel="canonical" href="...">: the first; two that differ cancel
+ *     each other out (search engines ignore conflicting canonicals);
+ *   - <link rel="alternate" hreflang="xx" href="...">: up to
+ *     SM_HEAD_MAX_ALTERNATES, absolute http(s) hrefs only, each hreflang once;
+ *   - <base href="...">, which relative hrefs resolve against;
+ *   - <title> text (whitespace collapsed, at most SM_HEAD_TITLE_MAX bytes).
+ * HTML as browsers tokenise it: tag and attribute names in any case,
+ * double, single or no quotes, attributes in any order (the first of a
+ * duplicated attribute wins), character references in values (numeric and
+ * the common named ones), comments ("<!-- -->", "<!...>", "<?...>").  Only
+ * the attributes of <meta>, <link> and <base> are parsed; any other tag
+ * ends at its next '>' even inside a quoted value (<html>, <script>...:
+ * what follows is text, or raw text up to the element's end tag anyway),
+ * which keeps the cost near that of finding the '<'s.  The
+ * content of <script>, <style>, <noscript> (scripting on, as browsers and
+ * crawlers that render run it), <textarea>, <title>, <xmp>, <iframe>,
+ * <noembed> and <noframes> is text up to its own end tag, and what is inside
+ * <template> is not part of the head: none of them is mistaken for tags.
+ * Any ASCII-compatible charset works (only ASCII bytes are interpreted); a
+ * UTF-8 BOM is just text before the first tag.  Text itself never ends the
+ * head here (browsers would end it at non-blank text; CMS heads carry
+ * stray text often enough that reading on is the safer choice). */
+#ifndef SM_HEAD_H
+#define SM_HEAD_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+
+#define SM_HEAD_LIMIT          (64 * 1024)  /* bytes read at most */
+#define SM_HEAD_TAG_MAX        8192         /* a longer tag is skipped */
+#define SM_HEAD_MAX_ALTERNATES 64
+#define SM_HEAD_TITLE_MAX      512
+
+typedef struct {
+    const char *hreflang;   /* lowercased, as written otherwise */
+    const char *href;       /* absolute http(s), entities decoded */
+} sm_head_alternate;
+
+/* What was found; strings live in the scanner's pool. */
+typedef struct {
+    int done;                   /* the head ended or the limit was reached */
+    int truncated;              /* stopped by SM_HEAD_LIMIT */
+    int noindex;                /* robots/googlebot noindex or none */
+    const char *canonical;      /* the href as written, decoded; NULL: none
+                                   (or conflicting ones) */
+    const char *base_href;      /* <base href>, decoded; NULL: none */
+    const char *title;          /* NULL: no <title> */
+    apr_array_header_t *alternates;  /* sm_head_alternate */
+} sm_head_result;
+
+typedef struct sm_head sm_head;
+
+/* A scanner whose results are allocated from p (a request's pool). */
+sm_head *sm_head_create(apr_pool_t *p);
+
+/* Read the next len bytes of the document.  Returns 1 once the head is
+ * over (later calls do nothing), 0 while more is wanted. */
+int sm_head_feed(sm_head *h, const char *data, apr_size_t len);
+
+/* The document ended (or the caller stops): the results so far. */
+const sm_head_result *sm_head_result_get(sm_head *h);
+
+/* Resolve an href found in a page (canonical, base) against the page's
+ * URL, as a browser does (RFC 3986 section 5): page_base is the site's
+ * canonical base ("scheme://host[:port]", sm_url_parse_base) and page_path
+ * the page's target ("/path?query").  On success returns 1 with *base the
+ * href's canonical base and *target its "/path[?query]" (fragment
+ * dropped, not yet normalised: pass it to sm_url_from_target); 0 when the
+ * href is not an http(s) URL. */
+int sm_head_resolve(apr_pool_t *p, const char *page_base,
+                    const char *page_path, const char *href,
+                    const char **base, const char **target);
+
+/* 1 when the page's canonical names another URL than the page itself:
+ * another site (site_base differs) or another stored URL than page_url
+ * once normalised with allow as stored URLs are (sm_url_from_target).  0
+ * when there is none, when it names the page (absolute or relative, with
+ * or without the default port), or when it is not an http(s) URL (search
+ * engines ignore such a canonical).  <base href> is honoured. */
+int sm_head_names_other(apr_pool_t *p, const sm_head_result *res,
+                        const char *site_base, const char *page_target,
+                        const char *page_url,
+                        const apr_array_header_t *allow);
+
+#endif

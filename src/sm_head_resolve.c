@@ -1,0 +1,120 @@
+/* sm_head_resolve.c: what a page's canonical names (see sm_head.h):
+ * hrefs resolved against the page's URL as browsers do (RFC 3986 section
+ * 5), then normalised as stored URLs are (sm_url).  Written by hand: APR
+ * parses URIs (apr_uri_parse) but does not resolve references. */
+#include "sm_head.h"
+
+#include <string.h>
+
+#include <apr_lib.h>
+#include <apr_strings.h>
+
+#include "sm_url.h"
+
+/* "scheme://authority" of an absolute http(s) href, canonical; *rest after
+ * the authority.  NULL when it is not one. */
+static const char *href_base(apr_pool_t *p, const char *href,
+                             const char *scheme, const char **rest)
+{
+    const char *a = href + 2, *end = a + strcspn(a, "/?#"), *err;
+
+    *rest = end;
+    return sm_url_parse_base(p, apr_pstrcat(p, scheme, "://",
+                                            apr_pstrmemdup(p, a,
+                                                           (apr_size_t)
+                                                           (end - a)),
+                                            NULL), &err);
+}
+
+int sm_head_resolve(apr_pool_t *p, const char *page_base,
+                    const char *page_path, const char *href,
+                    const char **base, const char **target)
+{
+    char *h = apr_palloc(p, strlen(href) + 1), *o = h;
+    const char *c, *rest, *scheme_end;
+    char *t;
+    apr_size_t n;
+
+    for (c = href; *c; c++)         /* as URL parsers: tabs, newlines */
+        if (*c != '\t' && *c != '\n' && *c != '\r')
+            *o++ = *c;
+    *o = '\0';
+    if (page_path[0] != '/') {      /* absolute-form request target */
+        const char *a = strstr(page_path, "://");
+        page_path = a ? a + 3 + strcspn(a + 3, "/?#") : "";
+        if (page_path[0] != '/')
+            page_path = apr_pstrcat(p, "/", page_path, NULL);
+    }
+
+    scheme_end = h + strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ"
+                               "RSTUVWXYZ0123456789+.-");
+    if (scheme_end > h && *scheme_end == ':' && apr_isalpha(h[0])) {
+        char *scheme = apr_pstrmemdup(p, h, (apr_size_t)(scheme_end - h));
+        for (o = scheme; *o; o++)
+            *o = (char)apr_tolower(*o);
+        if ((strcmp(scheme, "http") && strcmp(scheme, "https"))
+            || strncmp(scheme_end + 1, "//", 2) != 0)
+            return 0;
+        if (!(*base = href_base(p, scheme_end + 1, scheme, &rest)))
+            return 0;
+    }
+    else if (h[0] == '/' && h[1] == '/') {
+        char *scheme = apr_pstrmemdup(p, page_base,
+                                      strcspn(page_base, ":"));
+        if (!(*base = href_base(p, h, scheme, &rest)))
+            return 0;
+    }
+    else {
+        *base = page_base;
+        if (h[0] == '/') {
+            rest = h;
+        }
+        else if (h[0] == '?') {
+            rest = apr_pstrcat(p, apr_pstrmemdup(p, page_path,
+                                                 strcspn(page_path, "?#")),
+                               h, NULL);
+        }
+        else if (h[0] == '#' || h[0] == '\0') {
+            rest = page_path;
+        }
+        else {
+            n = strcspn(page_path, "?#");
+            while (n && page_path[n - 1] != '/')
+                n--;
+            rest = apr_pstrcat(p, apr_pstrmemdup(p, page_path, n), h, NULL);
+        }
+    }
+    n = strcspn(rest, "#");
+    t = apr_palloc(p, n + 2);
+    t[0] = '/';
+    memcpy(t + (rest[0] != '/'), rest, n);
+    t[n + (rest[0] != '/')] = '\0';
+    for (o = t; *o && *o != '?'; o++)   /* '\' is '/' in http(s) URLs */
+        if (*o == '\\')
+            *o = '/';
+    *target = t;
+    return 1;
+}
+
+int sm_head_names_other(apr_pool_t *p, const sm_head_result *res,
+                        const char *site_base, const char *page_target,
+                        const char *page_url,
+                        const apr_array_header_t *allow)
+{
+    const char *base = site_base, *path = page_target, *cbase, *ctarget;
+    char *cpath, *curl;
+
+    if (!res->canonical)
+        return 0;
+    if (res->base_href
+        && !sm_head_resolve(p, site_base, page_target, res->base_href,
+                            &base, &path))
+        base = site_base, path = page_target;
+    if (!sm_head_resolve(p, base, path, res->canonical, &cbase, &ctarget))
+        return 0;                   /* not an http(s) URL: ignored */
+    if (strcmp(cbase, site_base) != 0)
+        return 1;                   /* another site */
+    if (sm_url_from_target(p, ctarget, allow, 0, &cpath, &curl) != SM_URL_OK)
+        return 1;                   /* a URL this page cannot be */
+    return strcmp(curl, page_url) != 0;
+}

@@ -1,0 +1,134 @@
+/* sm_html.c: HTML character references (see sm_html.h).  Written by
+ * hand: APR's apr_unescape_entity reads a few names and decimal
+ * references as single bytes (no hexadecimal ones, no UTF-8, and it
+ * deletes what it cannot map), which is not how browsers read a URL in an
+ * attribute. */
+#include "sm_html.h"
+
+#include <string.h>
+
+#include <apr_lib.h>
+
+#define IS_SPACE(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' \
+                     || (c) == '\r' || (c) == '\f')
+
+static char *put_utf8(char *o, unsigned long cp)
+{
+    if (cp == 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        cp = 0xFFFD;
+    if (cp < 0x80) {
+        *o++ = (char)cp;
+    }
+    else if (cp < 0x800) {
+        *o++ = (char)(0xC0 | (cp >> 6));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    }
+    else if (cp < 0x10000) {
+        *o++ = (char)(0xE0 | (cp >> 12));
+        *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    }
+    else {
+        *o++ = (char)(0xF0 | (cp >> 18));
+        *o++ = (char)(0x80 | ((cp >> 12) & 0x3F));
+        *o++ = (char)(0x80 | ((cp >> 6) & 0x3F));
+        *o++ = (char)(0x80 | (cp & 0x3F));
+    }
+    return o;
+}
+
+/* The named references a head's URLs and titles use; the first four are
+ * also read without ';' (as browsers read them in attribute values, unless
+ * an alphanumeric or '=' follows). */
+static const struct { const char *name; unsigned long cp; } named[] = {
+    {"amp", '&'}, {"lt", '<'}, {"gt", '>'}, {"quot", '"'}, {"apos", '\''},
+    {"nbsp", 0xA0}, {"copy", 0xA9}, {"reg", 0xAE}, {"trade", 0x2122},
+    {"ndash", 0x2013}, {"mdash", 0x2014}, {"hellip", 0x2026},
+    {"laquo", 0xAB}, {"raquo", 0xBB}, {"lsquo", 0x2018},
+    {"rsquo", 0x2019}, {"ldquo", 0x201C}, {"rdquo", 0x201D},
+    {"euro", 0x20AC}, {"middot", 0xB7}, {"bull", 0x2022}
+};
+#define LEGACY_NAMED 4
+
+/* One character reference at s (s[0] == '&'); returns the bytes it takes,
+ * 0 when it is not one (then '&' is literal). */
+static apr_size_t char_ref(const char *s, apr_size_t len, char **o)
+{
+    apr_size_t i = 1, start;
+    unsigned long cp = 0;
+    unsigned k;
+
+    if (i < len && s[i] == '#') {
+        int hex = 0;
+        i++;
+        if (i < len && (s[i] == 'x' || s[i] == 'X')) {
+            hex = 1;
+            i++;
+        }
+        start = i;
+        while (i < len && (hex ? apr_isxdigit(s[i]) : apr_isdigit(s[i]))) {
+            if (cp <= 0x10FFFF)
+                cp = cp * (hex ? 16 : 10)
+                     + (unsigned long)(apr_isdigit(s[i]) ? s[i] - '0'
+                                       : apr_tolower(s[i]) - 'a' + 10);
+            i++;
+        }
+        if (i == start)
+            return 0;
+        if (i < len && s[i] == ';')
+            i++;
+        *o = put_utf8(*o, cp);
+        return i;
+    }
+    start = i;
+    while (i < len && apr_isalnum(s[i]) && i - start < 8)
+        i++;
+    for (k = 0; k < sizeof(named) / sizeof(named[0]); k++) {
+        apr_size_t n = strlen(named[k].name);
+        if (start + n > len || memcmp(s + start, named[k].name, n) != 0)
+            continue;
+        if (start + n < len && s[start + n] == ';') {
+            *o = put_utf8(*o, named[k].cp);
+            return start + n + 1;
+        }
+        if (k < LEGACY_NAMED && (start + n == len
+                                 || !(apr_isalnum(s[start + n])
+                                      || s[start + n] == '='))) {
+            *o = put_utf8(*o, named[k].cp);
+            return start + n;
+        }
+    }
+    return 0;
+}
+
+char *sm_html_decode(apr_pool_t *p, const char *s, apr_size_t len)
+{
+    /* A reference never takes fewer bytes than it gives, except &#...;
+     * forms of 1-2 digits giving 3-4 bytes: 2x is enough. */
+    char *out = apr_palloc(p, 2 * len + 1), *o = out;
+    apr_size_t i = 0;
+
+    while (len && IS_SPACE(*s)) {
+        s++;
+        len--;
+    }
+    while (len && IS_SPACE(s[len - 1]))
+        len--;
+    while (i < len) {
+        const char *amp = memchr(s + i, '&', len - i);
+        apr_size_t n = amp ? (apr_size_t)(amp - s) - i : len - i, used;
+        memcpy(o, s + i, n);
+        o += n;
+        i += n;
+        if (!amp)
+            break;
+        used = char_ref(s + i, len - i, &o);
+        if (!used) {
+            *o++ = '&';
+            used = 1;
+        }
+        i += used;
+    }
+    *o = '\0';
+    return out;
+}

@@ -1,0 +1,16 @@
+/* sm_html.h: text of HTML attribute values and titles.  No httpd
+ * headers. */
+#ifndef SM_HTML_H
+#define SM_HTML_H
+
+#include <apr_pools.h>
+
+/* s[0..len) with its character references decoded as browsers decode
+ * them in attribute values (numeric ones, code points 0, surrogates and
+ * beyond U+10FFFF as U+FFFD, and the named ones pages use in URLs and
+ * titles: amp, lt, gt, quot, apos, nbsp...; the first four also without
+ * ';' unless an alphanumeric or '=' follows), and its leading and trailing
+ * ASCII whitespace removed.  A NUL-terminated copy from p. */
+char *sm_html_decode(apr_pool_t *p, const char *s, apr_size_t len);
+
+#endif

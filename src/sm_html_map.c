@@ -1,0 +1,310 @@
+/* sm_html_map.c: see sm_html_map.h. */
+#include "sm_html_map.h"
+#include "sm_sitemap.h"
+#include "sm_url.h"
+
+#include <apr_strings.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Pages listed one by one in the navigation; more get first, previous,
+ * next and last. */
+#define NAV_ALL 30
+
+int sm_html_locate(const sm_site_info *info, apr_int64_t n,
+                   sm_html_page *out)
+{
+    apr_int64_t total = 0, first = (n - 1) * SM_HTML_LINKS;
+    int i;
+
+    memset(out, 0, sizeof(*out));
+    out->number = n;
+    for (i = 0; i < info->pages->nelts; i++) {
+        const sm_page_info *pi = &APR_ARRAY_IDX(info->pages, i, sm_page_info);
+        if (!out->store_page && n >= 1 && first < total + pi->url_count) {
+            out->store_page = pi->page;
+            out->skip = first - total;
+        }
+        total += pi->url_count;
+    }
+    out->total = total ? (total + SM_HTML_LINKS - 1) / SM_HTML_LINKS : 1;
+    return n >= 1 && n <= out->total;
+}
+
+typedef struct {
+    apr_pool_t *p;
+    apr_int64_t skip, left;
+    apr_array_header_t *urls;   /* const char * */
+} collect_ctx;
+
+/* Keep the page's slice; rows not in the stored form are left out, as in
+ * the XML (sm_document.c). */
+static apr_status_t collect(void *baton, const char *url, apr_time_t lastmod)
+{
+    collect_ctx *c = baton;
+    (void)lastmod;
+
+    if (c->skip > 0) {
+        c->skip--;
+        return APR_SUCCESS;
+    }
+    if (c->left <= 0)
+        return APR_EOF;     /* the slice is complete: stop reading */
+    c->left--;
+    if (sm_url_is_stored_form(url))
+        APR_ARRAY_PUSH(c->urls, const char *) = apr_pstrdup(c->p, url);
+    return APR_SUCCESS;
+}
+
+/* Does the path have a directory (a '/' after the first, before any
+ * query)? */
+static int in_dir(const char *url)
+{
+    const char *slash = strchr(url + 1, '/'), *q = strchr(url, '?');
+    return slash && (!q || slash < q);
+}
+
+/* The top level's files first (one "Top level" section), then by path:
+ * the URLs of a first segment are then side by side. */
+static int by_path(const void *a, const void *b)
+{
+    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    int dx = in_dir(x), dy = in_dir(y);
+    return dx != dy ? dx - dy : strcmp(x, y);
+}
+
+/* The directory segments of a stored path ("/a/b/c?q" -> "a", "b"; the
+ * query is part of the leaf). */
+static int dir_segments(apr_pool_t *p, const char *url, const char **segs,
+                        int room)
+{
+    const char *end = strchr(url, '?');
+    const char *s = url + 1, *slash;
+    int n = 0;
+
+    if (!end)
+        end = url + strlen(url);
+    while (n < room && (slash = memchr(s, '/', (apr_size_t)(end - s)))) {
+        segs[n++] = apr_pstrmemdup(p, s, (apr_size_t)(slash - s));
+        s = slash + 1;
+    }
+    return n;
+}
+
+#define MAX_DEPTH 32
+
+typedef struct {
+    sm_xml_writer *w;
+    const sm_html_site *site;
+    const char *open[MAX_DEPTH];    /* the nested lists open in a section */
+    int depth;
+    const char *section;            /* NULL: none open */
+    int sections;
+} tree;
+
+static void out(tree *t, const char *s) { sm_xml_raw(t->w, s); }
+static void text(tree *t, const char *s) { sm_xml_text(t->w, s); }
+
+static void close_to(tree *t, int depth)
+{
+    while (t->depth > depth) {
+        out(t, "</ul></li>\n");
+        t->depth--;
+    }
+}
+
+static void close_section(tree *t)
+{
+    if (!t->section)
+        return;
+    close_to(t, 0);
+    out(t, "</ul>\n</section>\n");
+    t->section = NULL;
+}
+
+static void open_section(tree *t, const char *name)
+{
+    char id[32];
+
+    close_section(t);
+    apr_snprintf(id, sizeof(id), "s%d", ++t->sections);
+    out(t, "<section aria-labelledby=\"");
+    out(t, id);
+    out(t, "\">\n<h2 id=\"");
+    out(t, id);
+    out(t, "\">");
+    if (*name) {
+        out(t, "/");
+        text(t, name);
+        out(t, "/");
+    }
+    else {
+        out(t, "Top level");
+    }
+    out(t, "</h2>\n<ul>\n");
+    t->section = name;
+}
+
+static void link_to(tree *t, const char *url)
+{
+    const char *title = t->site->title ? t->site->title(t->site->title_baton,
+                                                        url)
+                                       : NULL;
+    out(t, "<li><a href=\"");
+    text(t, t->site->base);
+    text(t, url);
+    out(t, "\">");
+    text(t, title ? title : url);
+    out(t, "</a></li>\n");
+}
+
+static void tree_add(apr_pool_t *p, tree *t, const char *url)
+{
+    const char *segs[MAX_DEPTH + 1];
+    int n = dir_segments(p, url, segs, MAX_DEPTH + 1), i, common = 0;
+    const char *section = n ? segs[0] : "";
+
+    if (!t->section || strcmp(t->section, section) != 0)
+        open_section(t, section);
+    /* Lists below the section: segs[1..n-1]. */
+    for (i = 1; i < n && common < t->depth
+                && strcmp(t->open[common], segs[i]) == 0; i++)
+        common++;
+    close_to(t, common);
+    for (i = common + 1; i < n && t->depth < MAX_DEPTH; i++) {
+        out(t, "<li><span class=\"dir\">");
+        text(t, segs[i]);
+        out(t, "/</span><ul>\n");
+        t->open[t->depth++] = segs[i];
+    }
+    link_to(t, url);
+}
+
+static const char *page_path(apr_pool_t *p, const sm_html_site *site,
+                             apr_int64_t n)
+{
+    return n == 1 ? site->html_path : sm_page_path(p, site->html_path, n);
+}
+
+static void nav_item(apr_pool_t *p, tree *t, const sm_html_page *page,
+                     apr_int64_t n, const char *label)
+{
+    char num[24];
+
+    if (!label) {
+        apr_snprintf(num, sizeof(num), "%" APR_INT64_T_FMT, n);
+        label = num;
+    }
+    if (n == page->number) {
+        out(t, "<span aria-current=\"page\">");
+        out(t, label);
+        out(t, "</span>\n");
+        return;
+    }
+    out(t, "<a href=\"");
+    text(t, page_path(p, t->site, n));
+    out(t, "\">");
+    out(t, label);
+    out(t, "</a>\n");
+}
+
+static void nav(apr_pool_t *p, tree *t, const sm_html_page *page)
+{
+    apr_int64_t n;
+
+    if (page->total < 2)
+        return;
+    out(t, "<nav class=\"pages\" aria-label=\"Pages of the site map\">\n");
+    if (page->total <= NAV_ALL) {
+        for (n = 1; n <= page->total; n++)
+            nav_item(p, t, page, n, NULL);
+    }
+    else {
+        nav_item(p, t, page, 1, "First");
+        if (page->number > 1)
+            nav_item(p, t, page, page->number - 1, "Previous");
+        nav_item(p, t, page, page->number, NULL);
+        if (page->number < page->total)
+            nav_item(p, t, page, page->number + 1, "Next");
+        nav_item(p, t, page, page->total, "Last");
+    }
+    out(t, "</nav>\n");
+}
+
+apr_status_t sm_html_write(apr_pool_t *p, sm_store *st,
+                           const sm_html_site *site, const sm_site_info *info,
+                           const sm_html_page *page, sm_xml_sink *sink,
+                           void *baton)
+{
+    collect_ctx c;
+    tree t;
+    char heading[160];
+    apr_status_t rv = APR_SUCCESS;
+    int i;
+
+    memset(&t, 0, sizeof(t));
+    t.w = sm_xml_writer_create(p, sink, baton);
+    t.site = site;
+    c.p = p;
+    c.skip = page->skip;
+    c.left = SM_HTML_LINKS;
+    c.urls = apr_array_make(p, 64, sizeof(const char *));
+    /* From the first page's skip on, through the next pages until the
+     * slice is full. */
+    for (i = 0; page->store_page && i < info->pages->nelts && c.left > 0;
+         i++) {
+        apr_int64_t n = APR_ARRAY_IDX(info->pages, i, sm_page_info).page;
+        if (n < page->store_page)
+            continue;
+        rv = sm_store_page_urls(st, site->base, n, collect, &c);
+        if (rv == APR_EOF)
+            rv = APR_SUCCESS;
+        if (rv != APR_SUCCESS)
+            return rv;
+    }
+    if (c.urls->nelts) {
+        qsort(c.urls->elts, (size_t)c.urls->nelts, sizeof(const char *),
+              by_path);
+    }
+
+    heading[0] = '\0';
+    if (page->total > 1)
+        apr_snprintf(heading, sizeof(heading), " (page %" APR_INT64_T_FMT
+                     " of %" APR_INT64_T_FMT ")", page->number, page->total);
+    out(&t, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
+            "<meta charset=\"utf-8\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, "
+            "initial-scale=1\">\n<title>Site map of ");
+    text(&t, site->server_name ? site->server_name : site->base);
+    out(&t, heading);
+    out(&t, "</title>\n");
+    if (page->number == 1) {
+        out(&t, "<link rel=\"canonical\" href=\"");
+        text(&t, site->base);
+        text(&t, site->html_path);
+        out(&t, "\">\n");
+    }
+    if (site->stylesheet) {
+        out(&t, "<link rel=\"stylesheet\" href=\"");
+        text(&t, site->stylesheet);
+        out(&t, "\">\n");
+    }
+    out(&t, "</head>\n<body class=\"sitemap-html\">\n<header>\n"
+            "<h1>Site map</h1>\n<p>The pages of <a href=\"");
+    text(&t, site->base);
+    out(&t, "/\">");
+    text(&t, site->base);
+    out(&t, "</a>");
+    out(&t, heading);
+    out(&t, ".</p>\n");
+    nav(p, &t, page);
+    out(&t, "</header>\n<main>\n");
+    if (!c.urls->nelts)
+        out(&t, "<p>No page has been recorded yet.</p>\n");
+    for (i = 0; i < c.urls->nelts; i++)
+        tree_add(p, &t, APR_ARRAY_IDX(c.urls, i, const char *));
+    close_section(&t);
+    out(&t, "</main>\n<footer>\n<p>Made by mod_sitemap from the pages "
+            "this server has served.</p>\n</footer>\n</body>\n</html>\n");
+    return sm_xml_flush(t.w);
+}

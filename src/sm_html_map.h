@@ -1,0 +1,51 @@
+/* sm_html_map.h: the HTML site map for visitors (SitemapHTMLPath).
+ *
+ * Built from the same store as the XML: the site's URLs in sitemap order
+ * (page by page), cut into HTML pages of SM_HTML_LINKS links, so an HTML
+ * page keeps its URLs as long as the sitemap pages before it keep their
+ * counts; each is sorted by path and shown as a tree of sections (first
+ * path segment) and nested lists (deeper segments).  Plain HTML with landmarks, headings and lang; no script. */
+#ifndef SM_HTML_MAP_H
+#define SM_HTML_MAP_H
+
+#include <apr_pools.h>
+
+#include "sm_store.h"
+#include "sm_xml.h"
+
+#define SM_HTML_LINKS 2000
+
+/* A page's title, when known (the hook for the HTML head reader's
+ * titles); NULL: the path is shown. */
+typedef const char *sm_html_title_fn(void *baton, const char *url);
+
+typedef struct {
+    const char *base;           /* the site's base URL */
+    const char *html_path;      /* SitemapHTMLPath */
+    const char *stylesheet;     /* the <link rel=stylesheet>, NULL: none */
+    const char *server_name;    /* shown in the heading */
+    sm_html_title_fn *title;    /* NULL: no titles known */
+    void *title_baton;
+} sm_html_site;
+
+/* Where HTML page `number` comes from. */
+typedef struct {
+    apr_int64_t number;         /* 1.. */
+    apr_int64_t total;          /* HTML pages of the site (1 at least) */
+    apr_int64_t store_page;     /* where it starts (0: the site has no
+                                   URL yet) */
+    apr_int64_t skip;           /* URLs of store_page before it */
+} sm_html_page;
+
+/* Find HTML page n in the site's pages (sm_store_site_info, page 0):
+ * 1 and *out filled, or 0 when there is no such page. */
+int sm_html_locate(const sm_site_info *info, apr_int64_t n,
+                   sm_html_page *out);
+
+/* Write the page, reading its URLs from st inside info's snapshot. */
+apr_status_t sm_html_write(apr_pool_t *p, sm_store *st,
+                           const sm_html_site *site, const sm_site_info *info,
+                           const sm_html_page *page, sm_xml_sink *sink,
+                           void *baton);
+
+#endif

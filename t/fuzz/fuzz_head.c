@@ -1,0 +1,112 @@
+/* fuzz_head: the streaming <head> scanner (sm_head_feed) and the
+ * canonical's resolution (sm_head_resolve, sm_head_names_other), as any
+ * page or backend can make them read.
+ *
+ * Input: two option bytes (where to cut the document into three pieces),
+ * then the document.  Invariants checked:
+ *   - the answer is the same whether the document comes whole, in the
+ *     three pieces, or byte by byte (the first 4 KiB of it);
+ *   - at most SM_HEAD_LIMIT bytes are read: a document of that many bytes
+ *     is always over (done) when fed whole;
+ *   - alternates are at most SM_HEAD_MAX_ALTERNATES, each an http(s) URL
+ *     without controls or spaces and a non-empty hreflang;
+ *   - the title has no leading, trailing or doubled space;
+ *   - a canonical resolved against a page gives a target starting with '/'
+ *     and a base sm_url_parse_base accepts. */
+#include "fuzz.h"
+#include "sm_head.h"
+#include "sm_url.h"
+
+#include <apr_strings.h>
+#include <strings.h>
+
+static const char *answer(apr_pool_t *p, sm_head *h)
+{
+    const sm_head_result *r = sm_head_result_get(h);
+    const char *s = apr_psprintf(p, "%d %d %d [%s] [%s] [%s]", r->done,
+                                 r->truncated, r->noindex,
+                                 r->canonical ? r->canonical : "-",
+                                 r->base_href ? r->base_href : "-",
+                                 r->title ? r->title : "-");
+    int i;
+
+    for (i = 0; i < r->alternates->nelts; i++) {
+        const sm_head_alternate *a =
+            &APR_ARRAY_IDX(r->alternates, i, sm_head_alternate);
+        s = apr_pstrcat(p, s, " ", a->hreflang, "=", a->href, NULL);
+    }
+    return s;
+}
+
+static void check_result(apr_pool_t *p, const sm_head_result *r)
+{
+    const char *c, *base, *target, *err;
+    int i;
+
+    FUZZ_ASSERT(r->alternates->nelts <= SM_HEAD_MAX_ALTERNATES);
+    for (i = 0; i < r->alternates->nelts; i++) {
+        const sm_head_alternate *a =
+            &APR_ARRAY_IDX(r->alternates, i, sm_head_alternate);
+        FUZZ_ASSERT(*a->hreflang);
+        FUZZ_ASSERT(strncasecmp(a->href, "http://", 7) == 0
+                    || strncasecmp(a->href, "https://", 8) == 0);
+        for (c = a->href; *c; c++)
+            FUZZ_ASSERT((unsigned char)*c > ' ');
+    }
+    if (r->title) {
+        size_t n = strlen(r->title);
+        FUZZ_ASSERT(n == 0 || (r->title[0] != ' ' && r->title[n - 1] != ' '));
+        FUZZ_ASSERT(!strstr(r->title, "  "));
+    }
+    if (r->canonical
+        && sm_head_resolve(p, "http://ex.com", "/a/b?c", r->canonical, &base,
+                           &target)) {
+        FUZZ_ASSERT(target[0] == '/');
+        FUZZ_ASSERT(sm_url_parse_base(p, base, &err) != NULL);
+    }
+    sm_head_names_other(p, r, "http://ex.com", "/a/b?c", "/a/b", NULL);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
+{
+    apr_pool_t *p = fuzz_pool();
+    unsigned cut1 = fuzz_take_byte(&d, &n), cut2 = fuzz_take_byte(&d, &n);
+    char *doc = malloc(n ? n : 1);
+    sm_head *whole, *cut, *bytes;
+    size_t a, b, i;
+    const char *expected;
+
+    if (!doc)
+        abort();
+    memcpy(doc, d, n);
+    a = n ? (cut1 * n) / 256 : 0;
+    b = n ? (cut2 * n) / 256 : 0;
+    if (a > b) {
+        size_t t = a;
+        a = b;
+        b = t;
+    }
+
+    whole = sm_head_create(p);
+    sm_head_feed(whole, doc, n);
+    expected = answer(p, whole);
+    check_result(p, sm_head_result_get(whole));
+    if (n >= SM_HEAD_LIMIT)
+        FUZZ_ASSERT(sm_head_result_get(whole)->done);
+
+    cut = sm_head_create(p);
+    if (!sm_head_feed(cut, doc, a) && !sm_head_feed(cut, doc + a, b - a))
+        sm_head_feed(cut, doc + b, n - b);
+    FUZZ_ASSERT(strcmp(expected, answer(p, cut)) == 0);
+
+    if (n <= 4096) {
+        bytes = sm_head_create(p);
+        for (i = 0; i < n; i++)
+            if (sm_head_feed(bytes, doc + i, 1))
+                break;
+        FUZZ_ASSERT(strcmp(expected, answer(p, bytes)) == 0);
+    }
+    free(doc);
+    apr_pool_destroy(p);
+    return 0;
+}

@@ -1,0 +1,123 @@
+"""The views in a real browser: headless Chromium (Debian's chromium)
+renders the styled sitemap index, a styled page and the HTML site map.
+--dump-dom shows what the browser built (the HTML site map's links), and a
+screenshot of each view is saved under the test's temporary directory and
+must not be blank (more than one colour once the PNG is decoded)."""
+import os
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+
+import pytest
+
+CHROMIUM = shutil.which("chromium")
+CRAWL = "RewriteEngine On\nRewriteRule ^/p/ /page.html [L]\n"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+         "--no-first-run", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync",
+         "--hide-scrollbars", "--window-size=1000,700"]
+
+pytestmark = pytest.mark.skipif(not CHROMIUM, reason="chromium is not installed "
+                                "(tools/deps installs it)")
+
+
+def chromium(tmp_path, *args, timeout=60):
+    profile = tmp_path / "profile"
+    r = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args],
+                       capture_output=True, timeout=timeout)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
+
+
+def png_colours(path):
+    """The distinct pixel values of an 8-bit RGB(A) PNG, up to a few."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, ihdr = 8, b"", None
+    while pos < len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunk = data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            ihdr = struct.unpack(">IIBBBBB", chunk)
+        elif kind == b"IDAT":
+            idat += chunk
+        pos += 12 + n
+    width, height, depth, ctype = ihdr[:4]
+    assert depth == 8 and ctype in (2, 6), ihdr
+    bpp = 3 if ctype == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * bpp
+    colours, prev = set(), bytearray(stride)
+    for y in range(height):
+        f = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):         # undo the PNG filters
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                pr = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                line[i] = (line[i] + pr) & 255
+        if y % 7 == 0:
+            for x in range(0, width, 3):
+                colours.add(bytes(line[x * bpp:x * bpp + 3]))
+        prev = line
+    return colours
+
+
+def screenshot(tmp_path, url, name, css_colour):
+    """css_colour: a background only our stylesheet paints (its presence
+    says the CSS was applied, not Chromium's own XML tree view, which is
+    colourful too)."""
+    out = tmp_path / f"{name}.png"
+    chromium(tmp_path, f"--screenshot={out}", url)
+    assert out.exists() and out.stat().st_size > 2000, name
+    colours = png_colours(out)
+    assert len(colours) > 8, (name, len(colours))    # text, rows, links
+    assert bytes.fromhex(css_colour) in colours, (name, "stylesheet not applied")
+    return out
+
+
+def test_views_in_chromium(make_server, tmp_path):
+    srv = make_server(conf="SitemapPageSize 3\nSitemapHTMLPath /site-map.html\n"
+                           "SitemapChangefreq ^/p/ daily\n" + CRAWL +
+                           "<Location /sitemap-status>\n"
+                           "  SetHandler sitemap-status\n</Location>\n")
+    srv.start()
+    paths = ["/p/news/one.html", "/p/news/two.html", "/p/docs/guide.html",
+             "/p/about.html", "/p/a&b'c<x>.html"]
+    for p in paths:
+        srv.get_ok(p)
+    srv.wait_recorded("/p/news/one.html", "/p/about.html", "/p/a&b'c%3Cx%3E.html")
+
+    # The HTML site map as the browser built it: the links are there,
+    # the hostile path is text (no <x> element).
+    dom = chromium(tmp_path, "--dump-dom", srv.base + "/site-map.html").decode()
+    for p in paths[:4]:
+        assert f'href="{srv.base}{p}"' in dom, (p, dom[:2000])
+    assert "a&amp;b'c%3Cx%3E.html" in dom
+    assert "<x>" not in dom and "<script" not in dom
+
+    # The styled XML: the browser applied the CSS (the ::before headers are
+    # not in the DOM, so the screenshots show it: many colours, not a
+    # wall of black text on white).
+    # #eef3f8: the even rows of the tables; #f7f9fb: the HTML page.
+    shots = [screenshot(tmp_path, srv.base + "/sitemap.xml", "index", "eef3f8"),
+             screenshot(tmp_path, srv.base + "/sitemap-1.xml", "page", "eef3f8"),
+             screenshot(tmp_path, srv.base + "/site-map.html", "html", "f7f9fb"),
+             # The status page's chart: today's bar of URLs added.
+             screenshot(tmp_path, srv.base + "/sitemap-status", "status", "2f9e44")]
+    keep = os.environ.get("SITEMAP_SCREENSHOTS")
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        for s in shots:
+            shutil.copy(s, keep)

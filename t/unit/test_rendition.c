@@ -1,0 +1,287 @@
+/* Unit tests of the renditions' core: the gzip compressor as a sink, the
+ * Accept-Encoding test, rendition files (hit, miss for another key,
+ * damaged, symlinked) and eviction. */
+#include "unit.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "sm_gzip.h"
+#include "sm_rendition.h"
+
+typedef struct {
+    char *data;
+    apr_size_t len, cap;
+} membuf;
+
+static apr_status_t to_mem(void *baton, const char *data, apr_size_t len)
+{
+    membuf *m = baton;
+    if (m->len + len > m->cap) {
+        m->cap = (m->len + len) * 2;
+        m->data = realloc(m->data, m->cap);
+    }
+    memcpy(m->data + m->len, data, len);
+    m->len += len;
+    return APR_SUCCESS;
+}
+
+static char *inflate_all(const char *in, apr_size_t len, apr_size_t *out_len)
+{
+    z_stream z;
+    apr_size_t cap = 1 << 20;
+    char *out = malloc(cap);
+
+    memset(&z, 0, sizeof(z));
+    assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+    z.next_in = (unsigned char *)in;
+    z.avail_in = (uInt)len;
+    z.next_out = (unsigned char *)out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+    *out_len = z.total_out;
+    inflateEnd(&z);
+    return out;
+}
+
+/* Some XML-like text, n lines. */
+static const char *text(apr_pool_t *p, int n)
+{
+    char *s = apr_pcalloc(p, (apr_size_t)n * 64 + 1), *q = s;
+    int i;
+    for (i = 0; i < n; i++)
+        q += sprintf(q, "<url><loc>https://e.example/%07d</loc></url>\n", i);
+    return s;
+}
+
+static void test_gzip_round_trip(void **state)
+{
+    apr_pool_t *p = ((unit_ctx *)*state)->pool;
+    const char *t = text(p, 20000);
+    membuf m = { NULL, 0, 0 }, m2 = { NULL, 0, 0 };
+    sm_gzip *gz;
+    apr_size_t n, i;
+    char *back;
+
+    assert_int_equal(sm_gzip_create(&gz, p, SM_GZIP_LEVEL, to_mem, &m),
+                     APR_SUCCESS);
+    /* in uneven pieces */
+    for (i = 0; i < strlen(t); i += 777)
+        assert_int_equal(sm_gzip_write(gz, t + i, strlen(t) - i < 777
+                                                  ? strlen(t) - i : 777),
+                         APR_SUCCESS);
+    assert_int_equal(sm_gzip_finish(gz), APR_SUCCESS);
+    assert_int_equal(sm_gzip_out_bytes(gz), (apr_off_t)m.len);
+    assert_true(m.len < strlen(t) / 4);
+    back = inflate_all(m.data, m.len, &n);
+    assert_int_equal(n, strlen(t));
+    assert_memory_equal(back, t, n);
+    /* deterministic: the same bytes again (one write this time) */
+    assert_int_equal(sm_gzip_create(&gz, p, SM_GZIP_LEVEL, to_mem, &m2),
+                     APR_SUCCESS);
+    assert_int_equal(sm_gzip_write(gz, t, strlen(t)), APR_SUCCESS);
+    assert_int_equal(sm_gzip_finish(gz), APR_SUCCESS);
+    assert_int_equal(m2.len, m.len);
+    assert_memory_equal(m2.data, m.data, m.len);
+    free(back);
+    free(m.data);
+    free(m2.data);
+}
+
+static void test_accepts_gzip(void **state)
+{
+    (void)state;
+    assert_true(sm_accepts_gzip("gzip"));
+    assert_true(sm_accepts_gzip("deflate, gzip"));
+    assert_true(sm_accepts_gzip("br;q=1.0, GZIP;q=0.5"));
+    assert_true(sm_accepts_gzip("x-gzip"));
+    assert_true(sm_accepts_gzip("gzip ; q=0.001"));
+    assert_false(sm_accepts_gzip(NULL));
+    assert_false(sm_accepts_gzip(""));
+    assert_false(sm_accepts_gzip("identity"));
+    assert_false(sm_accepts_gzip("gzip;q=0"));
+    assert_false(sm_accepts_gzip("gzip; q=0.000"));
+    assert_false(sm_accepts_gzip("br, gzip;q=0.0"));
+    assert_false(sm_accepts_gzip("gzipx, xgzip"));
+    assert_false(sm_accepts_gzip("*"));
+}
+
+static sm_rend_dir *open_dir(unit_ctx *u, apr_off_t max)
+{
+    sm_rend_dir *d;
+    char err[256];
+    assert_int_equal(sm_rend_dir_open(&d, u->pool,
+                                      apr_pstrcat(u->pool, u->dir, "/r", NULL),
+                                      max, err, sizeof(err)), APR_SUCCESS);
+    return d;
+}
+
+static void render(unit_ctx *u, sm_rend_dir *d, const char *stem,
+                   const sm_rend_key *key, const char *body)
+{
+    apr_pool_t *p;
+    sm_rend_writer *w;
+
+    apr_pool_create(&p, u->pool);
+    assert_int_equal(sm_rend_writer_create(&w, d, p, stem, key), APR_SUCCESS);
+    assert_int_equal(sm_rend_write(w, body, strlen(body)), APR_SUCCESS);
+    assert_int_equal(sm_rend_commit(w), APR_SUCCESS);
+    apr_pool_destroy(p);
+}
+
+static char *read_body(apr_pool_t *p, apr_file_t *f, apr_off_t off,
+                       apr_off_t len)
+{
+    char *buf = apr_palloc(p, (apr_size_t)len + 1);
+    apr_size_t n = (apr_size_t)len;
+    assert_int_equal(apr_file_seek(f, APR_SET, &off), APR_SUCCESS);
+    assert_int_equal(apr_file_read_full(f, buf, n, &n), APR_SUCCESS);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void test_files(void **state)
+{
+    unit_ctx *u = *state;
+    sm_rend_dir *d = open_dir(u, 1 << 30);
+    sm_rend_key k1 = { 1, 2 }, k2 = { 1, 3 };
+    const char *body = text(u->pool, 300);
+    apr_file_t *f;
+    apr_off_t off, len;
+    apr_size_t n;
+    char *back, *path;
+
+    assert_int_equal(sm_rend_open(d, u->pool, "s-p1", SM_REND_PLAIN, &k1, &f,
+                                  &off, &len), APR_ENOENT);
+    render(u, d, "s-p1", &k1, body);
+    assert_int_equal(sm_rend_open(d, u->pool, "s-p1", SM_REND_PLAIN, &k1, &f,
+                                  &off, &len), APR_SUCCESS);
+    assert_int_equal(off, SM_REND_HEADER);
+    assert_int_equal(len, (apr_off_t)strlen(body));
+    assert_string_equal(read_body(u->pool, f, off, len), body);
+    assert_int_equal(sm_rend_open(d, u->pool, "s-p1", SM_REND_GZIP, &k1, &f,
+                                  &off, &len), APR_SUCCESS);
+    back = inflate_all(read_body(u->pool, f, off, len), (apr_size_t)len, &n);
+    assert_int_equal(n, strlen(body));
+    assert_memory_equal(back, body, n);
+    free(back);
+    /* another key is a miss; a new render replaces the files */
+    assert_int_equal(sm_rend_open(d, u->pool, "s-p1", SM_REND_PLAIN, &k2, &f,
+                                  &off, &len), APR_ENOENT);
+    render(u, d, "s-p1", &k2, "<new/>");
+    assert_int_equal(sm_rend_open(d, u->pool, "s-p1", SM_REND_PLAIN, &k1, &f,
+                                  &off, &len), APR_ENOENT);
+    assert_int_equal(sm_rend_open(d, u->pool, "s-p1", SM_REND_PLAIN, &k2, &f,
+                                  &off, &len), APR_SUCCESS);
+    assert_string_equal(read_body(u->pool, f, off, len), "<new/>");
+    /* a truncated file is a miss */
+    path = apr_pstrcat(u->pool, u->dir, "/r/s-p1.xml", NULL);
+    assert_int_equal(truncate(path, SM_REND_HEADER + 2), 0);
+    assert_int_equal(sm_rend_open(d, u->pool, "s-p1", SM_REND_PLAIN, &k2, &f,
+                                  &off, &len), APR_ENOENT);
+    /* a symlink to a valid rendition is not followed */
+    render(u, d, "s-p2", &k1, body);
+    assert_int_equal(rename(apr_pstrcat(u->pool, u->dir, "/r/s-p2.xml", NULL),
+                            apr_pstrcat(u->pool, u->dir, "/elsewhere", NULL)),
+                     0);
+    assert_int_equal(symlink(apr_pstrcat(u->pool, u->dir, "/elsewhere", NULL),
+                             apr_pstrcat(u->pool, u->dir, "/r/s-p2.xml",
+                                         NULL)), 0);
+    assert_int_equal(sm_rend_open(d, u->pool, "s-p2", SM_REND_PLAIN, &k1, &f,
+                                  &off, &len), APR_ENOENT);
+}
+
+/* A writer let go without commit (a store or disk failure mid-render)
+ * leaves nothing behind, and the previous rendition stays served. */
+static void test_abort(void **state)
+{
+    unit_ctx *u = *state;
+    sm_rend_dir *d = open_dir(u, 1 << 30);
+    sm_rend_key k1 = { 1, 1 }, k2 = { 2, 2 };
+    apr_pool_t *p;
+    sm_rend_writer *w;
+    apr_file_t *f;
+    apr_off_t off, len;
+    apr_dir_t *dir;
+    apr_finfo_t fi;
+    int files = 0;
+
+    render(u, d, "s-p1", &k1, "<old/>");
+    apr_pool_create(&p, u->pool);
+    assert_int_equal(sm_rend_writer_create(&w, d, p, "s-p1", &k2),
+                     APR_SUCCESS);
+    assert_int_equal(sm_rend_write(w, "<new", 4), APR_SUCCESS);
+    apr_pool_destroy(p);
+    assert_int_equal(sm_rend_open(d, u->pool, "s-p1", SM_REND_PLAIN, &k1, &f,
+                                  &off, &len), APR_SUCCESS);
+    assert_string_equal(read_body(u->pool, f, off, len), "<old/>");
+    assert_int_equal(apr_dir_open(&dir, apr_pstrcat(u->pool, u->dir, "/r",
+                                                    NULL), u->pool),
+                     APR_SUCCESS);
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, dir)
+           == APR_SUCCESS)
+        if (fi.filetype == APR_REG)
+            files++;
+    apr_dir_close(dir);
+    assert_int_equal(files, 2);     /* s-p1.xml and s-p1.xml.gz only */
+}
+
+static void test_evict(void **state)
+{
+    unit_ctx *u = *state;
+    sm_rend_dir *d = open_dir(u, 1 << 20);
+    const char *body = text(u->pool, 4000);     /* ~180 KB plain */
+    sm_rend_key k = { 7, 7 };
+    apr_file_t *f;
+    apr_off_t off, len;
+    int i, removed;
+
+    for (i = 0; i < 8; i++) {
+        struct timespec ts[2] = { { 1000 + i, 0 }, { 1000 + i, 0 } };
+        const char *stem = apr_psprintf(u->pool, "s-p%d", i);
+        render(u, d, stem, &k, body);
+        /* older files were used less recently */
+        utimensat(AT_FDCWD, apr_pstrcat(u->pool, u->dir, "/r/", stem, ".xml",
+                                        NULL), ts, 0);
+    }
+    assert_int_equal(sm_rend_evict(d, u->pool, &removed), APR_SUCCESS);
+    assert_true(removed > 0);
+    /* the least recently used went first, the newest stayed */
+    assert_int_equal(sm_rend_open(d, u->pool, "s-p0", SM_REND_PLAIN, &k, &f,
+                                  &off, &len), APR_ENOENT);
+    assert_int_equal(sm_rend_open(d, u->pool, "s-p7", SM_REND_PLAIN, &k, &f,
+                                  &off, &len), APR_SUCCESS);
+    {
+        apr_dir_t *dir;
+        apr_finfo_t fi;
+        apr_off_t total = 0;
+        assert_int_equal(apr_dir_open(&dir, apr_pstrcat(u->pool, u->dir, "/r",
+                                                        NULL), u->pool),
+                         APR_SUCCESS);
+        while (apr_dir_read(&fi, APR_FINFO_SIZE | APR_FINFO_NAME, dir)
+               == APR_SUCCESS)
+            if (fi.filetype == APR_REG)
+                total += fi.size;
+        apr_dir_close(dir);
+        assert_true(total <= 1 << 20);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_gzip_round_trip, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_accepts_gzip, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_files, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_abort, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_evict, unit_setup, unit_teardown),
+    };
+    int rc;
+
+    apr_initialize();
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    apr_terminate();
+    return rc;
+}

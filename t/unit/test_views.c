@@ -1,0 +1,216 @@
+/* Unit tests of the views' core: the stylesheet processing instruction,
+ * stylesheet URLs, .txt/.html document names, the HTML site map's paging
+ * and the status page's JSON and metrics escaping. */
+#include "unit.h"
+
+#include "sm_html_map.h"
+#include "sm_sitemap.h"
+#include "sm_status.h"
+#include "sm_xml.h"
+
+#include <string.h>
+
+static void test_stylesheet_pi(void **state)
+{
+    unit_ctx *u = *state;
+    sink_buf b = { "", 0, 0, u->pool };
+    sm_xml_writer *w = sm_xml_writer_create(u->pool, to_buf, &b);
+
+    sm_xml_set_stylesheet(w, "/s.css?a=1&b=2");
+    sm_xml_index_begin(w);
+    assert_int_equal(sm_xml_index_end(w), APR_SUCCESS);
+    assert_string_equal(b.data,
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<?xml-stylesheet type=\"text/css\" href=\"/s.css?a=1&amp;b=2\"?>\n"
+        "<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n"
+        "</sitemapindex>\n");
+    b.data = "";
+    b.len = 0;
+    w = sm_xml_writer_create(u->pool, to_buf, &b);
+    sm_xml_urlset_begin(w);
+    sm_xml_flush(w);
+    assert_non_null(strstr(b.data, "?>\n<urlset"));
+    assert_null(strstr(b.data, "xml-stylesheet"));      /* none by default */
+}
+
+static void test_stylesheet_urls_and_names(void **state)
+{
+    unit_ctx *u = *state;
+
+    assert_null(sm_stylesheet_url_check("/sitemap.css"));
+    assert_null(sm_stylesheet_url_check("https://cdn.example.com/a.css?v=1&x"));
+    assert_non_null(sm_stylesheet_url_check(""));
+    assert_non_null(sm_stylesheet_url_check("/a b.css"));
+    assert_non_null(sm_stylesheet_url_check("/a\".css"));
+    assert_non_null(sm_stylesheet_url_check("/a<b.css"));
+    assert_non_null(sm_stylesheet_url_check("/a?>b.css"));
+    assert_non_null(sm_stylesheet_url_check("/\xc3\xa9.css"));
+    assert_string_equal(sm_stylesheet_default(u->pool, "/sitemap.xml"),
+                        "/sitemap.css");
+    assert_string_equal(sm_stylesheet_default(u->pool, "/maps/site.xml"),
+                        "/maps/sitemap.css");
+
+    assert_null(sm_doc_path_check("/sitemap.txt", ".txt"));
+    assert_non_null(sm_doc_path_check("/sitemap.xml", ".txt"));
+    assert_non_null(sm_doc_path_check("/.html", ".html"));
+    assert_null(sm_doc_path_check("/a/site-map.html", ".html"));
+    assert_string_equal(sm_page_path(u->pool, "/sitemap.txt", 3),
+                        "/sitemap-3.txt");
+    assert_string_equal(sm_page_path(u->pool, "/m/map.html", 12),
+                        "/m/map-12.html");
+    assert_int_equal(sm_name_parse("/sitemap.txt", "/sitemap.txt"),
+                     SM_NAME_INDEX);
+    assert_int_equal(sm_name_parse("/sitemap.txt", "/sitemap-7.txt"), 7);
+    assert_int_equal(sm_name_parse("/sitemap.txt", "/sitemap-7.xml"),
+                     SM_NAME_NOT_OURS);
+    assert_int_equal(sm_name_parse("/sitemap.txt", "/sitemap-07.txt"),
+                     SM_NAME_BAD);
+    assert_int_equal(sm_name_parse("/map.html", "/map-2.html"), 2);
+    assert_int_equal(sm_name_parse("/map.html", "/map-2.htm"),
+                     SM_NAME_NOT_OURS);
+    /* Still the XML's own. */
+    assert_int_equal(sm_name_parse("/sitemap.xml", "/sitemap-2.txt"),
+                     SM_NAME_NOT_OURS);
+}
+
+static sm_site_info site_of(apr_pool_t *p, const apr_int64_t *counts, int n)
+{
+    sm_site_info info;
+    int i;
+
+    memset(&info, 0, sizeof(info));
+    info.pages = apr_array_make(p, n, sizeof(sm_page_info));
+    for (i = 0; i < n; i++) {
+        sm_page_info *pi = apr_array_push(info.pages);
+        memset(pi, 0, sizeof(*pi));
+        pi->page = i + 1;
+        pi->url_count = counts[i];
+    }
+    return info;
+}
+
+static void test_html_locate(void **state)
+{
+    unit_ctx *u = *state;
+    static const apr_int64_t counts[] = { 3, 1999, 50000 };
+    sm_site_info info = site_of(u->pool, counts, 3), none;
+    sm_html_page hp;
+
+    /* 52,002 URLs: 27 pages of 2,000 (the last of 2). */
+    assert_true(sm_html_locate(&info, 1, &hp));
+    assert_int_equal(hp.total, 27);
+    assert_int_equal(hp.store_page, 1);
+    assert_int_equal(hp.skip, 0);
+    assert_true(sm_html_locate(&info, 2, &hp));
+    assert_int_equal(hp.store_page, 2);             /* URL 2000: page 2 */
+    assert_int_equal(hp.skip, 1997);
+    assert_true(sm_html_locate(&info, 3, &hp));
+    assert_int_equal(hp.store_page, 3);
+    assert_int_equal(hp.skip, 4000 - 2002);
+    assert_true(sm_html_locate(&info, 27, &hp));
+    assert_false(sm_html_locate(&info, 28, &hp));
+    assert_false(sm_html_locate(&info, 0, &hp));
+    none = site_of(u->pool, counts, 0);
+    assert_true(sm_html_locate(&none, 1, &hp));     /* the empty site */
+    assert_int_equal(hp.store_page, 0);
+    assert_int_equal(hp.total, 1);
+    assert_false(sm_html_locate(&none, 2, &hp));
+}
+
+/* The navigation of a site map of many pages: first, previous, this,
+ * next, last; of few pages: every page.  (No URL is read: store_page 0.) */
+static void test_html_navigation(void **state)
+{
+    unit_ctx *u = *state;
+    sink_buf b = { "", 0, 0, u->pool };
+    sm_html_site site = { "https://h.example", "/map.html", "/s.css",
+                          "h.example", NULL, NULL };
+    sm_html_page hp = { 15, 40, 0, 0 };
+    sm_site_info info;
+    static const apr_int64_t none[] = { 0 };
+
+    info = site_of(u->pool, none, 0);
+    assert_int_equal(sm_html_write(u->pool, NULL, &site, &info, &hp, to_buf,
+                                   &b), APR_SUCCESS);
+    assert_non_null(strstr(b.data, "<a href=\"/map.html\">First</a>"));
+    assert_non_null(strstr(b.data, "<a href=\"/map-14.html\">Previous</a>"));
+    assert_non_null(strstr(b.data, "<span aria-current=\"page\">15</span>"));
+    assert_non_null(strstr(b.data, "<a href=\"/map-16.html\">Next</a>"));
+    assert_non_null(strstr(b.data, "<a href=\"/map-40.html\">Last</a>"));
+    assert_null(strstr(b.data, "map-17.html"));
+    assert_null(strstr(b.data, "rel=\"canonical\""));  /* not page 1 */
+    assert_non_null(strstr(b.data, "(page 15 of 40)</title>"));
+
+    b.data = "";
+    b.len = 0;
+    hp.number = 1;
+    hp.total = 3;
+    assert_int_equal(sm_html_write(u->pool, NULL, &site, &info, &hp, to_buf,
+                                   &b), APR_SUCCESS);
+    assert_non_null(strstr(b.data, "<span aria-current=\"page\">1</span>\n"
+                                   "<a href=\"/map-2.html\">2</a>\n"
+                                   "<a href=\"/map-3.html\">3</a>"));
+    assert_non_null(strstr(b.data, "<link rel=\"canonical\" "
+                                   "href=\"https://h.example/map.html\">"));
+    assert_non_null(strstr(b.data, "<link rel=\"stylesheet\" href=\"/s.css\">"));
+}
+
+static void test_status_escaping_and_days(void **state)
+{
+    unit_ctx *u = *state;
+    sink_buf b = { "", 0, 0, u->pool };
+    sm_status_site s;
+    apr_array_header_t *added = apr_array_make(u->pool, 2,
+                                               sizeof(sm_day_count));
+    apr_time_t now = apr_time_from_sec(100 * 86400 + 5);
+    sm_day_count *d;
+
+    memset(&s, 0, sizeof(s));
+    s.base = "http://h.example";
+    s.db_path = "/var/db/a\"b\\c.db";
+    s.have_counters = 1;
+    s.counters.written = 7;
+    s.counters.last_fault = (apr_uint64_t)now;
+    strcpy(s.counters.last_fault_why, "disk \"full\"\n");
+    s.counters.days[100 % SM_SHARED_DAYS].day = 100;
+    s.counters.days[100 % SM_SHARED_DAYS].removed = 4;
+    s.counters.days[50 % SM_SHARED_DAYS].day = 50;     /* too old */
+    s.counters.days[50 % SM_SHARED_DAYS].removed = 9;
+    d = apr_array_push(added);
+    d->day = 99;
+    d->added = 3;
+    d = apr_array_push(added);
+    d->day = 10;                                        /* too old */
+    d->added = 8;
+    sm_status_days(&s, added, now);
+    assert_int_equal(s.added[SM_STATUS_CHART_DAYS - 2], 3);
+    assert_int_equal(s.removed[SM_STATUS_CHART_DAYS - 1], 4);
+    assert_int_equal(s.first_day, 100 - SM_STATUS_CHART_DAYS + 1);
+    assert_string_equal(sm_status_health(&s), "failing");
+
+    assert_int_equal(sm_status_json(u->pool, &s, 1, now, to_buf, &b),
+                     APR_SUCCESS);
+    assert_non_null(strstr(b.data, "\"store\":\"/var/db/a\\u0022b\\u005cc.db\""));
+    assert_non_null(strstr(b.data,
+                           "\"last_fault_reason\":\"disk \\u0022full\\u0022\\u000a\""));
+    assert_non_null(strstr(b.data, "\"written\":7,"));
+    b.data = "";
+    b.len = 0;
+    assert_int_equal(sm_status_metrics(u->pool, &s, 1, to_buf, &b),
+                     APR_SUCCESS);
+    assert_non_null(strstr(b.data, "sitemap_recorder_written_total{store="
+                                   "\"/var/db/a\\\"b\\\\c.db\"} 7\n"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_stylesheet_pi, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_stylesheet_urls_and_names, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_html_locate, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_html_navigation, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_status_escaping_and_days, unit_setup, unit_teardown),
+    };
+    apr_initialize();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
