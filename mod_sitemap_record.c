@@ -10,6 +10,7 @@
 
 #include "http_log.h"
 #include "http_request.h"
+#include "http_ssl.h"
 
 #include <apr_strings.h>
 
@@ -145,6 +146,19 @@ static sm_verdict head_says(request_rec *r, const sitemap_server_conf *conf,
     return SM_RECORD;
 }
 
+/* Did the client present a TLS certificate?  It is a credential like a
+ * user: a section that lets it in (SSLVerifyClient, Require
+ * ssl-verify-client, SSLRequire) is not for anonymous visitors, and the
+ * authz stand-in cannot tell, as it shares the visitor's TLS connection.
+ * mod_ssl says "NONE" when none was sent; nothing without TLS. */
+static int client_certificate(request_rec *r)
+{
+    const char *verify = ap_ssl_var_lookup(r->pool, r->server, r->connection,
+                                           r, "SSL_CLIENT_VERIFY");
+
+    return verify && *verify && strcmp(verify, "NONE") != 0;
+}
+
 /* Not a repeat: the rules decide, and a record or forget is handed to the
  * recorder.  Apart from the hot path, as it runs for few requests. */
 static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
@@ -157,13 +171,15 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     sm_verdict verdict;
     const char *url, *why = NULL;
 
-    /* Credentials sent without r->user (no auth configured there) are
-     * looked up only now: a repeat has the raw facts of a response already
-     * acted on, so whoever asked, there is nothing to do; anything else is
-     * decided with them (sm_rules: an authenticated 200 is not recorded). */
+    /* Credentials sent without r->user (no auth configured there, or a
+     * client certificate) are looked up only now: a repeat has the raw
+     * facts of a response already acted on, so whoever asked, there is
+     * nothing to do; anything else is decided with them (sm_rules: an
+     * authenticated 200 is not recorded). */
     if (!resp->authenticated)
         resp->authenticated =
-            apr_table_get(orig->headers_in, "Authorization") != NULL;
+            apr_table_get(orig->headers_in, "Authorization") != NULL
+            || client_certificate(last);
     resp->x_robots_tag = h->x_robots_tag;
     resp->cache_control = h->cache_control;
     verdict = sm_rules_decide(r->pool, &conf->rules, resp, &url, &why);
@@ -280,7 +296,8 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
      * after this one may still change them (mod_headers). */
     if (!resp.authenticated)
         resp.authenticated =
-            apr_table_get(orig->headers_in, "Authorization") != NULL;
+            apr_table_get(orig->headers_in, "Authorization") != NULL
+            || client_certificate(r);
     return sm_rules_decide(r->pool, &conf->rules, &resp, &url, &why)
            == SM_RECORD;
 }

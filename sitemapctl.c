@@ -34,6 +34,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1226,6 +1227,10 @@ int main(int argc, const char *const *argv)
     int rc, done;
 
     sm_store_sqlite_init();
+    /* A reader that went away (`sitemapctl list DB | head`) is a write
+     * error like any other: status 7, said on stderr (finish_output), not
+     * death by SIGPIPE. */
+    signal(SIGPIPE, SIG_IGN);
     if (argc > 0 && argv[0] && strrchr(argv[0], '/'))
         progname = strrchr(argv[0], '/') + 1;
     else if (argc > 0 && argv[0] && *argv[0])

@@ -40,6 +40,7 @@ void sm_doc_choose(const sm_site_info *info, apr_int64_t name, sm_doc *doc)
 typedef struct {
     sm_xml_writer *w;
     const sm_doc_site *site;
+    apr_size_t base_len;
     sm_doc_stats *stats;
     int text;               /* the text format, not XML */
 } url_ctx;
@@ -82,7 +83,10 @@ static apr_status_t one_url(void *baton, const char *url, apr_time_t lastmod)
 {
     url_ctx *ctx = baton;
 
-    if (!sm_url_is_stored_form(url)) {
+    /* The stored form includes its length: the recorder never stores a
+     * URL longer than SM_URL_MAX with its base, the schema's limit. */
+    if (!sm_url_is_stored_form(url)
+        || ctx->base_len + strlen(url) > SM_URL_MAX) {
         if (ctx->stats->skipped++ == 0)
             printable(ctx->stats->first_skipped,
                       sizeof(ctx->stats->first_skipped), url);
@@ -105,6 +109,7 @@ static void ctx_init(url_ctx *ctx, apr_pool_t *p, const sm_doc_site *site,
     memset(ctx->stats, 0, sizeof(*ctx->stats));
     ctx->w = sm_xml_writer_create(p, sink, baton);
     ctx->site = site;
+    ctx->base_len = strlen(site->base);
     ctx->text = text;
 }
 

@@ -549,6 +549,22 @@ def test_output_lost_is_a_failure(tmp_root):
         assert "No space left on device" in r.stderr, (args, r.stderr)
 
 
+def test_closed_pipe_is_a_failure(tmp_root):
+    """A reader that went away (`sitemapctl list ... | head`) is status 7,
+    as the README says, not death by SIGPIPE (141 in a shell)."""
+    db = make_store(tmp_root, *[f"/p/{i}" for i in range(5000)])
+    r_fd, w_fd = os.pipe()
+    os.close(r_fd)                      # nobody will ever read
+    try:
+        r = subprocess.run([SITEMAPCTL, "list", db, "--site", BASE],
+                           stdout=w_fd, stderr=subprocess.PIPE, text=True,
+                           timeout=60)
+    finally:
+        os.close(w_fd)
+    assert r.returncode == EX_WRITE, (r.returncode, r.stderr)
+    assert "Broken pipe" in r.stderr, r.stderr
+
+
 def as_user(uid, gid):
     def drop():
         os.setgroups([])
