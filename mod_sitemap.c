@@ -241,6 +241,27 @@ static const char *vhost_base(apr_pool_t *p, server_rec *s, const char **err)
                                                     host), err);
 }
 
+/* A PostgreSQL store: create its schema now when the role may, and say at
+ * start-up what is wrong when it cannot be used.  Never fatal: the
+ * children keep trying, and the site is served meanwhile. */
+static int prepare_pg(apr_pool_t *p, server_rec *s, const char *uri,
+                      const char *shown, const sm_logger *log)
+{
+    sm_store *st;
+    char err[512];
+    apr_status_t rv = sm_store_open(&st, p, uri, SM_STORE_CREATE,
+                                    BUSY_TIMEOUT_MS, log, err, sizeof(err));
+
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase: '%s': "
+                     "%s; pages are served, recording waits for the store",
+                     shown, err);
+        return OK;
+    }
+    sm_store_close(st);
+    return OK;
+}
+
 /* At start-up (the dry run, whose errors reach the terminal): refuse a
  * store path that cannot hold a store. */
 static int check_db_locations(apr_pool_t *ptemp, server_rec *main_s)
@@ -250,7 +271,9 @@ static int check_db_locations(apr_pool_t *ptemp, server_rec *main_s)
     for (s = main_s; s; s = s->next) {
         sitemap_server_conf *conf = SITEMAP_CONF(s);
         const char *problem;
-        if (conf->enabled != 1)
+        /* (a PostgreSQL URI names no place on this machine) */
+        if (conf->enabled != 1
+            || (conf->db_path && sm_store_is_pg(conf->db_path)))
             continue;
         problem = sitemap_db_location_problem(ptemp, conf->db_path
                                                      ? conf->db_path
@@ -303,6 +326,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         conf->logger.max = core_log_max(s);
         if (!conf->db_path)
             conf->db_path = SITEMAP_DEFAULT_DB;
+        conf->db_shown = sm_uri_mask(pconf, conf->db_path);
         if (!conf->content_types) {
             conf->content_types = apr_array_make(pconf, 2, sizeof(char *));
             for (i = 0; i < 2; i++)
@@ -382,8 +406,8 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             return HTTP_INTERNAL_SERVER_ERROR;
 
         if (!apr_hash_get(prepared, conf->db_path, APR_HASH_KEY_STRING)) {
-            const char *problem = sitemap_db_location_problem(ptemp,
-                                                              conf->db_path);
+            const char *problem = sm_store_is_pg(conf->db_path) ? NULL
+                : sitemap_db_location_problem(ptemp, conf->db_path);
             int rc;
             if (problem) {
                 /* Found at a restart (a start checks in its dry run): the
@@ -396,8 +420,11 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                              "");
                 continue;
             }
-            rc = sitemap_prepare_database(ptemp, s, conf->db_path,
-                                          &conf->logger);
+            rc = sm_store_is_pg(conf->db_path)
+                 ? prepare_pg(ptemp, s, conf->db_path, conf->db_shown,
+                              &conf->logger)
+                 : sitemap_prepare_database(ptemp, s, conf->db_path,
+                                            &conf->logger);
             if (rc != OK)
                 return rc;
             apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING, "");
@@ -426,14 +453,14 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
         rec = apr_hash_get(recorders, conf->db_path, APR_HASH_KEY_STRING);
         if (!rec) {
             sm_recorder_conf rc = {
-                conf->db_path, conf->flush_interval, BATCH_SIZE, QUEUE_MAX,
-                BUSY_TIMEOUT_MS, &conf->logger
+                conf->db_shown, conf->flush_interval, BATCH_SIZE, QUEUE_MAX,
+                BUSY_TIMEOUT_MS, &conf->logger, conf->db_path
             };
             apr_status_t rv = sm_recorder_create(&rec, pchild, &rc);
             if (rv != APR_SUCCESS) {
                 ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase "
                              "'%s': cannot set up recording in this process",
-                             conf->db_path);
+                             conf->db_shown);
                 continue;
             }
             apr_hash_set(recorders, conf->db_path, APR_HASH_KEY_STRING, rec);
@@ -450,7 +477,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
             if (rv != APR_SUCCESS) {
                 ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase "
                              "'%s': cannot set up readers in this process",
-                             conf->db_path);
+                             conf->db_shown);
                 conf->readers = NULL;
                 continue;
             }

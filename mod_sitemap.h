@@ -65,6 +65,8 @@ typedef struct {
                                            not served */
     const char *indexnow_key_path;      /* "/" KEY ".txt" (IndexNow On) */
     apr_time_t loaded;                  /* when this configuration was read */
+    const char *db_shown;               /* db_path as logged: a URI's
+                                           password masked */
     apr_uint64_t config_tag;            /* what of the config shapes the
                                            XML, hashed into every ETag */
     sm_logger logger;                   /* the core's messages, logged

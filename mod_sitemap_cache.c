@@ -86,9 +86,13 @@ int sitemap_cache_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,
         conf->cache_max = DEFAULT_CACHE_MAX;
     if (!conf->cache)
         return OK;
+    /* A PostgreSQL store has no place here: its renditions go where the
+     * default store's would (the stem below keeps them apart). */
     if (!conf->cache_dir)
-        conf->cache_dir = apr_pstrcat(pconf, conf->db_path, ".renditions",
-                                      NULL);
+        conf->cache_dir = apr_pstrcat(pconf, sm_store_is_pg(conf->db_path)
+                                             ? SITEMAP_DEFAULT_DB
+                                             : conf->db_path,
+                                      ".renditions", NULL);
     /* Sites (and stores) sharing a directory keep their files apart. */
     conf->rendition_stem = apr_psprintf(pconf, "%016" APR_UINT64_T_HEX_FMT,
                                         sm_hash_str(sm_hash_str(SM_HASH_SEED,

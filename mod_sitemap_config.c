@@ -145,7 +145,15 @@ static const char *set_database(cmd_parms *cmd, void *dconf, const char *arg)
         return err;
     if (!*arg)
         return "SitemapDatabase: '' is not allowed: give the path of an "
-               "SQLite file";
+               "SQLite file or a postgresql:// URI";
+    if (sm_store_is_pg(arg)) {
+        if ((err = sm_store_pg_uri_check(cmd->pool, arg)) != NULL)
+            return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' is not a "
+                                "valid PostgreSQL connection URI: %s",
+                                sm_uri_mask(cmd->pool, arg), err);
+        SITEMAP_CONF(cmd->server)->db_path = arg;
+        return NULL;
+    }
     path = ap_server_root_relative(cmd->pool, arg);
     if (!path)
         return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' is not a valid "
@@ -556,7 +564,8 @@ const command_rec sitemap_directives[] = {
                  "On to record this virtual host's pages and serve its "
                  "sitemap (default Off)"),
     AP_INIT_TAKE1("SitemapDatabase", set_database, NULL, RSRC_CONF,
-                  "the SQLite file of the store (relative to ServerRoot)"),
+                  "the SQLite file of the store (relative to ServerRoot), "
+                  "or a postgresql:// URI"),
     AP_INIT_TAKE1("SitemapBaseURL", set_base_url, NULL, RSRC_CONF,
                   "scheme://host[:port] of every URL (default: the vhost's)"),
     AP_INIT_ITERATE("SitemapContentTypes", add_content_type, NULL, RSRC_CONF,

@@ -75,11 +75,11 @@ static apr_status_t reader_open(void **res, void *params, apr_pool_t *unused)
 
     if ((rv = apr_pool_create_unmanaged_ex(&p, NULL, NULL)) != APR_SUCCESS)
         return rv;
-    if (sm_store_open_sqlite(&st, p, path, SM_STORE_READER, 1000, NULL, err,
-                             sizeof(err))
+    if (sm_store_open(&st, p, path, SM_STORE_READER, 1000, NULL, err,
+                      sizeof(err))
         != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, ap_server_conf,
-                     "store %s: %s", path, err);
+                     "store %s: %s", sm_uri_mask(p, path), err);
         apr_pool_destroy(p);
         return APR_EGENERAL;
     }
@@ -171,13 +171,13 @@ static int unavailable(request_rec *r, sitemap_server_conf *conf,
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "store %s cannot be read "
                       "(%s): answering 503 (%u more times in the last "
                       "minute; logged at most once a minute per process)",
-                      conf->db_path, why, unlogged);
+                      conf->db_shown, why, unlogged);
         unlogged = 0;
     }
     else {
         unlogged++;
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "store %s cannot be "
-                      "read (%s): answering 503", conf->db_path, why);
+                      "read (%s): answering 503", conf->db_shown, why);
     }
     apr_table_setn(r->err_headers_out, "Retry-After", RETRY_AFTER);
     return HTTP_SERVICE_UNAVAILABLE;
@@ -209,7 +209,7 @@ static void document_notes(request_rec *r, const sitemap_server_conf *conf,
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "store %s: %"
                       APR_INT64_T_FMT " row%s of %s left out of %s, not "
                       "being a URL as the module stores them (first: "
-                      "\"%s\"); run sitemapctl check", conf->db_path,
+                      "\"%s\"); run sitemapctl check", conf->db_shown,
                       stats->skipped, stats->skipped == 1 ? "" : "s",
                       conf->site.base, r->uri, stats->first_skipped);
 }
@@ -434,7 +434,7 @@ static SM_NOINLINE int serve(request_rec *r)
     if (rv != APR_SUCCESS && ctx.out == APR_SUCCESS) {
         /* The store failed after the headers went out. */
         ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, "store %s failed while "
-                      "streaming %s: %s", conf->db_path, r->uri,
+                      "streaming %s: %s", conf->db_shown, r->uri,
                       sm_store_error(st));
         sm_store_read_end(st);
         apr_reslist_invalidate(conf->readers, st);

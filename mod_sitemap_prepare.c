@@ -226,7 +226,9 @@ int sitemap_check_store_places(apr_pool_t *ptemp, server_rec *main_s)
         if ((rc = sitemap_indexnow_check(s, conf)) != OK)
             return rc;
         path = conf->db_path ? conf->db_path : SITEMAP_DEFAULT_DB;
-        if (apr_hash_get(checked, path, APR_HASH_KEY_STRING))
+        /* A PostgreSQL URI names no place on this machine. */
+        if (sm_store_is_pg(path)
+            || apr_hash_get(checked, path, APR_HASH_KEY_STRING))
             continue;
         apr_hash_set(checked, path, APR_HASH_KEY_STRING, "");
         if ((rc = check_reach(ptemp, s, path)) != OK)

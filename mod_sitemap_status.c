@@ -102,7 +102,7 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
 
     memset(out, 0, sizeof(*out));
     out->base = conf->site.base;
-    out->db_path = conf->db_path;
+    out->db_path = conf->db_shown;
     if (conf->shared) {
         memcpy(&out->counters, conf->shared, sizeof(out->counters));
         out->counters.last_fault_why[sizeof(out->counters.last_fault_why)

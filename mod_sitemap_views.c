@@ -136,7 +136,7 @@ static int unavailable(request_rec *r, const sitemap_server_conf *conf,
     if (!last || now - last >= apr_time_from_sec(60)) {
         last = now;
         ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "store %s cannot be read "
-                      "(%s): answering 503 to %s", conf->db_path, why,
+                      "(%s): answering 503 to %s", conf->db_shown, why,
                       r->uri);
     }
     apr_table_setn(r->err_headers_out, "Retry-After", RETRY_AFTER);

@@ -12,7 +12,8 @@
  *   1 check: the file is not sound
  *   2 bad arguments (usage)
  *   3 the store cannot be opened: missing, not SQLite, not a mod_sitemap
- *     store, a newer schema, no permission
+ *     store, a newer schema, no permission; a PostgreSQL database that
+ *     cannot be reached or refuses the role
  *   4 the site is not in the store
  *   5 a log could not be opened or read to its end
  *   6 the store failed while working (locked for more than 5 s, disk full,
@@ -101,7 +102,9 @@ static const char *w3c(apr_pool_t *p, apr_time_t t)
 typedef struct {
     apr_pool_t *pool;
     const char *command;
-    const char *db;
+    const char *db;                     /* as shown: a URI's password
+                                           masked (sm_uri_mask) */
+    const char *uri;                    /* DB as given: what is opened */
     const char *site;                   /* canonical */
     apr_int64_t page;                   /* --page, 0: every page */
     apr_array_header_t *excludes;       /* sm_regex * */
@@ -237,7 +240,8 @@ static const char exit_statuses[] =
     "  1  check: the file is not sound\n"
     "  2  bad arguments\n"
     "  3  the store cannot be opened (missing, not SQLite, not a mod_sitemap\n"
-    "     store, a newer schema, no permission)\n"
+    "     store, a newer schema, no permission; a database that cannot be\n"
+    "     reached or refuses the role)\n"
     "  4  the site is not in the store\n"
     "  5  a log could not be opened or read to its end\n"
     "  6  the store failed while working (locked for more than 5 s, disk\n"
@@ -250,8 +254,9 @@ static void usage_all(FILE *out)
 
     fprintf(out, "Usage: %s COMMAND DB [OPTIONS] [ARGS]\n\n"
             "The administrator's command for mod_sitemap's store (DB, the\n"
-            "SitemapDatabase file).  A site is named by its base URL, as the\n"
-            "module names it (--site https://www.example.com).\n\n"
+            "SitemapDatabase file, or its postgresql:// URI).  A site is named\n"
+            "by its base URL, as the module names it\n"
+            "(--site https://www.example.com).\n\n"
             "Commands:\n", progname);
     for (cmd = commands; cmd->name; cmd++)
         fprintf(out, "  %s %s\n", progname, cmd->usage);
@@ -440,7 +445,10 @@ static int parse_args(ctl *c, const command *cmd, int argc,
         return usage_error(cmd, "unknown option '%s'", a);
     }
     if (!c->db)
-        return usage_error(cmd, "no DB (the store file) given");
+        return usage_error(cmd, "no DB (the store file or a postgresql:// "
+                           "URI) given");
+    c->uri = c->db;
+    c->db = sm_uri_mask(c->pool, c->uri);
     if (cmd->site_required && !c->site)
         return usage_error(cmd, "%s needs --site BASE (the site's base URL, "
                            "such as https://www.example.com)", cmd->name);
@@ -611,6 +619,16 @@ static int open_store(ctl *c, int mode, sm_store **st)
               : mode == OPEN_CREATE ? SM_STORE_CREATE | SM_STORE_BULK : 0;
     int rc;
 
+    if (sm_store_is_pg(c->uri)) {
+        /* A database, not a file: the schema is created when missing
+         * (import, add), as the module does. */
+        if (sm_store_open(st, c->pool, c->uri, flags, BUSY_TIMEOUT_MS,
+                          &logger, err, sizeof(err)) != APR_SUCCESS) {
+            say("cannot open the store %s: %s", c->db, err);
+            return EX_NO_STORE;
+        }
+        return EX_OK;
+    }
     /* export writes its files as root: it only reads the store. */
     if ((rc = guard_store(c, strcmp(c->command, "export") != 0,
                           mode != OPEN_READ)) != EX_OK)
@@ -791,8 +809,9 @@ static int cmd_stats(ctl *c)
         say("the store %s has no site %s", c->db, c->site);
         return EX_UNKNOWN_SITE;
     }
-    size = file_size(c->pool, c->db, "");
-    wal = file_size(c->pool, c->db, "-wal");
+    size = sm_store_is_pg(c->uri) ? about.db_bytes
+                                  : file_size(c->pool, c->db, "");
+    wal = sm_store_is_pg(c->uri) ? -1 : file_size(c->pool, c->db, "-wal");
     printf("store:          %s\n", c->db);
     printf("size:           %" APR_INT64_T_FMT " bytes", size);
     if (wal >= 0)
@@ -1268,10 +1287,10 @@ static int cmd_check(ctl *c)
     apr_status_t rv;
     int i;
 
-    if ((i = guard_store(c, 1, 0)) != EX_OK)
+    if (!sm_store_is_pg(c->uri) && (i = guard_store(c, 1, 0)) != EX_OK)
         return i;
-    rv = sm_store_check_sqlite(c->pool, c->db, BUSY_TIMEOUT_MS, problems,
-                               &about, err, sizeof(err));
+    rv = sm_store_check(c->pool, c->uri, BUSY_TIMEOUT_MS, problems, &about,
+                        err, sizeof(err));
     if (rv != APR_SUCCESS) {
         say("cannot open %s: %s", c->db, err);
         return EX_NO_STORE;

@@ -7,7 +7,8 @@
  *
  *   fill DB BASE COUNT [PAGE_SIZE [FIRST [PAD]]]
  *
- * DB         the store file (created when missing)
+ * DB         the store file (created when missing), or a postgresql://
+ *            URI (its tables created when missing)
  * BASE       the site's base URL as the module computes it (the vhost's
  *            SitemapBaseURL, canonicalised by sm_url_parse_base here too)
  * COUNT      how many URLs to add: /catalog/item-NNNNNNNNN.html, numbered
@@ -157,8 +158,8 @@ int main(int argc, char **argv)
     site.settings = NULL;       /* as sitemapctl: never overwrite the
                                    module's settings */
 
-    if (sm_store_open_sqlite(&st, pool, argv[1], SM_STORE_CREATE, 5000, NULL,
-                             errmsg, sizeof(errmsg)) != APR_SUCCESS) {
+    if (sm_store_open(&st, pool, argv[1], SM_STORE_CREATE, 5000, NULL,
+                      errmsg, sizeof(errmsg)) != APR_SUCCESS) {
         fprintf(stderr, "fill: %s: %s\n", argv[1], errmsg);
         return 1;
     }

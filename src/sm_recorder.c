@@ -298,10 +298,10 @@ static apr_status_t ensure_store(sm_recorder *rec)
     }
     if (rec->store)
         return APR_SUCCESS;
-    rv = sm_store_open_sqlite(&rec->store, rec->store_pool, rec->conf.db_path,
-                              SM_STORE_CREATE, rec->conf.busy_timeout_ms,
-                              rec->conf.log, rec->reason,
-                              sizeof(rec->reason));
+    rv = sm_store_open(&rec->store, rec->store_pool,
+                       rec->conf.db_uri ? rec->conf.db_uri : rec->conf.db_path,
+                       SM_STORE_CREATE, rec->conf.busy_timeout_ms,
+                       rec->conf.log, rec->reason, sizeof(rec->reason));
     /* The sites' rows and settings, so the sitemap's Last-Modified follows
      * configuration changes even before any traffic. */
     if (rv == APR_SUCCESS
@@ -807,6 +807,7 @@ apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
 
     rec->conf = *conf;
     rec->conf.db_path = apr_pstrdup(p, conf->db_path);
+    rec->conf.db_uri = conf->db_uri ? apr_pstrdup(p, conf->db_uri) : NULL;
     if (rec->conf.batch_size < 1)
         rec->conf.batch_size = 1;
     if (rec->conf.queue_max < rec->conf.batch_size)

@@ -31,6 +31,9 @@ typedef struct {
     int queue_max;                       /* backpressure beyond this */
     int busy_timeout_ms;                 /* SQLite lock wait per batch */
     const sm_logger *log;
+    /* What to open when db_path, which messages show, is a URI with its
+     * password masked (sm_uri_mask); NULL: db_path. */
+    const char *db_uri;
 } sm_recorder_conf;
 
 /* Counters, for tests, logs and benchmarks. */

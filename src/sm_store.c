@@ -1,6 +1,9 @@
 /* sm_store.c: the backend-independent half of the store interface. */
 #include "sm_store.h"
 
+#include <apr_strings.h>
+#include <string.h>
+
 const char *sm_etag_opaque(const char *e)
 {
     return e && e[0] == 'W' && e[1] == '/' ? e + 2 : e;
@@ -150,4 +153,76 @@ apr_status_t sm_store_indexnow_stats(sm_store *st, apr_pool_t *p,
     if (!st->ops->indexnow_stats)
         return APR_ENOTIMPL;
     return st->ops->indexnow_stats(st, p, base, out);
+}
+
+apr_status_t sm_store_open(sm_store **out, apr_pool_t *p, const char *where,
+                           int flags, int busy_timeout_ms,
+                           const sm_logger *log, char *errmsg,
+                           apr_size_t errlen)
+{
+    return sm_store_is_pg(where)
+        ? sm_store_open_pg(out, p, where, flags, busy_timeout_ms, log,
+                           errmsg, errlen)
+        : sm_store_open_sqlite(out, p, where, flags, busy_timeout_ms, log,
+                               errmsg, errlen);
+}
+
+apr_status_t sm_store_check(apr_pool_t *p, const char *where,
+                            int busy_timeout_ms, apr_array_header_t *problems,
+                            sm_store_about *about, char *errmsg,
+                            apr_size_t errlen)
+{
+    return sm_store_is_pg(where)
+        ? sm_store_check_pg(p, where, busy_timeout_ms, problems, about,
+                            errmsg, errlen)
+        : sm_store_check_sqlite(p, where, busy_timeout_ms, problems, about,
+                                errmsg, errlen);
+}
+
+static int secret_param(const char *name, apr_size_t len)
+{
+    return (len == 8 && strncasecmp(name, "password", 8) == 0)
+           || (len == 11 && strncasecmp(name, "sslpassword", 11) == 0);
+}
+
+/* By hand: libpq's PQconninfoParse gives the parts of a URI, but not the
+ * URI back with one part replaced, and a URI it rejects must be shown
+ * masked too. */
+const char *sm_uri_mask(apr_pool_t *p, const char *where)
+{
+    const char *auth, *end, *at = NULL, *colon = NULL, *c, *query, *stop;
+    char *out;
+
+    if (!sm_store_is_pg(where))
+        return where;
+    auth = strstr(where, "://") + 3;
+    end = auth + strcspn(auth, "/?");
+    for (c = auth; c < end; c++)
+        if (*c == '@')
+            at = c;             /* the last one ends the user info */
+    if (at)
+        colon = memchr(auth, ':', (apr_size_t)(at - auth));
+    query = strchr(where, '?');
+    stop = query ? query : where + strlen(where);
+    out = colon ? apr_pstrcat(p, apr_pstrmemdup(p, where, (apr_size_t)
+                                                (colon + 1 - where)),
+                              "***", apr_pstrmemdup(p, at, (apr_size_t)
+                                                    (stop - at)), NULL)
+                : apr_pstrmemdup(p, where, (apr_size_t)(stop - where));
+    /* password=, sslpassword= (any case) among the query parameters */
+    while (query) {
+        const char *name = query + 1, *next = strchr(name, '&');
+        const char *eq = strchr(name, '=');
+        apr_size_t plen = next ? (apr_size_t)(next - query) : strlen(query);
+
+        if (eq && (!next || eq < next)
+            && secret_param(name, (apr_size_t)(eq - name)))
+            out = apr_pstrcat(p, out, apr_pstrmemdup(p, query, (apr_size_t)
+                                                     (eq + 1 - query)),
+                              "***", NULL);
+        else
+            out = apr_pstrcat(p, out, apr_pstrmemdup(p, query, plen), NULL);
+        query = next;
+    }
+    return out;
 }

@@ -1,7 +1,8 @@
 /* sm_store.h: the store of recorded URLs, behind one small interface.
  *
- * The SQLite backend (sm_store_sqlite.c) is the only one today; a shared
- * PostgreSQL backend is planned, so callers only see this vtable.
+ * Two backends: one SQLite file (sm_store_sqlite.c) and a PostgreSQL
+ * database shared by a farm of servers (sm_store_pg.c); callers only see
+ * this vtable (sm_store_open picks the backend).
  *
  * Model: a site is named by its base URL ("https://www.example.com").  Each
  * URL of a site sits on a page (1, 2, ...) for as long as it is stored; new
@@ -136,7 +137,7 @@ typedef struct {
 } sm_page_info;
 
 typedef struct {
-    const char *store_id;       /* random, made with the file */
+    const char *store_id;       /* random, made with the store */
     int known;                  /* the site has a row */
     apr_array_header_t *pages;  /* sm_page_info of non-empty pages,
                                    ascending */
@@ -284,6 +285,40 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
                                   const char *path, int flags,
                                   int busy_timeout_ms, const sm_logger *log,
                                   char *errmsg, apr_size_t errlen);
+
+/* The PostgreSQL store (sm_store_pg.c): where is a libpq connection URI
+ * (postgresql://... or postgres://...).  Flags as above (CREATE: create the
+ * schema when it is missing and the role may; READONLY: never write; BULK
+ * and PROBE change nothing).  busy_timeout_ms bounds every wait for a lock
+ * (lock_timeout); connecting and statements have their own bounds. */
+#define SM_PG_SCHEMA_VERSION 1
+int sm_store_is_pg(const char *where);
+/* NULL when libpq can parse uri, otherwise why not (from p). */
+const char *sm_store_pg_uri_check(apr_pool_t *p, const char *uri);
+apr_status_t sm_store_open_pg(sm_store **out, apr_pool_t *p, const char *uri,
+                              int flags, int busy_timeout_ms,
+                              const sm_logger *log, char *errmsg,
+                              apr_size_t errlen);
+apr_status_t sm_store_check_pg(apr_pool_t *p, const char *uri,
+                               int busy_timeout_ms,
+                               apr_array_header_t *problems,
+                               sm_store_about *about, char *errmsg,
+                               apr_size_t errlen);
+
+/* The backend named by where: PostgreSQL for a postgresql:// or
+ * postgres:// URI, otherwise the SQLite file at that path. */
+apr_status_t sm_store_open(sm_store **out, apr_pool_t *p, const char *where,
+                           int flags, int busy_timeout_ms,
+                           const sm_logger *log, char *errmsg,
+                           apr_size_t errlen);
+apr_status_t sm_store_check(apr_pool_t *p, const char *where,
+                            int busy_timeout_ms, apr_array_header_t *problems,
+                            sm_store_about *about, char *errmsg,
+                            apr_size_t errlen);
+/* where as it may be shown in logs and messages: a URI's password (in its
+ * user info or a password= parameter) replaced by "***"; anything else
+ * unchanged. */
+const char *sm_uri_mask(apr_pool_t *p, const char *where);
 
 /* Apply a batch in one transaction: all or nothing. */
 apr_status_t sm_store_apply(sm_store *st, const sm_change *changes, int n,

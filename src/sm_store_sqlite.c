@@ -7,6 +7,7 @@
  * (schema 1 had them).  One connection is used by one thread at a time. */
 #include "sm_store.h"
 #include "sm_store_sqlite_indexnow.h"
+#include "sm_store_tx.h"
 
 #include <apr_hash.h>
 #include <apr_strings.h>
@@ -337,11 +338,7 @@ typedef struct {
     /* base -> the settings text known to be in the site's row (checked
      * once per connection and site; forgotten when a write rolls back) */
     apr_hash_t *settings_kept;
-    /* The write transaction's summaries (see tx_begin) */
-    apr_pool_t *tx_pool;
-    apr_hash_t *tx_sites;       /* base -> tx_site */
-    apr_hash_t *tx_pages;       /* (site id, page) -> tx_page */
-    sqlite3_int64 tx_now;       /* seconds */
+    sm_tx tx;                   /* the write transaction's summaries */
 } sqlite_store;
 
 static void set_error(sm_store *st, const char *what, sqlite3 *db)
@@ -508,10 +505,7 @@ static int run(sqlite_store *s, sqlite3_stmt *q, const char *what)
     return SQLITE_OK;
 }
 
-typedef struct {
-    sqlite3_int64 id, last_page, url_count;
-    sqlite3_int64 next_id;      /* the id the site's next URL gets */
-} site_row;
+typedef sm_tx_row site_row;
 
 static int keep_settings(sqlite_store *s, const sm_site_conf *site,
                          sqlite3_int64 id);
@@ -643,112 +637,31 @@ static int keep_settings(sqlite_store *s, const sm_site_conf *site,
 
 /* ---- the transaction's summaries ------------------------------------------
  *
- * What a write transaction does to its sites and pages is added up here and
- * written by tx_write_summaries just before COMMIT: one row per touched
- * page and site, however many URLs the transaction changed. */
-
-typedef struct {
-    const sm_site_conf *conf;
-    site_row row;               /* url_count includes this transaction's */
-    /* IndexNow: the site's pending URLs, this transaction's included
-     * (-1: not counted yet) */
-    sqlite3_int64 in_pending;
-    sqlite3_int64 url_delta;
-    int index_changed;
-    int page_opened;            /* row.last_page moved on */
-    int ids_used;               /* row.next_id moved on */
-    /* The last page's URLs and bytes (this transaction's included), once
-     * choose_page has read them. */
-    int last_known;
-    sqlite3_int64 last_count, last_bytes;
-} tx_site;
-
-typedef struct {
-    sqlite3_int64 key[2];       /* site id, page */
-    tx_site *site;
-    sqlite3_int64 url_delta, bytes_delta;
-    sqlite3_int64 lastmod;      /* the page shows at least this lastmod */
-    sqlite3_int64 first_id;     /* of the first URL added to it, 0: none */
-} tx_page;
+ * What a write transaction does to its sites and pages is added up in
+ * s->tx (sm_store_tx.h) and written by tx_write_summaries just before
+ * COMMIT: one row per touched page and site, however many URLs the
+ * transaction changed. */
 
 typedef struct {
     sqlite3_int64 url_count, xml_bytes, lastmod;
 } page_row;
 
-static void tx_begin(sqlite_store *s)
-{
-    apr_pool_clear(s->tx_pool);
-    s->tx_sites = apr_hash_make(s->tx_pool);
-    s->tx_pages = apr_hash_make(s->tx_pool);
-    s->tx_now = apr_time_sec(apr_time_now());
-}
-
-static tx_site *tx_site_add(sqlite_store *s, const char *base,
-                            const site_row *row)
-{
-    tx_site *ts = apr_pcalloc(s->tx_pool, sizeof(*ts));
-
-    ts->row = *row;
-    apr_hash_set(s->tx_sites, apr_pstrdup(s->tx_pool, base),
-                 APR_HASH_KEY_STRING, ts);
-    return ts;
-}
-
 /* The site's row, read (or added) once per transaction. */
 static int tx_site_get(sqlite_store *s, const sm_site_conf *site,
-                       tx_site **out)
+                       sm_tx_site **out)
 {
     site_row row;
     int rc;
 
-    *out = apr_hash_get(s->tx_sites, site->base, APR_HASH_KEY_STRING);
+    *out = sm_tx_site_find(&s->tx, site->base);
     if (*out)
         return SQLITE_OK;
     if ((rc = site_get(s, site, &row)) != SQLITE_OK)
         return rc;
-    *out = tx_site_add(s, site->base, &row);
+    *out = sm_tx_site_add(&s->tx, site->base, &row);
     (*out)->conf = site;
     (*out)->in_pending = -1;
     return SQLITE_OK;
-}
-
-static tx_page *tx_page_find(sqlite_store *s, sqlite3_int64 site_id,
-                             sqlite3_int64 page)
-{
-    sqlite3_int64 key[2];
-
-    key[0] = site_id;
-    key[1] = page;
-    return apr_hash_get(s->tx_pages, key, sizeof(key));
-}
-
-/* delta URLs of bytes each joined (1) or left (-1) page; the page must
- * show at least lastmod (0: no constraint).  delta 0 marks a URL's lastmod
- * change: the page's bytes change, so does its version. */
-static tx_page *tx_count(sqlite_store *s, tx_site *ts, sqlite3_int64 page,
-                         int delta, sqlite3_int64 bytes,
-                         sqlite3_int64 lastmod)
-{
-    tx_page *tp = tx_page_find(s, ts->row.id, page);
-
-    if (!tp) {
-        tp = apr_pcalloc(s->tx_pool, sizeof(*tp));
-        tp->key[0] = ts->row.id;
-        tp->key[1] = page;
-        tp->site = ts;
-        apr_hash_set(s->tx_pages, tp->key, sizeof(tp->key), tp);
-    }
-    tp->url_delta += delta;
-    tp->bytes_delta += delta * bytes;
-    if (lastmod > tp->lastmod)
-        tp->lastmod = lastmod;
-    ts->row.url_count += delta;
-    ts->url_delta += delta;
-    if (ts->last_known && page == ts->row.last_page) {
-        ts->last_count += delta;
-        ts->last_bytes += delta * bytes;
-    }
-    return tp;
 }
 
 /* The page's committed summary; a page without a row is empty. */
@@ -778,27 +691,21 @@ static int read_page(sqlite_store *s, sqlite3_int64 site_id,
     return SQLITE_OK;
 }
 
-/* A page's lastmod never goes back (a removal moves it to the time of the
- * removal, so crawlers re-fetch the page and see the URL gone); the index
- * changes when a page's lastmod moves or it turns empty or non-empty. */
 static int tx_write_summaries(sqlite_store *s)
 {
     apr_hash_index_t *hi;
     sqlite3_stmt *q;
     int rc;
 
-    for (hi = apr_hash_first(s->tx_pool, s->tx_pages); hi;
+    for (hi = apr_hash_first(s->tx.pool, s->tx.pages); hi;
          hi = apr_hash_next(hi)) {
-        tx_page *tp = apr_hash_this_val(hi);
+        sm_tx_page *tp = apr_hash_this_val(hi);
         page_row old;
-        sqlite3_int64 count, lastmod;
+        apr_int64_t count, lastmod;
 
         if ((rc = read_page(s, tp->key[0], tp->key[1], &old)) != SQLITE_OK)
             return rc;
-        count = old.url_count + tp->url_delta;
-        lastmod = tp->lastmod > old.lastmod ? tp->lastmod : old.lastmod;
-        if (lastmod != old.lastmod || (count > 0) != (old.url_count > 0))
-            tp->site->index_changed = 1;
+        sm_tx_page_summary(tp, old.url_count, old.lastmod, &count, &lastmod);
         if (!(q = stmt(s, STMT_PAGE_PUT)))
             return SQLITE_ERROR;
         sqlite3_bind_int64(q, 1, tp->key[0]);
@@ -806,7 +713,7 @@ static int tx_write_summaries(sqlite_store *s)
         sqlite3_bind_int64(q, 3, count);
         sqlite3_bind_int64(q, 4, old.xml_bytes + tp->bytes_delta);
         sqlite3_bind_int64(q, 5, lastmod);
-        sqlite3_bind_int64(q, 6, s->tx_now);
+        sqlite3_bind_int64(q, 6, s->tx.now);
         /* Used only by a page's first row: the id of its first URL (or,
          * for a page without URLs, where the site's next ones start). */
         sqlite3_bind_int64(q, 7, tp->first_id ? tp->first_id
@@ -814,19 +721,18 @@ static int tx_write_summaries(sqlite_store *s)
         if ((rc = run(s, q, "cannot write a page summary")) != SQLITE_OK)
             return rc;
     }
-    for (hi = apr_hash_first(s->tx_pool, s->tx_sites); hi;
+    for (hi = apr_hash_first(s->tx.pool, s->tx.sites); hi;
          hi = apr_hash_next(hi)) {
-        tx_site *ts = apr_hash_this_val(hi);
+        sm_tx_site *ts = apr_hash_this_val(hi);
 
-        if (!ts->url_delta && !ts->index_changed && !ts->page_opened
-            && !ts->ids_used)
+        if (!sm_tx_site_changed(ts))
             continue;
         if (!(q = stmt(s, STMT_SITE_SUMMARY)))
             return SQLITE_ERROR;
         sqlite3_bind_int64(q, 1, ts->row.id);
         sqlite3_bind_int64(q, 2, ts->url_delta);
         sqlite3_bind_int(q, 3, ts->index_changed);
-        sqlite3_bind_int64(q, 4, s->tx_now);
+        sqlite3_bind_int64(q, 4, s->tx.now);
         sqlite3_bind_int64(q, 5, ts->row.last_page);
         sqlite3_bind_int64(q, 6, ts->row.next_id);
         if ((rc = run(s, q, "cannot write the site summary")) != SQLITE_OK)
@@ -838,7 +744,7 @@ static int tx_write_summaries(sqlite_store *s)
 /* Start a write transaction; tx_commit or tx_rollback ends it. */
 static int tx_start(sqlite_store *s)
 {
-    tx_begin(s);
+    sm_tx_begin(&s->tx, apr_time_sec(apr_time_now()));
     return exec(s, "cannot start a transaction", "BEGIN IMMEDIATE");
 }
 
@@ -848,14 +754,14 @@ static int tx_commit(sqlite_store *s)
 
     if ((rc = tx_write_summaries(s)) == SQLITE_OK)
         rc = exec(s, "cannot commit", "COMMIT");
-    apr_pool_clear(s->tx_pool);
+    sm_tx_end(&s->tx);
     return rc;
 }
 
 static void tx_rollback(sqlite_store *s)
 {
     sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-    apr_pool_clear(s->tx_pool);
+    sm_tx_end(&s->tx);
     /* What keep_settings wrote is gone with the transaction. */
     if (s->settings_kept)
         apr_hash_clear(s->settings_kept);
@@ -868,7 +774,7 @@ static void tx_rollback(sqlite_store *s)
  * transaction that makes the change, so a change and its submission are
  * never apart.  The tables are created by every writer's open
  * (sm_sqlite_indexnow_tables); the backlog is bounded per site. */
-static int indexnow_note(sqlite_store *s, tx_site *ts, const char *url)
+static int indexnow_note(sqlite_store *s, sm_tx_site *ts, const char *url)
 {
     sqlite3_stmt *q;
     int rc;
@@ -915,48 +821,6 @@ static int indexnow_note(sqlite_store *s, tx_site *ts, const char *url)
 
 /* ---- writing -------------------------------------------------------------- */
 
-/* The page a new URL of entry_bytes would go on: the last one, or the
- * next (opened by add_url once the URL is in). */
-static int choose_page(sqlite_store *s, const sm_site_conf *site,
-                       tx_site *ts, apr_int64_t entry_bytes,
-                       sqlite3_int64 *page)
-{
-    int page_size = site->page_size;
-    int rc;
-
-    if (page_size < 1 || page_size > SM_PAGE_MAX_URLS)
-        page_size = SM_PAGE_MAX_URLS;
-    if (!ts->last_known) {
-        page_row pr;
-        tx_page *tp;
-
-        if ((rc = read_page(s, ts->row.id, ts->row.last_page, &pr))
-            != SQLITE_OK)
-            return rc;
-        tp = tx_page_find(s, ts->row.id, ts->row.last_page);
-        ts->last_count = pr.url_count + (tp ? tp->url_delta : 0);
-        ts->last_bytes = pr.xml_bytes + (tp ? tp->bytes_delta : 0);
-        ts->last_known = 1;
-    }
-    if (ts->last_count < page_size
-        && SM_PAGE_OVERHEAD + ts->last_bytes + entry_bytes
-           <= SM_PAGE_MAX_BYTES) {
-        *page = ts->row.last_page;
-        return SQLITE_OK;
-    }
-    *page = ts->row.last_page + 1;
-    return SQLITE_OK;
-}
-
-/* ETags compared as RFC 9110's weak comparison: httpd marks a file changed
- * within the last second W/ and the same file later strong. */
-static int same_etag(const char *a, const char *b)
-{
-    if (!a || !b)
-        return a == b;
-    return strcmp(sm_etag_opaque(a), sm_etag_opaque(b)) == 0;
-}
-
 static int touch(sqlite_store *s, sqlite3_int64 id, sqlite3_int64 seen,
                  sm_apply_stats *stats)
 {
@@ -972,15 +836,12 @@ static int touch(sqlite_store *s, sqlite3_int64 id, sqlite3_int64 seen,
 
 /* Add c's URL unless the site is full or the URL is stored: *added says
  * whether it went in. */
-static int add_url(sqlite_store *s, const sm_change *c, tx_site *ts,
+static int add_url(sqlite_store *s, const sm_change *c, sm_tx_site *ts,
                    sqlite3_int64 lastmod, sqlite3_int64 seen, int *added)
 {
-    apr_int64_t entry = (apr_int64_t)strlen(c->site->base)
-                        + (apr_int64_t)sm_xml_escaped_len(c->url)
-                        + SM_ENTRY_OVERHEAD;
-    sqlite3_int64 page = 0, id = ts->row.next_id;
+    apr_int64_t entry = sm_tx_entry_bytes(c), page;
+    sqlite3_int64 id = ts->row.next_id;
     sqlite3_stmt *q;
-    tx_page *tp;
     int rc;
 
     *added = 0;
@@ -989,8 +850,14 @@ static int add_url(sqlite_store *s, const sm_change *c, tx_site *ts,
     /* 2^40 ids a site: refused as full, never reached in practice. */
     if (id >= SITE_FIRST_ID(ts->row.id + 1))
         return SQLITE_OK;
-    if ((rc = choose_page(s, c->site, ts, entry, &page)) != SQLITE_OK)
-        return rc;
+    if (!ts->last_known) {
+        page_row pr;
+        if ((rc = read_page(s, ts->row.id, ts->row.last_page, &pr))
+            != SQLITE_OK)
+            return rc;
+        sm_tx_last_page(&s->tx, ts, pr.url_count, pr.xml_bytes);
+    }
+    page = sm_tx_choose_page(c->site, ts, entry);
     if (!(q = stmt(s, STMT_URL_ADD)))
         return SQLITE_ERROR;
     sqlite3_bind_int64(q, 1, ts->row.id);
@@ -1004,16 +871,7 @@ static int add_url(sqlite_store *s, const sm_change *c, tx_site *ts,
     if ((rc = run(s, q, "cannot add a URL")) != SQLITE_OK
         || sqlite3_changes(s->db) == 0)
         return rc;
-    ts->row.next_id = id + 1;
-    ts->ids_used = 1;
-    if (page > ts->row.last_page) {
-        ts->row.last_page = page;
-        ts->last_count = ts->last_bytes = 0;
-        ts->page_opened = 1;
-    }
-    tp = tx_count(s, ts, page, 1, entry, lastmod);
-    if (!tp->first_id)
-        tp->first_id = id;
+    sm_tx_added(&s->tx, ts, page, id, entry, lastmod);
     *added = 1;
     return indexnow_note(s, ts, c->url);
 }
@@ -1026,7 +884,7 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
     sqlite3_int64 lastmod = c->last_modified ? apr_time_sec(c->last_modified)
                                              : seen;
     sqlite3_stmt *q;
-    tx_site *ts;
+    sm_tx_site *ts;
     int rc, added = 0;
 
     if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
@@ -1047,33 +905,28 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
     if (rc == SQLITE_ROW) {
         sqlite3_int64 id = sqlite3_column_int64(q, 0);
         sqlite3_int64 old_lastmod = sqlite3_column_int64(q, 1);
-        int etag_same = same_etag(c->etag,
-                                  (const char *)sqlite3_column_text(q, 2));
         sqlite3_int64 page = sqlite3_column_int64(q, 3);
+        apr_int64_t new_lastmod;
+        int changes = sm_tx_url_changes(c, old_lastmod, (const char *)
+                                        sqlite3_column_text(q, 2),
+                                        &new_lastmod);
         sqlite3_reset(q);
         sqlite3_clear_bindings(q);
 
         /* Learned from a log or an admin: what is stored stays, only
          * last_seen moves. */
-        if (c->op == SM_CHANGE_SEED)
-            return touch(s, id, seen, stats);
-        /* Without Last-Modified, lastmod is the first-seen time, moved
-         * forward when the ETag changes. */
-        if (!c->last_modified)
-            lastmod = etag_same ? old_lastmod
-                                : (seen > old_lastmod ? seen : old_lastmod);
-        if (lastmod == old_lastmod && etag_same)
+        if (c->op == SM_CHANGE_SEED || !changes)
             return touch(s, id, seen, stats);
         if (!(q = stmt(s, STMT_URL_CHANGE)))
             return SQLITE_ERROR;
         sqlite3_bind_int64(q, 1, id);
-        sqlite3_bind_int64(q, 2, lastmod);
+        sqlite3_bind_int64(q, 2, new_lastmod);
         text(q, 3, c->etag);
         sqlite3_bind_int64(q, 4, seen);
         stats->updated++;
         if ((rc = run(s, q, "cannot update a URL")) == SQLITE_OK
-            && lastmod != old_lastmod) {
-            tx_count(s, ts, page, 0, 0, lastmod);
+            && new_lastmod != old_lastmod) {
+            sm_tx_count(&s->tx, ts, page, 0, 0, new_lastmod);
             rc = indexnow_note(s, ts, c->url);
         }
         return rc;
@@ -1097,15 +950,15 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
 
 /* Step a DELETE ... RETURNING page, xml_len to its end, counting what
  * left which page. */
-static int delete_rows(sqlite_store *s, sqlite3_stmt *q, tx_site *ts,
+static int delete_rows(sqlite_store *s, sqlite3_stmt *q, sm_tx_site *ts,
                        const char *what, int *removed)
 {
     int rc;
 
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         int in_rc;
-        tx_count(s, ts, sqlite3_column_int64(q, 0), -1,
-                 sqlite3_column_int64(q, 1), s->tx_now);
+        sm_tx_count(&s->tx, ts, sqlite3_column_int64(q, 0), -1,
+                    sqlite3_column_int64(q, 1), s->tx.now);
         (*removed)++;
         if ((in_rc = indexnow_note(s, ts, (const char *)
                                    sqlite3_column_text(q, 2))) != SQLITE_OK) {
@@ -1126,7 +979,7 @@ static int delete_rows(sqlite_store *s, sqlite3_stmt *q, tx_site *ts,
 static int forget(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
 {
     sqlite3_stmt *q;
-    tx_site *ts;
+    sm_tx_site *ts;
     int rc;
 
     if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
@@ -1146,7 +999,7 @@ static apr_status_t sqlite_apply(sm_store *st, const sm_change *changes,
 
     memset(stats, 0, sizeof(*stats));
     if ((rc = tx_start(s)) != SQLITE_OK) {
-        apr_pool_clear(s->tx_pool);
+        sm_tx_end(&s->tx);
         return sqlite_status(rc);
     }
     for (i = 0; i < n; i++) {
@@ -1205,7 +1058,7 @@ static apr_status_t sqlite_expire(sm_store *st, const sm_site_conf *site,
      * ids ended when it began. */
     end = row.next_id;
     for (lo = SITE_FIRST_ID(row.id); lo < end; lo += EXPIRE_CHUNK) {
-        tx_site *ts;
+        sm_tx_site *ts;
 
         /* The site's row is read again inside each transaction: another
          * process may have added URLs or opened a page meanwhile. */
@@ -1883,7 +1736,7 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
     s->base.path = apr_pstrdup(p, path);
     s->base.pool = p;
     s->base.log = log;
-    if (apr_pool_create(&s->tx_pool, p) != APR_SUCCESS)
+    if (apr_pool_create(&s->tx.pool, p) != APR_SUCCESS)
         return APR_ENOMEM;
     if ((flags & SM_STORE_CREATE) && !readonly)
         oflags |= SQLITE_OPEN_CREATE;

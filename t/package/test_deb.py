@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.join(TOP, "t", "integration"))
 import sitemap_check  # noqa: E402  (the checks every served sitemap gets)
 
 SUITE = "bookworm"
-PACKAGES = ["apache2", "libsqlite3-0"]
+PACKAGES = ["apache2", "libsqlite3-0", "libpq5"]
 CACHE_DIR = "/var/cache/mod_sitemap-test"
 STATEDIR = "/var/lib/apache2/sitemap"
 

@@ -795,6 +795,51 @@ static void test_escaped_len(void **state)
     assert_int_equal(sm_xml_escaped_len("'\"<>"), 6 + 6 + 4 + 4);
 }
 
+/* Passwords never reach a log: sm_uri_mask hides them wherever a URI
+ * may hold one, and leaves everything else as it was. */
+static void test_uri_mask(void **state)
+{
+    static const char *const cases[][2] = {
+        { "/var/lib/apache2/sitemap/sitemap.db",
+          "/var/lib/apache2/sitemap/sitemap.db" },
+        { "postgresql://sitemap@db.example.com/sitemap",
+          "postgresql://sitemap@db.example.com/sitemap" },
+        { "postgresql://sitemap:pw@db.example.com/sitemap",
+          "postgresql://sitemap:***@db.example.com/sitemap" },
+        { "postgres://u:p%40ss:w@h1:5432,h2/db?sslmode=require",
+          "postgres://u:***@h1:5432,h2/db?sslmode=require" },
+        /* an @ in the password (not encoded): the last @ ends it */
+        { "postgresql://u:a@b@host/db", "postgresql://u:***@host/db" },
+        { "postgresql://host/db?user=u&password=pw&sslmode=require",
+          "postgresql://host/db?user=u&password=***&sslmode=require" },
+        { "postgresql://host/db?PASSWORD=pw",
+          "postgresql://host/db?PASSWORD=***" },
+        { "postgresql://u:x@host?sslpassword=k&password=pw",
+          "postgresql://u:***@host?sslpassword=***&password=***" },
+        { "postgresql://host:5432/db?passfile=/etc/apache2/sitemap.pgpass",
+          "postgresql://host:5432/db?passfile=/etc/apache2/sitemap.pgpass" },
+        { "postgresql://", "postgresql://" },
+        { "postgresql://:pw@", "postgresql://:***@" },
+    };
+    unit_ctx *u = *state;
+    apr_size_t i;
+
+    for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        assert_string_equal(sm_uri_mask(u->pool, cases[i][0]), cases[i][1]);
+    assert_true(sm_store_is_pg("postgres://h/db"));
+    assert_true(sm_store_is_pg("postgresql://h/db"));
+    assert_false(sm_store_is_pg("postgresq://h/db"));
+    assert_false(sm_store_is_pg("db/postgresql://x"));
+    /* libpq's own parser judges a URI; the rejected token is not shown
+     * when the URI holds a password. */
+    assert_null(sm_store_pg_uri_check(u->pool, "postgresql://u:pw@h/db"
+                                      "?sslmode=require"));
+    assert_non_null(sm_store_pg_uri_check(u->pool, "postgresql://h/db"
+                                          "?nosuch=1"));
+    assert_null(strstr(sm_store_pg_uri_check(u->pool, "postgresql://u:s%zz"
+                                             "@h/db"), "s%zz"));
+}
+
 /* The -wal file stays bounded however much is written: 12,000 new URLs in
  * the recorder's batches of 1,000 (about 18 MB of WAL without a
  * checkpoint; the old bound was 40 MB) leave it under 8 MiB (README, The
@@ -859,6 +904,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refuses_foreign_files, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_is_current, unit_setup, unit_teardown),
         cmocka_unit_test(test_escaped_len),
+        cmocka_unit_test_setup_teardown(test_uri_mask, unit_setup, unit_teardown),
     };
     apr_initialize();
     return cmocka_run_group_tests(tests, NULL, NULL);

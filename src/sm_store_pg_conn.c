@@ -1,0 +1,309 @@
+/* sm_store_pg_conn.c: the PostgreSQL store's connection, statements and
+ * schema (see sm_store_pg.h). */
+#include "sm_store_pg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Schema steps: entry i upgrades schema_version i to i + 1. */
+static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
+    /* 0 -> 1 */
+    "CREATE TABLE sitemap_meta("
+    "  key text PRIMARY KEY, value text NOT NULL);"
+    "INSERT INTO sitemap_meta(key, value) VALUES"
+    "  ('store_id', substr(md5(random()::text || clock_timestamp()::text),"
+    "               1, 16)),"
+    "  ('created', floor(extract(epoch FROM now()))::bigint::text),"
+    "  ('schema_version', '0');"
+    /* 2^22 sites: a URL id is site << 40 + n in a bigint. */
+    "CREATE SEQUENCE sitemap_site_ids MAXVALUE 4194303;"
+    "CREATE TABLE sitemap_sites("
+    "  id bigint PRIMARY KEY,"
+    "  base text NOT NULL UNIQUE,"
+    "  page_size integer NOT NULL DEFAULT 50000,"
+    "  last_page bigint NOT NULL DEFAULT 1,"
+    "  url_count bigint NOT NULL DEFAULT 0,"
+    "  next_id bigint NOT NULL,"
+    "  settings text NOT NULL DEFAULT '',"
+    "  index_changed bigint NOT NULL DEFAULT 0,"
+    "  settings_changed bigint NOT NULL DEFAULT 0,"
+    "  expiry_claimed bigint NOT NULL DEFAULT 0);"
+    "CREATE TABLE sitemap_urls("
+    "  id bigint PRIMARY KEY,"
+    "  site_id bigint NOT NULL,"
+    "  url text NOT NULL,"
+    "  page bigint NOT NULL,"
+    "  lastmod bigint NOT NULL,"
+    "  etag text,"
+    "  first_seen bigint NOT NULL,"
+    "  last_seen bigint NOT NULL,"
+    "  xml_len integer NOT NULL,"
+    "  UNIQUE(site_id, url));"
+    "CREATE TABLE sitemap_pages("
+    "  site_id bigint NOT NULL,"
+    "  page bigint NOT NULL,"
+    "  url_count bigint NOT NULL DEFAULT 0,"
+    "  xml_bytes bigint NOT NULL DEFAULT 0,"
+    "  lastmod bigint NOT NULL DEFAULT 0,"
+    "  changed bigint NOT NULL DEFAULT 0,"
+    "  version bigint NOT NULL DEFAULT 0,"
+    "  first_id bigint NOT NULL,"
+    "  PRIMARY KEY(site_id, page));",
+};
+
+/* ---- statements -------------------------------------------------------- */
+
+
+
+
+void sm_pg_set_error(pg_store *s, const char *what, const PGresult *res)
+{
+    const char *msg = res ? PQresultErrorMessage(res) : "";
+    apr_size_t len;
+
+    if (!msg || !*msg)
+        msg = s->conn ? PQerrorMessage(s->conn) : "out of memory";
+    apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg), "%s: %s", what,
+                 msg && *msg ? msg : "unknown error");
+    /* The first line: PostgreSQL's LINE/HINT lines quote the statement. */
+    s->base.errmsg[strcspn(s->base.errmsg, "\n")] = '\0';
+    len = strlen(s->base.errmsg);
+    while (len && (s->base.errmsg[len - 1] == '\n'
+                   || s->base.errmsg[len - 1] == ' '))
+        s->base.errmsg[--len] = '\0';
+}
+
+/* Run sql with ps; the result on success (PQclear it), NULL (errmsg set)
+ * otherwise. */
+static PGresult *sm_pg_succeeded(pg_store *s, const char *what, PGresult *res)
+{
+    ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK)
+        return res;
+    sm_pg_set_error(s, what, res);
+    PQclear(res);
+    return NULL;
+}
+
+PGresult *sm_pg_q(pg_store *s, const char *what, const char *sql,
+                  const params *ps)
+{
+    return sm_pg_succeeded(s, what, PQexecParams(s->conn, sql, ps ? ps->n : 0,
+                                                 NULL, ps ? ps->v : NULL, NULL,
+                                                 NULL, 0));
+}
+
+/* A statement without a result worth keeping. */
+int sm_pg_run(pg_store *s, const char *what, const char *sql,
+              const params *ps, apr_int64_t *changed)
+{
+    PGresult *res = sm_pg_q(s, what, sql, ps);
+
+    if (!res)
+        return -1;
+    if (changed)
+        *changed = apr_atoi64(PQcmdTuples(res));
+    PQclear(res);
+    return 0;
+}
+
+
+/* Simple-protocol text (several statements, no parameters). */
+PGresult *sm_pg_exec(pg_store *s, const char *what, const char *sql)
+{
+    return sm_pg_succeeded(s, what, PQexec(s->conn, sql));
+}
+
+/* Start a transaction with bounded waits; *now (when not NULL) gets the
+ * database's time in seconds. */
+int sm_pg_begin(pg_store *s, const char *mode, apr_int64_t *now)
+{
+    char sql[256];
+    PGresult *res;
+
+    apr_snprintf(sql, sizeof(sql), "BEGIN %s; SET LOCAL lock_timeout = %d;"
+                 " SET LOCAL statement_timeout = '" STATEMENT_TIMEOUT "';"
+                 " SELECT floor(extract(epoch FROM now()))::bigint", mode,
+                 s->lock_timeout_ms);
+    if (!(res = sm_pg_exec(s, "cannot start a transaction", sql)))
+        return -1;
+    if (now)
+        *now = i64(res, 0, 0);
+    PQclear(res);
+    return 0;
+}
+
+void sm_pg_rollback(pg_store *s)
+{
+    if (s->conn && PQtransactionStatus(s->conn) != PQTRANS_IDLE)
+        PQclear(PQexec(s->conn, "ROLLBACK"));
+}
+
+/* The connection, made again when it broke (a restarted or unreachable
+ * database: connect_timeout bounds the wait). */
+int sm_pg_connection(pg_store *s)
+{
+    if (PQstatus(s->conn) != CONNECTION_OK) {
+        PQreset(s->conn);
+        if (PQstatus(s->conn) != CONNECTION_OK) {
+            sm_pg_set_error(s, "cannot connect", NULL);
+            return -1;
+        }
+    }
+    sm_pg_rollback(s);        /* a transaction a failure left open */
+    return 0;
+}
+
+int sm_pg_start(pg_store *s, const char *mode, apr_int64_t *now)
+{
+    if (sm_pg_connection(s) != 0)
+        return -1;
+    if (sm_pg_begin(s, mode, now) == 0)
+        return 0;
+    if (PQstatus(s->conn) == CONNECTION_OK)
+        return -1;
+    /* The server closed the connection (it restarted): once more, on a
+     * new one, rather than fail once per connection after every restart. */
+    return sm_pg_connection(s) == 0 && sm_pg_begin(s, mode, now) == 0
+           ? 0 : -1;
+}
+
+/* ---- opening --------------------------------------------------------- */
+
+/* The schema's version; 0 when its tables are not there. */
+int sm_pg_schema_version(pg_store *s, int *version)
+{
+    PGresult *res = sm_pg_q(s, "cannot read the schema version", "SELECT"
+                            " to_regclass('sitemap_meta') IS NULL", NULL);
+    int missing;
+
+    /* (asked first: a query naming a missing table fails as a whole) */
+    if (!res)
+        return -1;
+    missing = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+    PQclear(res);
+    *version = 0;
+    if (missing)
+        return 0;
+    if (!(res = sm_pg_q(s, "cannot read the schema version",
+                        "SELECT value FROM"
+                        " sitemap_meta WHERE key = 'schema_version'", NULL)))
+        return -1;
+    if (PQntuples(res) == 1)
+        *version = atoi(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return 0;
+}
+
+int sm_pg_migrate(pg_store *s, int create)
+{
+    PGresult *res;
+    int version;
+
+    if (sm_pg_schema_version(s, &version) != 0)
+        return -1;
+    if (version == SM_PG_SCHEMA_VERSION)
+        return 0;
+    if (version > SM_PG_SCHEMA_VERSION) {
+        apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg), "schema version "
+                     "%d is newer than this mod_sitemap understands (%d)",
+                     version, SM_PG_SCHEMA_VERSION);
+        return -1;
+    }
+    if (!create) {
+        apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg), version
+                     ? "schema version %d needs an upgrade to %d; let the "
+                       "module or a sitemapctl command that writes open it"
+                     : "not a mod_sitemap store yet (no table sitemap_meta; "
+                       "the module creates the tables on first use)",
+                     version, SM_PG_SCHEMA_VERSION);
+        return -1;
+    }
+    /* One server at a time: a lock for the transaction (pooler-safe). */
+    if (sm_pg_begin(s, "", NULL) != 0)
+        return -1;
+    if (!(res = sm_pg_exec(s, "cannot lock the schema",
+                           "SELECT pg_advisory_xact_lock"
+                           "(" SCHEMA_LOCK_KEY ")")))
+        goto fail;
+    PQclear(res);
+    if (sm_pg_schema_version(s, &version) != 0)
+        goto fail;
+    for (; version < SM_PG_SCHEMA_VERSION; version++) {
+        char sql[96];
+        if (!(res = sm_pg_exec(s, "cannot create the schema",
+                               schema_steps[version])))
+            goto denied;
+        PQclear(res);
+        apr_snprintf(sql, sizeof(sql), "UPDATE sitemap_meta SET value = '%d'"
+                     " WHERE key = 'schema_version'", version + 1);
+        if (!(res = sm_pg_exec(s, "cannot set the schema version", sql)))
+            goto fail;
+        PQclear(res);
+    }
+    if (!(res = sm_pg_exec(s, "cannot commit the schema", "COMMIT")))
+        goto fail;
+    PQclear(res);
+    return 0;
+
+denied:
+    /* Say what to do when the role may not create tables. */
+    if (strstr(s->base.errmsg, "permission denied")) {
+        apr_size_t len = strlen(s->base.errmsg);
+        apr_snprintf(s->base.errmsg + len, sizeof(s->base.errmsg) - len,
+                     " (the role needs CREATE on the schema once, or the "
+                     "tables created by their owner: see the README, "
+                     "\"PostgreSQL\")");
+    }
+fail:
+    sm_pg_rollback(s);
+    return -1;
+}
+
+int sm_store_is_pg(const char *where)
+{
+    return where && (strncmp(where, "postgresql://", 13) == 0
+                     || strncmp(where, "postgres://", 11) == 0);
+}
+
+const char *sm_store_pg_uri_check(apr_pool_t *p, const char *uri)
+{
+    char *err = NULL;
+    PQconninfoOption *opts = PQconninfoParse(uri, &err);
+    const char *why;
+    apr_size_t len;
+
+    if (opts) {
+        PQconninfoFree(opts);
+        return NULL;
+    }
+    why = apr_pstrdup(p, err ? err : "out of memory");
+    PQfreemem(err);
+    len = strlen(why);
+    while (len && why[len - 1] == '\n')
+        len--;
+    why = apr_pstrmemdup(p, why, len);
+    /* libpq quotes the token it rejects, which may be the password. */
+    if (strcmp(sm_uri_mask(p, uri), uri) != 0 && strchr(why, '"'))
+        why = apr_pstrcat(p, apr_pstrmemdup(p, why, (apr_size_t)
+                                            (strchr(why, '"') - why)),
+                          "(the value is not shown: the URI holds a "
+                          "password)", NULL);
+    return why;
+}
+
+PGconn *sm_pg_connect_to(const char *uri)
+{
+    /* Defaults the URI may override (it is expanded last): bounded waits
+     * for connecting and for a peer that vanished mid-query. */
+    const char *keys[] = {
+        "connect_timeout", "keepalives_idle", "keepalives_interval",
+        "keepalives_count", "tcp_user_timeout", "fallback_application_name",
+        "client_encoding", "dbname", NULL
+    };
+    const char *vals[] = {
+        "5", "10", "5", "3", "30000", "mod_sitemap", "UTF8", uri, NULL
+    };
+    return PQconnectdbParams(keys, vals, 1);
+}
