@@ -299,7 +299,10 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 
             rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
             if (rv != APR_SUCCESS) {
-                ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, "cannot read the "
+                /* The producer (a proxy, a CGI) logs its own failure; a
+                 * backend failing on every request must not make us flood
+                 * the log too. */
+                ap_log_rerror(APLOG_MARK, APLOG_INFO, rv, r, "cannot read the "
                               "robots.txt body");
                 return rv;
             }

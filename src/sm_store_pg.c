@@ -571,7 +571,10 @@ static const sm_store_ops pg_ops = {
     sm_pg_read_begin, sm_pg_read_end, sm_pg_site_info, sm_pg_page_urls,
     sm_pg_site_row, sm_pg_site_stats, sm_pg_url_rows, sm_pg_about,
     pg_sync_sites,
-    sm_pg_recent
+    sm_pg_recent,
+    /* IndexNow's pending list is SQLite's only so far: the sender and
+     * sitemapctl say so (APR_ENOTIMPL). */
+    NULL, NULL, NULL, NULL
 };
 
 /* ---- opening --------------------------------------------------------- */
