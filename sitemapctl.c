@@ -790,6 +790,7 @@ static int cmd_stats(ctl *c)
     sm_store_about about;
     sm_store *st;
     apr_int64_t size, wal;
+    apr_status_t rv;
     int rc, i;
 
     if ((rc = open_store(c, OPEN_READ, &st)) != EX_OK)
@@ -797,9 +798,16 @@ static int cmd_stats(ctl *c)
     if (sm_store_read_begin(st) != APR_SUCCESS
         || sm_store_about_file(st, c->pool, &about) != APR_SUCCESS
         || sm_store_site_stats(st, c->pool, c->site, &sites)
-           != APR_SUCCESS
-        || sm_store_indexnow_stats(st, c->pool, c->site, &indexnow)
            != APR_SUCCESS) {
+        say("%s: %s", c->db, sm_store_error(st));
+        sm_store_read_end(st);
+        return EX_STORE;
+    }
+    /* A backend without IndexNow (PostgreSQL so far) has no such lines. */
+    rv = sm_store_indexnow_stats(st, c->pool, c->site, &indexnow);
+    if (APR_STATUS_IS_ENOTIMPL(rv))
+        indexnow = apr_array_make(c->pool, 1, sizeof(sm_indexnow_stats));
+    else if (rv != APR_SUCCESS) {
         say("%s: %s", c->db, sm_store_error(st));
         sm_store_read_end(st);
         return EX_STORE;
