@@ -118,6 +118,8 @@ int sitemap_translate_name(request_rec *r);
 void sitemap_record_prefetch(const request_rec *r,
                              const sitemap_server_conf *conf);
 int sitemap_map_to_storage(request_rec *r);
+/* Claim r for one of our handlers (named "sitemap..."): not a file. */
+int sitemap_claim(request_rec *r, const char *handler);
 int sitemap_handler(request_rec *r);
 void sitemap_robots_register(apr_pool_t *p);
 /* Why the store's path cannot hold a store (exists and is not a regular

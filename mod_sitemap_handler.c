@@ -45,16 +45,24 @@ SM_HOT int sitemap_translate_name(request_rec *r)
         sitemap_record_prefetch(r, conf);
         return DECLINED;
     }
-    r->handler = SITEMAP_HANDLER;
+    return sitemap_claim(r, SITEMAP_HANDLER);
+}
+
+/* A URL one of our handlers answers, whatever the document root holds:
+ * its filename is no file's, so that map_to_storage skips it. */
+int sitemap_claim(request_rec *r, const char *handler)
+{
+    r->handler = handler;
     r->filename = apr_pstrcat(r->pool, "sitemap:", r->uri, NULL);
     return OK;
 }
 
-/* Not a file: no directory walk, no stat (as mod_proxy does). */
+/* Not a file: no directory walk, no stat (as mod_proxy does), for what
+ * sitemap_claim claimed (its handler still ours: nothing replaced it). */
 SM_HOT int sitemap_map_to_storage(request_rec *r)
 {
-    if (r->handler && strcmp(r->handler, SITEMAP_HANDLER) == 0
-        && r->filename && strncmp(r->filename, "sitemap:", 8) == 0)
+    if (r->filename && strncmp(r->filename, "sitemap:", 8) == 0
+        && r->handler && strncmp(r->handler, "sitemap", 7) == 0)
         return OK;
     return DECLINED;
 }

@@ -51,17 +51,7 @@ static int views_translate_name(request_rec *r)
     if (conf->enabled != 1 || !conf->site.base || r->main || !r->uri
         || r->uri[0] != '/' || !view_of(conf, r->uri, &name))
         return DECLINED;
-    r->handler = VIEW_HANDLER;
-    r->filename = apr_pstrcat(r->pool, "sitemap:", r->uri, NULL);
-    return OK;
-}
-
-static int views_map_to_storage(request_rec *r)
-{
-    if (r->handler && strcmp(r->handler, VIEW_HANDLER) == 0
-        && r->filename && strncmp(r->filename, "sitemap:", 8) == 0)
-        return OK;
-    return DECLINED;
+    return sitemap_claim(r, VIEW_HANDLER);
 }
 
 /* ---- HTTP ------------------------------------------------------------------ */
@@ -308,6 +298,5 @@ void sitemap_views_register(apr_pool_t *p)
     /* Before mod_rewrite (APR_HOOK_FIRST), as the sitemap's own. */
     ap_hook_translate_name(views_translate_name, NULL, NULL,
                            APR_HOOK_REALLY_FIRST);
-    ap_hook_map_to_storage(views_map_to_storage, NULL, NULL, APR_HOOK_FIRST);
     ap_hook_handler(views_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }
