@@ -6,9 +6,8 @@
 # archive so each target links only what it uses.
 CC       = clang
 BUILD    = t/fuzz/build
-# libpq when installed: a store backend may use it.
-PKGS     = apr-1 apr-util-1 sqlite3 libpcre2-8 zlib libcurl \
-           $(shell pkg-config --exists libpq && echo libpq)
+# The core's libraries (configure.ac requires each of them).
+PKGS     = apr-1 apr-util-1 sqlite3 libpcre2-8 zlib libcurl libpq
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 # -Werror for the targets only: the core's warnings are the normal build's
 # job (gcc, --enable-werror); clang's own extra ones must not stop fuzzing.
