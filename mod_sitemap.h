@@ -120,6 +120,9 @@ void sitemap_record_prefetch(const request_rec *r,
 int sitemap_map_to_storage(request_rec *r);
 /* Claim r for one of our handlers (named "sitemap..."): not a file. */
 int sitemap_claim(request_rec *r, const char *handler);
+/* A 304 sent through the output filters (mod_cache sees it): OK or
+ * AP_FILTER_ERROR. */
+int sitemap_not_modified(request_rec *r);
 int sitemap_handler(request_rec *r);
 void sitemap_robots_register(apr_pool_t *p);
 /* Why the store's path cannot hold a store (exists and is not a regular

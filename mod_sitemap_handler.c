@@ -48,6 +48,21 @@ SM_HOT int sitemap_translate_name(request_rec *r)
     return sitemap_claim(r, SITEMAP_HANDLER);
 }
 
+/* A 304 answered through the normal filters, not the error path:
+ * mod_cache's save filter must see the 304 to its own revalidation (the
+ * error path drops it).  OK, or AP_FILTER_ERROR. */
+int sitemap_not_modified(request_rec *r)
+{
+    apr_bucket_brigade *bb = apr_brigade_create(r->pool,
+                                                r->connection->bucket_alloc);
+
+    r->status = HTTP_NOT_MODIFIED;
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(
+                            r->connection->bucket_alloc));
+    return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS
+           ? OK : AP_FILTER_ERROR;
+}
+
 /* A URL one of our handlers answers, whatever the document root holds:
  * its filename is no file's, so that map_to_storage skips it. */
 int sitemap_claim(request_rec *r, const char *handler)
@@ -371,18 +386,8 @@ static SM_NOINLINE int serve(request_rec *r)
     if (status != OK || r->header_only) {
         sm_store_read_end(st);
         apr_reslist_release(conf->readers, st);
-        if (status == HTTP_NOT_MODIFIED) {
-            /* Answered through the normal filters, not the error path:
-             * mod_cache's save filter must see the 304 to its own
-             * revalidation (the error path drops it). */
-            apr_bucket_brigade *bb = apr_brigade_create(r->pool,
-                                          r->connection->bucket_alloc);
-            r->status = HTTP_NOT_MODIFIED;
-            APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(
-                                    r->connection->bucket_alloc));
-            return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS
-                   ? OK : AP_FILTER_ERROR;
-        }
+        if (status == HTTP_NOT_MODIFIED)
+            return sitemap_not_modified(r);
         return status;
     }
 

@@ -73,15 +73,8 @@ static int conditions(request_rec *r)
 {
     int status = ap_meets_conditions(r);
 
-    if (status == HTTP_NOT_MODIFIED) {
-        apr_bucket_brigade *bb = apr_brigade_create(r->pool,
-                                     r->connection->bucket_alloc);
-        r->status = HTTP_NOT_MODIFIED;
-        APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(
-                                r->connection->bucket_alloc));
-        return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS
-               ? DONE : AP_FILTER_ERROR;
-    }
+    if (status == HTTP_NOT_MODIFIED)
+        return sitemap_not_modified(r) == OK ? DONE : AP_FILTER_ERROR;
     return status;
 }
 
