@@ -32,43 +32,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sitemapctl.h"
 #include "sm_ctl.h"
 #include "sm_document.h"
-#include "sm_fs.h"
-#include "sm_import.h"
-#include "sm_progress.h"
 #include "sm_rules.h"
 #include "sm_sitemap.h"
 #include "sm_store.h"
 #include "sm_url.h"
 #include "sm_xml.h"
 
-#define EX_OK           0
-#define EX_CHECK        1
-#define EX_USAGE        2
-#define EX_NO_STORE     3
-#define EX_UNKNOWN_SITE 4
-#define EX_LOG          5
-#define EX_STORE        6
-#define EX_WRITE        7
-
-#define BUSY_TIMEOUT_MS 5000
-/* Changes per write transaction; between two, the module gets its turn. */
-#define BATCH           50000
-#define PAUSE           apr_time_from_msec(110)
-
-static const char *progname = "sitemapctl";
+const char *progname = "sitemapctl";
 
 /* ---- messages ---------------------------------------------------------------- */
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
+void say(const char *fmt, ...)
 {
     va_list ap;
     fprintf(stderr, "%s: ", progname);
@@ -85,9 +66,9 @@ static void log_to_stderr(void *baton, sm_log_level level, apr_status_t rv,
     say("%s%s", level == SM_LOG_ERR ? "" : "warning: ", msg);
 }
 
-static const sm_logger logger = { log_to_stderr, NULL, SM_LOG_WARN };
+const sm_logger logger = { log_to_stderr, NULL, SM_LOG_WARN };
 
-static const char *w3c(apr_pool_t *p, apr_time_t t)
+const char *w3c(apr_pool_t *p, apr_time_t t)
 {
     char *buf;
     if (!t)
@@ -99,58 +80,6 @@ static const char *w3c(apr_pool_t *p, apr_time_t t)
 
 /* ---- commands and their options ----------------------------------------- */
 
-typedef struct {
-    apr_pool_t *pool;
-    const char *command;
-    const char *db;                     /* as shown: a URI's password
-                                           masked (sm_uri_mask) */
-    const char *uri;                    /* DB as given: what is opened */
-    const char *site;                   /* canonical */
-    apr_int64_t page;                   /* --page, 0: every page */
-    apr_array_header_t *excludes;       /* sm_regex * */
-    apr_array_header_t *allow_query;    /* const char * */
-    apr_interval_time_t older_than;
-    apr_time_t lastmod;                 /* --lastmod, 0: none */
-    int page_size;                      /* --page-size, 0: not given */
-    int all_types;
-    int all;                            /* --all */
-    apr_array_header_t *args;           /* positional, after DB */
-    int as_owner;                       /* root acting as the store's owner */
-    int give_created;                   /* root, for an owner who cannot
-                                           reach the directory */
-    uid_t owner_uid;
-    gid_t owner_gid;
-} ctl;
-
-#define O_SITE        0x001
-#define O_PAGE        0x002
-#define O_EXCLUDE     0x004
-#define O_ALLOW_QUERY 0x008
-#define O_OLDER_THAN  0x010
-#define O_LASTMOD     0x020
-#define O_PAGE_SIZE   0x040
-#define O_ALL_TYPES   0x080
-#define O_ALL         0x100
-
-typedef struct {
-    const char *name;
-    int opts;           /* allowed options */
-    int site_required;
-    int min_args, max_args;     /* positional arguments after DB */
-    int (*run)(ctl *c);
-    const char *usage;
-    const char *help;
-} command;
-
-static int cmd_stats(ctl *c);
-static int cmd_list(ctl *c);
-static int cmd_import(ctl *c);
-static int cmd_add(ctl *c);
-static int cmd_remove(ctl *c);
-static int cmd_export(ctl *c);
-static int cmd_prune(ctl *c);
-static int cmd_check(ctl *c);
-static int cmd_indexnow(ctl *c);
 
 static const command commands[] = {
     { "stats", O_SITE, 0, 0, 0, cmd_stats,
@@ -270,9 +199,7 @@ static void usage_cmd(FILE *out, const command *cmd)
             exit_statuses);
 }
 
-static int usage_error(const command *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int usage_error(const command *cmd, const char *fmt, ...)
+int usage_error(const command *cmd, const char *fmt, ...)
 {
     va_list ap;
     fprintf(stderr, "%s: ", progname);
@@ -285,6 +212,15 @@ static int usage_error(const command *cmd, const char *fmt, ...)
     fprintf(stderr, "Try '%s %s%s--help'.\n", progname,
             cmd ? cmd->name : "", cmd ? " " : "");
     return EX_USAGE;
+}
+
+const command *find_command(const char *name)
+{
+    const command *cmd;
+    for (cmd = commands; cmd->name; cmd++)
+        if (strcmp(cmd->name, name) == 0)
+            return cmd;
+    return NULL;
 }
 
 /* ---- argument values ------------------------------------------------------ */
@@ -466,287 +402,6 @@ static int parse_args(ctl *c, const command *cmd, int argc,
     return EX_OK;
 }
 
-/* ---- the store ------------------------------------------------------------ */
-
-enum { OPEN_READ, OPEN_WRITE, OPEN_CREATE };
-
-/* ---- running as root ---------------------------------------------------------
- *
- * The store's directory usually belongs to httpd's User, who can put a
- * link where root expects the store or a journal: root opening, creating
- * (SQLite) or chowning through it would hand a root file to that user.  So
- * sitemapctl, run as root, works on a store that is not root's with the
- * identity (effective uid, gid and groups) of the store's owner, or of its
- * directory's owner for a store it creates: what it creates is theirs, and
- * a link they planted leads nowhere they could not go.  The store and its
- * journals must also not be links, hard links or other than regular files
- * (checked without following links, see sm_fs.h), as export keeps root's
- * identity to write its files. */
-
-static gid_t root_groups[64];
-static int root_ngroups = -1;
-
-static int act_as(ctl *c, int owner)
-{
-    int ok;
-
-    if (owner) {
-        if (root_ngroups < 0)
-            root_ngroups = getgroups(64, root_groups);
-        ok = setgroups(1, &c->owner_gid) == 0 && setegid(c->owner_gid) == 0
-             && seteuid(c->owner_uid) == 0;
-    }
-    else
-        ok = seteuid(0) == 0 && setegid(0) == 0
-             && setgroups(root_ngroups > 0 ? (size_t)root_ngroups : 0,
-                          root_groups) == 0;
-    if (!ok)
-        say("cannot switch to uid %ld: %s", owner ? (long)c->owner_uid : 0L,
-            strerror(errno));
-    return ok;
-}
-
-/* EX_OK, or EX_NO_STORE (said) when the store is not safe to open.  A
- * command that writes (writing) also takes over a store of root's in a
- * directory of another user's (left by an older sitemapctl or module): it
- * gives the store and its journals to that user first, as the module does
- * at start-up. */
-static int guard_store(ctl *c, int become_owner, int writing)
-{
-    static const char *const journals[] = { "", "-wal", "-shm" };
-    const char *dir, *name;
-    struct stat sb, dsb;
-    char err[512];
-    int dirfd, take_over;
-    apr_size_t i;
-
-    if (geteuid() != 0 || c->as_owner)
-        return EX_OK;
-    sm_fs_split(c->pool, c->db, &dir, &name);
-    if (sm_fs_open_dir(dir, 0, SM_FS_KEEP_ID, SM_FS_KEEP_ID, &dirfd, err,
-                       sizeof(err)) != APR_SUCCESS) {
-        say("cannot open the store %s: %s", c->db, err);
-        return EX_NO_STORE;
-    }
-    if (fstat(dirfd, &dsb) != 0) {
-        say("cannot open the store %s: %s", c->db, strerror(errno));
-        close(dirfd);
-        return EX_NO_STORE;
-    }
-    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
-        sb = dsb;                       /* a new store: the directory's */
-    take_over = become_owner && writing && sb.st_uid == 0 && dsb.st_uid != 0;
-    for (i = 0; i < sizeof(journals) / sizeof(journals[0]); i++) {
-        const char *f = apr_pstrcat(c->pool, name, journals[i], NULL);
-        apr_status_t rv = sm_fs_give_file(dirfd, f, take_over ? dsb.st_uid
-                                          : SM_FS_KEEP_ID, take_over
-                                          ? dsb.st_gid : SM_FS_KEEP_ID,
-                                          err, sizeof(err));
-        if (rv != APR_SUCCESS && !APR_STATUS_IS_ENOENT(rv)) {
-            say("refusing the store %s as root: %s%s: %s", c->db, c->db,
-                journals[i], err);
-            close(dirfd);
-            return EX_NO_STORE;
-        }
-    }
-    close(dirfd);
-    if (take_over)
-        sb = dsb;
-    if (!become_owner || sb.st_uid == 0)
-        return EX_OK;
-    c->owner_uid = sb.st_uid;
-    c->owner_gid = sb.st_gid;
-    if (!act_as(c, 1))
-        return EX_NO_STORE;
-    if (faccessat(AT_FDCWD, dir, X_OK, AT_EACCESS) != 0) {
-        /* The owner cannot reach the directory (a 0700 parent of root's),
-         * so cannot have planted anything in it either: root works there
-         * itself, and gives a store it creates to the owner, as the
-         * module would find it. */
-        if (!act_as(c, 0))
-            return EX_NO_STORE;
-        c->give_created = 1;
-        return EX_OK;
-    }
-    c->as_owner = 1;
-    return EX_OK;
-}
-
-/* A store root created for an owner who cannot reach its directory. */
-static void give_created(ctl *c)
-{
-    static const char *const journals[] = { "", "-wal", "-shm" };
-    const char *dir, *name;
-    char err[512];
-    int dirfd;
-    apr_size_t i;
-
-    sm_fs_split(c->pool, c->db, &dir, &name);
-    if (sm_fs_open_dir(dir, 0, SM_FS_KEEP_ID, SM_FS_KEEP_ID, &dirfd, err,
-                       sizeof(err)) != APR_SUCCESS) {
-        say("warning: cannot give %s to uid %ld: %s", c->db,
-            (long)c->owner_uid, err);
-        return;
-    }
-    for (i = 0; i < sizeof(journals) / sizeof(journals[0]); i++) {
-        const char *f = apr_pstrcat(c->pool, name, journals[i], NULL);
-        apr_status_t rv = sm_fs_give_file(dirfd, f, c->owner_uid,
-                                          c->owner_gid, err, sizeof(err));
-        if (rv != APR_SUCCESS && !APR_STATUS_IS_ENOENT(rv))
-            say("warning: cannot give %s%s to uid %ld: %s", c->db,
-                journals[i], (long)c->owner_uid, err);
-    }
-    close(dirfd);
-}
-
-/* Can we write the store and create its journals beside it?  (errno says
- * why not.) */
-static int can_write(ctl *c)
-{
-    const char *dir, *name;
-
-    sm_fs_split(c->pool, c->db, &dir, &name);
-    return faccessat(AT_FDCWD, c->db, R_OK | W_OK, AT_EACCESS) == 0
-        && faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) == 0;
-}
-
-static int open_store(ctl *c, int mode, sm_store **st)
-{
-    char err[512];
-    struct stat sb;
-    int created = 0;
-    int flags = mode == OPEN_READ ? SM_STORE_READONLY
-              : mode == OPEN_CREATE ? SM_STORE_CREATE | SM_STORE_BULK : 0;
-    int rc;
-
-    if (sm_store_is_pg(c->uri)) {
-        /* A database, not a file: the schema is created when missing
-         * (import, add), as the module does. */
-        if (sm_store_open(st, c->pool, c->uri, flags, BUSY_TIMEOUT_MS,
-                          &logger, err, sizeof(err)) != APR_SUCCESS) {
-            say("cannot open the store %s: %s", c->db, err);
-            return EX_NO_STORE;
-        }
-        return EX_OK;
-    }
-    /* export writes its files as root: it only reads the store. */
-    if ((rc = guard_store(c, strcmp(c->command, "export") != 0,
-                          mode != OPEN_READ)) != EX_OK)
-        return rc;
-    if (stat(c->db, &sb) != 0) {
-        if (errno != ENOENT || mode != OPEN_CREATE) {
-            say("cannot open the store %s: %s", c->db, strerror(errno));
-            return EX_NO_STORE;
-        }
-        say("%s does not exist: creating a new store", c->db);
-        created = 1;
-    }
-    else if (!S_ISREG(sb.st_mode)) {
-        say("cannot open the store %s: not a regular file", c->db);
-        return EX_NO_STORE;
-    }
-    else if (mode != OPEN_READ && !can_write(c)) {
-        /* SQLite would open it read-only and fail at the first write. */
-        say("cannot open the store %s for writing: %s", c->db,
-            strerror(errno));
-        return EX_NO_STORE;
-    }
-    else if (mode != OPEN_READ && sb.st_size > 0) {
-        /* Opening read-write switches the file to WAL mode before its
-         * schema is looked at: make sure first, read-only, that it is a
-         * store (an empty file becomes one, as the module does). */
-        apr_pool_t *probe;
-        sm_store *ro;
-        apr_status_t rv;
-
-        apr_pool_create(&probe, c->pool);
-        rv = sm_store_open_sqlite(&ro, probe, c->db,
-                                  SM_STORE_READONLY | SM_STORE_PROBE,
-                                  BUSY_TIMEOUT_MS, &logger, err,
-                                  sizeof(err));
-        apr_pool_destroy(probe);
-        if (rv != APR_SUCCESS) {
-            say("cannot open the store %s: %s", c->db, err);
-            return EX_NO_STORE;
-        }
-    }
-    if (sm_store_open_sqlite(st, c->pool, c->db, flags, BUSY_TIMEOUT_MS,
-                             &logger, err, sizeof(err)) != APR_SUCCESS) {
-        say("cannot open the store %s: %s", c->db, err);
-        return EX_NO_STORE;
-    }
-    if (created && c->give_created)
-        give_created(c);
-    return EX_OK;
-}
-
-/* The site's row; EX_UNKNOWN_SITE (said) when it has none. */
-static int site_row(ctl *c, sm_store *st, sm_site_row *row, int must_exist)
-{
-    if (sm_store_site_row(st, c->pool, c->site, row) != APR_SUCCESS) {
-        say("%s: %s", c->db, sm_store_error(st));
-        return EX_STORE;
-    }
-    if (!row->known && must_exist) {
-        say("the store %s has no site %s (`%s stats %s` lists its sites)",
-            c->db, c->site, progname, c->db);
-        return EX_UNKNOWN_SITE;
-    }
-    return EX_OK;
-}
-
-/* The site as sitemapctl writes to it: the stored page size, no limit on
- * URLs, and no settings (those are the module's to store). */
-static sm_site_conf *site_conf(ctl *c, const sm_site_row *row)
-{
-    sm_site_conf *site = apr_pcalloc(c->pool, sizeof(*site));
-
-    site->base = c->site;
-    site->page_size = row->known && row->page_size > 0 ? row->page_size
-                    : c->page_size ? c->page_size : SM_PAGE_MAX_URLS;
-    if (row->known && c->page_size && c->page_size != row->page_size)
-        say("warning: --page-size %d ignored: the site's page size in the "
-            "store is %d", c->page_size, row->page_size);
-    site->max_urls = 0;
-    site->expire = 0;
-    site->settings = NULL;
-    return site;
-}
-
-/* Apply changes in transactions of BATCH, with a PAUSE after each one.  A
- * writer waiting on SQLite's lock (the module's) sleeps at most 100 ms
- * between two tries, so a pause longer than that lets it in: it never
- * waits for more than one of our transactions (a fraction of a second). */
-/* pg: a meter to move after each transaction, or NULL. */
-static int apply_all(ctl *c, sm_store *st, const sm_change *changes, int n,
-                     sm_apply_stats *total, sm_progress *pg)
-{
-    int off;
-
-    memset(total, 0, sizeof(*total));
-    for (off = 0; off < n; off += BATCH) {
-        int k = n - off < BATCH ? n - off : BATCH;
-        sm_apply_stats s;
-
-        if (sm_store_apply(st, changes + off, k, &s) != APR_SUCCESS) {
-            say("writing to %s failed after %d of %d changes (the last "
-                "transaction changed nothing): %s", c->db, off, n,
-                sm_store_error(st));
-            return EX_STORE;
-        }
-        total->added += s.added;
-        total->updated += s.updated;
-        total->touched += s.touched;
-        total->removed += s.removed;
-        total->refused_full += s.refused_full;
-        if (pg)
-            sm_progress_update(pg, off + k, 0, apr_time_now());
-        if (off + k < n)
-            apr_sleep(PAUSE);
-    }
-    return EX_OK;
-}
-
 /* ---- stats ------------------------------------------------------------------- */
 
 static apr_int64_t file_size(apr_pool_t *p, const char *path,
@@ -784,7 +439,7 @@ static void print_indexnow(ctl *c, const apr_array_header_t *all,
     }
 }
 
-static int cmd_stats(ctl *c)
+int cmd_stats(ctl *c)
 {
     apr_array_header_t *sites, *indexnow;
     sm_store_about about;
@@ -868,7 +523,7 @@ static apr_status_t list_one(void *baton, const char *url, apr_int64_t page,
     return APR_SUCCESS;
 }
 
-static int cmd_list(ctl *c)
+int cmd_list(ctl *c)
 {
     sm_site_row row;
     list_ctx l = { c->site, 0 };
@@ -901,236 +556,6 @@ static int cmd_list(ctl *c)
     return EX_OK;
 }
 
-/* ---- import ------------------------------------------------------------------ */
-
-/* Progress of an import, drawn on standard error when it is a terminal. */
-typedef struct {
-    sm_progress meter;
-    apr_off_t before;           /* bytes of the logs already read */
-} import_progress;
-
-static void import_progress_cb(void *baton, apr_off_t bytes,
-                               apr_uint64_t lines)
-{
-    import_progress *ip = baton;
-    sm_progress_update(&ip->meter, ip->before + bytes, lines,
-                       apr_time_now());
-}
-
-/* A log's size in bytes; -1 when it has none to tell (standard input, a
- * pipe). */
-static apr_off_t log_size(const char *path)
-{
-    struct stat sb;
-    if (strcmp(path, "-") == 0 || stat(path, &sb) != 0
-        || !S_ISREG(sb.st_mode))
-        return -1;
-    return (apr_off_t)sb.st_size;
-}
-
-static int cmd_import(ctl *c)
-{
-    sm_rules rules;
-    apr_array_header_t *types = apr_array_make(c->pool, 1, sizeof(char *));
-    apr_array_header_t *changes;
-    const sm_import_stats *is;
-    sm_apply_stats as;
-    sm_site_row row;
-    sm_site_conf *site;
-    sm_import *im;
-    sm_store *st;
-    apr_time_t t0, t1, t2;
-    import_progress ip;
-    apr_off_t total = 0;
-    char err[512];
-    int rc, i, tty, status = EX_OK;
-    double secs;
-
-    /* Every log must open before anything is changed. */
-    for (i = 0; i < c->args->nelts; i++) {
-        const char *log = APR_ARRAY_IDX(c->args, i, const char *);
-        if (sm_import_check_file(log, err, sizeof(err)) != APR_SUCCESS) {
-            say("%s", err);
-            return EX_LOG;
-        }
-    }
-    if ((rc = open_store(c, OPEN_CREATE, &st)) != EX_OK)
-        return rc;
-    if ((rc = site_row(c, st, &row, 0)) != EX_OK)
-        return rc;
-    if (!row.known)
-        say("the site %s is new to the store %s", c->site, c->db);
-    site = site_conf(c, &row);
-
-    APR_ARRAY_PUSH(types, const char *) = "text/html";
-    rules.content_types = types;
-    rules.excludes = c->excludes;
-    rules.allow_query = c->allow_query;
-    im = sm_import_create(c->pool, &rules, c->site, !c->all_types);
-
-    /* Progress only on a terminal: a log or a pipe gets nothing. */
-    tty = isatty(STDERR_FILENO) ? STDERR_FILENO : -1;
-    for (i = 0; i < c->args->nelts && total >= 0; i++) {
-        apr_off_t size = log_size(APR_ARRAY_IDX(c->args, i, const char *));
-        total = size < 0 ? -1 : total + size;
-    }
-    t0 = apr_time_now();
-    /* The logs are read with the identity they were checked with (root
-     * may read logs the store's owner may not). */
-    if (c->as_owner && !act_as(c, 0))
-        return EX_STORE;
-    sm_progress_start(&ip.meter, tty, "reading logs", total, 1, t0);
-    ip.before = 0;
-    sm_import_set_progress(im, import_progress_cb, &ip);
-    for (i = 0; i < c->args->nelts; i++) {
-        const char *log = APR_ARRAY_IDX(c->args, i, const char *);
-        apr_off_t size = log_size(log);
-        if (sm_import_file(im, log, err, sizeof(err)) != APR_SUCCESS) {
-            sm_progress_end(&ip.meter);
-            say("%s (the lines before it are imported)", err);
-            status = EX_LOG;
-        }
-        ip.before += size > 0 ? size : 0;
-    }
-    sm_progress_end(&ip.meter);
-    if (c->as_owner && !act_as(c, 1))
-        return EX_STORE;
-    t1 = apr_time_now();
-    changes = sm_import_changes(im, c->pool, site);
-    sm_progress_start(&ip.meter, tty, "writing URLs", changes->nelts, 0, t1);
-    rc = apply_all(c, st, (const sm_change *)changes->elts, changes->nelts,
-                   &as, &ip.meter);
-    sm_progress_end(&ip.meter);
-    if (rc != EX_OK)
-        return rc;
-    t2 = apr_time_now();
-
-    is = sm_import_get_stats(im);
-    secs = (double)(t2 - t0) / APR_USEC_PER_SEC;
-    printf("read %" APR_UINT64_T_FMT " lines from %d file%s in %.2f s "
-           "(%.0f lines/s; reading %.2f s, writing %.2f s)\n", is->lines,
-           c->args->nelts, c->args->nelts == 1 ? "" : "s", secs,
-           secs > 0 ? (double)is->lines / secs : 0.0,
-           (double)(t1 - t0) / APR_USEC_PER_SEC,
-           (double)(t2 - t1) / APR_USEC_PER_SEC);
-    printf("  recording lines: %" APR_UINT64_T_FMT "\n", is->record_lines);
-    printf("  forgetting lines: %" APR_UINT64_T_FMT "\n", is->forget_lines);
-    printf("  ignored lines: %" APR_UINT64_T_FMT, is->ignored);
-    for (i = 0; i < is->nreasons; i++)
-        printf("%s%s %" APR_UINT64_T_FMT, i ? ", " : " (",
-               is->reasons[i].why, is->reasons[i].count);
-    printf("%s\n", is->nreasons ? ")" : "");
-    printf("  malformed lines: %" APR_UINT64_T_FMT "\n", is->malformed);
-    for (i = 0; i < is->nsamples; i++)
-        printf("    %s\n", is->samples[i]);
-    if (is->malformed > (apr_uint64_t)is->nsamples)
-        printf("    ...\n");
-    printf("urls: %" APR_UINT64_T_FMT " distinct: %d added, %d already "
-           "stored, %d removed\n", is->urls, as.added,
-           as.touched + as.updated, as.removed);
-    if (fflush(stdout) != 0)
-        return EX_WRITE;
-    return status;
-}
-
-/* ---- add, remove ----------------------------------------------------------- */
-
-/* The URLs of the arguments, normalised; EX_USAGE (said) if one is not
- * valid: nothing is changed then. */
-static int arg_urls(ctl *c, const command *cmd, const char ***urls)
-{
-    int i;
-
-    *urls = apr_palloc(c->pool, sizeof(char *) * (apr_size_t)c->args->nelts);
-    for (i = 0; i < c->args->nelts; i++) {
-        const char *in = APR_ARRAY_IDX(c->args, i, const char *);
-        const char *err = sm_ctl_url(c->pool, c->site, in, NULL,
-                                     &(*urls)[i]);
-        if (err)
-            return usage_error(cmd, "%s", err);
-    }
-    return EX_OK;
-}
-
-static const command *find_command(const char *name)
-{
-    const command *cmd;
-    for (cmd = commands; cmd->name; cmd++)
-        if (strcmp(cmd->name, name) == 0)
-            return cmd;
-    return NULL;
-}
-
-static int cmd_add(ctl *c)
-{
-    const char **urls;
-    sm_change *changes;
-    sm_apply_stats as;
-    sm_site_row row;
-    sm_site_conf *site;
-    sm_store *st;
-    apr_time_t now = apr_time_now();
-    int rc, i;
-
-    if ((rc = arg_urls(c, find_command("add"), &urls)) != EX_OK)
-        return rc;
-    if ((rc = open_store(c, OPEN_CREATE, &st)) != EX_OK)
-        return rc;
-    if ((rc = site_row(c, st, &row, 0)) != EX_OK)
-        return rc;
-    if (!row.known)
-        say("the site %s is new to the store %s", c->site, c->db);
-    site = site_conf(c, &row);
-    changes = apr_pcalloc(c->pool, sizeof(*changes)
-                                   * (apr_size_t)c->args->nelts);
-    for (i = 0; i < c->args->nelts; i++) {
-        changes[i].op = c->lastmod ? SM_CHANGE_RECORD : SM_CHANGE_SEED;
-        changes[i].site = site;
-        changes[i].url = urls[i];
-        changes[i].last_modified = c->lastmod;
-        changes[i].seen = now;
-    }
-    if ((rc = apply_all(c, st, changes, c->args->nelts, &as, NULL)) != EX_OK)
-        return rc;
-    printf("%d added, %d already stored%s\n", as.added,
-           as.touched + as.updated,
-           c->lastmod ? " (lastmod set)" : "");
-    return EX_OK;
-}
-
-static int cmd_remove(ctl *c)
-{
-    const char **urls;
-    sm_change *changes;
-    sm_apply_stats as;
-    sm_site_row row;
-    sm_site_conf *site;
-    sm_store *st;
-    apr_time_t now = apr_time_now();
-    int rc, i;
-
-    if ((rc = arg_urls(c, find_command("remove"), &urls)) != EX_OK)
-        return rc;
-    if ((rc = open_store(c, OPEN_WRITE, &st)) != EX_OK)
-        return rc;
-    if ((rc = site_row(c, st, &row, 1)) != EX_OK)
-        return rc;
-    site = site_conf(c, &row);
-    changes = apr_pcalloc(c->pool, sizeof(*changes)
-                                   * (apr_size_t)c->args->nelts);
-    for (i = 0; i < c->args->nelts; i++) {
-        changes[i].op = SM_CHANGE_FORGET;
-        changes[i].site = site;
-        changes[i].url = urls[i];
-        changes[i].seen = now;
-    }
-    if ((rc = apply_all(c, st, changes, c->args->nelts, &as, NULL)) != EX_OK)
-        return rc;
-    printf("%d removed, %d not stored\n", as.removed,
-           c->args->nelts - as.removed);
-    return EX_OK;
-}
-
 /* ---- indexnow ---------------------------------------------------------------- */
 
 static apr_status_t collect_url(void *baton, const char *url,
@@ -1143,7 +568,7 @@ static apr_status_t collect_url(void *baton, const char *url,
     return APR_SUCCESS;
 }
 
-static int cmd_indexnow(ctl *c)
+int cmd_indexnow(ctl *c)
 {
     const command *cmd = find_command("indexnow");
     apr_array_header_t *all = apr_array_make(c->pool, 64, sizeof(char *));
@@ -1194,7 +619,7 @@ static int cmd_indexnow(ctl *c)
 
 /* ---- export ------------------------------------------------------------------ */
 
-static int cmd_export(ctl *c)
+int cmd_export(ctl *c)
 {
     const char *dir = APR_ARRAY_IDX(c->args, 0, const char *), *err;
     sm_export_result res;
@@ -1257,37 +682,9 @@ static int cmd_export(ctl *c)
     return EX_OK;
 }
 
-/* ---- prune ------------------------------------------------------------------- */
-
-static int cmd_prune(ctl *c)
-{
-    sm_site_conf site;
-    sm_site_row row;
-    sm_store *st;
-    int rc, removed = 0;
-
-    if ((rc = open_store(c, OPEN_WRITE, &st)) != EX_OK)
-        return rc;
-    if ((rc = site_row(c, st, &row, 1)) != EX_OK)
-        return rc;
-    memset(&site, 0, sizeof(site));
-    site.base = c->site;
-    site.page_size = row.page_size;
-    site.expire = c->older_than;
-    /* The module's expiry: transactions of at most 10,000 URLs. */
-    if (sm_store_expire(st, &site, apr_time_now(), 0, &removed)
-        != APR_SUCCESS) {
-        say("%s: %s (%d removed before)", c->db, sm_store_error(st),
-            removed);
-        return EX_STORE;
-    }
-    printf("%d removed\n", removed);
-    return EX_OK;
-}
-
 /* ---- check ------------------------------------------------------------------- */
 
-static int cmd_check(ctl *c)
+int cmd_check(ctl *c)
 {
     apr_array_header_t *problems = apr_array_make(c->pool, 4, sizeof(char *));
     sm_store_about about;
