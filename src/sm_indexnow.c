@@ -142,7 +142,8 @@ const char *sm_indexnow_json(apr_pool_t *p, const sm_indexnow_site *site,
 
 struct sm_indexnow {
     apr_pool_t *pool;
-    const char *db_path;
+    const char *db_path;            /* a file, or a URI: what is opened */
+    const char *db_shown;           /* db_path, a password masked */
     int busy_timeout_ms;
     const sm_logger *log;
     apr_array_header_t *sites;      /* sm_indexnow_site */
@@ -180,6 +181,7 @@ apr_status_t sm_indexnow_create(sm_indexnow **out, apr_pool_t *p,
 
     in->pool = p;
     in->db_path = apr_pstrdup(p, db_path);
+    in->db_shown = sm_uri_mask(p, db_path);
     in->busy_timeout_ms = busy_timeout_ms;
     in->log = log;
     in->sites = apr_array_make(p, 2, sizeof(sm_indexnow_site));
@@ -318,13 +320,13 @@ static sm_store *open_store(sm_indexnow *in)
         in->store = NULL;
         apr_pool_clear(in->store_pool);
     }
-    if (sm_store_open_sqlite(&in->store, in->store_pool, in->db_path, 0,
-                             in->busy_timeout_ms, in->log, err, sizeof(err))
+    if (sm_store_open(&in->store, in->store_pool, in->db_path, 0,
+                      in->busy_timeout_ms, in->log, err, sizeof(err))
         != APR_SUCCESS) {
         /* At most once a minute. */
         if (now - in->store_failed > apr_time_from_sec(60)) {
             sm_log(in->log, SM_LOG_WARN, 0, "IndexNow: cannot open the store "
-                   "'%s' (%s); pending URLs wait", in->db_path, err);
+                   "'%s' (%s); pending URLs wait", in->db_shown, err);
             in->store_failed = now;
         }
         in->store = NULL;

@@ -169,6 +169,7 @@ static int tx_lock_sites(pg_store *s, const void *elts, apr_size_t stride,
 {
     const sm_site_conf **sites = apr_palloc(s->tx.pool, sizeof(*sites)
                                             * (n ? (apr_size_t)n : 1));
+    sm_tx_site *ts;
     int i;
 
     for (i = 0; i < n; i++)
@@ -181,7 +182,9 @@ static int tx_lock_sites(pg_store *s, const void *elts, apr_size_t stride,
             continue;
         if (site_lock(s, sites[i], &row) != 0)
             return -1;
-        sm_tx_site_add(&s->tx, sites[i]->base, &row);
+        ts = sm_tx_site_add(&s->tx, sites[i]->base, &row);
+        ts->conf = sites[i];
+        ts->in_pending = -1;
     }
     return 0;
 }
@@ -321,7 +324,7 @@ static int add_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
         return 0;
     sm_tx_added(&s->tx, ts, page, id, entry, lastmod);
     *added = 1;
-    return 0;
+    return sm_pg_indexnow_note(s, ts, c->url);
 }
 
 static int touch(pg_store *s, apr_int64_t id, apr_int64_t seen,
@@ -384,9 +387,10 @@ static int record(pg_store *s, const sm_change *c, sm_tx_site *ts,
                       " greatest(last_seen,"
                       " $4) WHERE id = $1", &up, NULL) != 0)
             return -1;
-        if (new_lastmod != old_lastmod)
-            sm_tx_count(&s->tx, ts, page, 0, 0, new_lastmod);
-        return 0;
+        if (new_lastmod == old_lastmod)
+            return 0;
+        sm_tx_count(&s->tx, ts, page, 0, 0, new_lastmod);
+        return sm_pg_indexnow_note(s, ts, c->url);
     }
     PQclear(res);
     if (c->op == SM_CHANGE_SEED
@@ -399,7 +403,7 @@ static int record(pg_store *s, const sm_change *c, sm_tx_site *ts,
     return 0;
 }
 
-/* Count what a DELETE ... RETURNING page, xml_len removed. */
+/* Count what a DELETE ... RETURNING page, xml_len, url removed. */
 static int delete_rows(pg_store *s, sm_tx_site *ts, const char *what,
                        const char *sql, const params *ps, int *removed)
 {
@@ -412,6 +416,10 @@ static int delete_rows(pg_store *s, sm_tx_site *ts, const char *what,
         sm_tx_count(&s->tx, ts, i64(res, i, 0), -1, i64(res, i, 1),
                     s->tx.now);
         (*removed)++;
+        if (sm_pg_indexnow_note(s, ts, PQgetvalue(res, i, 2)) != 0) {
+            PQclear(res);
+            return -1;
+        }
     }
     PQclear(res);
     return 0;
@@ -426,7 +434,7 @@ static int forget(pg_store *s, const sm_change *c, sm_tx_site *ts,
     p_str(&ps, c->url);
     return delete_rows(s, ts, "cannot remove a URL", "DELETE FROM"
                        " sitemap_urls WHERE site_id = $1 AND url = $2"
-                       " RETURNING page, xml_len", &ps, &stats->removed);
+                       " RETURNING page, xml_len, url", &ps, &stats->removed);
 }
 
 static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
@@ -518,7 +526,7 @@ static apr_status_t pg_expire(sm_store *st, const sm_site_conf *site,
         p_i64(&ps, before);
         if (delete_rows(s, ts, "cannot expire old URLs", "DELETE FROM"
                         " sitemap_urls WHERE id >= $1 AND id < $2"
-                        " AND last_seen < $3 RETURNING page, xml_len", &ps,
+                        " AND last_seen < $3 RETURNING page, xml_len, url", &ps,
                         removed) != 0
             || tx_commit(s) != 0)
             goto fail;
@@ -572,9 +580,8 @@ static const sm_store_ops pg_ops = {
     sm_pg_site_row, sm_pg_site_stats, sm_pg_url_rows, sm_pg_about,
     pg_sync_sites,
     sm_pg_recent,
-    /* IndexNow's pending list is SQLite's only so far: the sender and
-     * sitemapctl say so (APR_ENOTIMPL). */
-    NULL, NULL, NULL, NULL
+    sm_pg_indexnow_claim, sm_pg_indexnow_finish, sm_pg_indexnow_queue,
+    sm_pg_indexnow_stats
 };
 
 /* ---- opening --------------------------------------------------------- */

@@ -3,7 +3,8 @@
  *
  *   sm_store_pg_conn.c   connecting, statements, the schema
  *   sm_store_pg.c        writing (apply, expire, sites) and opening
- *   sm_store_pg_read.c   reading, administration, check */
+ *   sm_store_pg_read.c   reading, administration, check
+ *   sm_store_pg_indexnow.c  IndexNow's pending list */
 #ifndef SM_STORE_PG_H
 #define SM_STORE_PG_H
 
@@ -109,5 +110,23 @@ apr_status_t sm_pg_about(sm_store *st, apr_pool_t *p, sm_store_about *out);
 apr_status_t sm_pg_recent(sm_store *st, apr_pool_t *p, const char *base,
                           int n, apr_time_t since, apr_array_header_t **urls,
                           apr_array_header_t **days);
+
+/* ---- IndexNow (sm_store_pg_indexnow.c) ------------------------------- */
+
+/* Put url on the pending list of ts's site, when it has SitemapIndexNow On,
+ * in the caller's write transaction: 0, or -1 (errmsg set). */
+int sm_pg_indexnow_note(pg_store *s, sm_tx_site *ts, const char *url);
+apr_status_t sm_pg_indexnow_claim(sm_store *st, apr_pool_t *p,
+                                  const char *base, apr_time_t now,
+                                  apr_interval_time_t lease,
+                                  sm_indexnow_batch *out);
+apr_status_t sm_pg_indexnow_finish(sm_store *st, const char *base,
+                                   const sm_indexnow_batch *batch,
+                                   const sm_indexnow_result *result);
+apr_status_t sm_pg_indexnow_queue(sm_store *st, const char *base,
+                                  const char *const *urls, int n,
+                                  int *queued);
+apr_status_t sm_pg_indexnow_stats(sm_store *st, apr_pool_t *p,
+                                  const char *base, apr_array_header_t **out);
 
 #endif

@@ -49,6 +49,25 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     "  version bigint NOT NULL DEFAULT 0,"
     "  first_id bigint NOT NULL,"
     "  PRIMARY KEY(site_id, page));",
+    /* 1 -> 2: IndexNow's pending list and per-site state (see
+     * sm_store_pg_indexnow.c); times in microseconds. */
+    "CREATE TABLE sitemap_indexnow_pending("
+    "  site text NOT NULL,"
+    "  url text NOT NULL,"
+    "  queued bigint NOT NULL,"
+    "  PRIMARY KEY(site, url));"
+    "CREATE TABLE sitemap_indexnow_state("
+    "  site text PRIMARY KEY,"
+    "  claimed_until bigint NOT NULL DEFAULT 0,"
+    "  next_try bigint NOT NULL DEFAULT 0,"
+    "  backoff bigint NOT NULL DEFAULT 0,"
+    "  sent bigint NOT NULL DEFAULT 0,"
+    "  dropped bigint NOT NULL DEFAULT 0,"
+    "  overflow bigint NOT NULL DEFAULT 0,"
+    "  overflow_logged bigint NOT NULL DEFAULT 0,"
+    "  last_sent bigint NOT NULL DEFAULT 0,"
+    "  last_status integer NOT NULL DEFAULT 0,"
+    "  last_reason text NOT NULL DEFAULT '');",
 };
 
 /* ---- statements -------------------------------------------------------- */

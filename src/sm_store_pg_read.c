@@ -427,7 +427,8 @@ static const struct {
       "URLs are on pages outside their site's range" },
     /* What the module's role must be allowed to do. */
     { "SELECT count(*) FROM unnest(ARRAY['sitemap_meta', 'sitemap_sites',"
-      " 'sitemap_urls', 'sitemap_pages']) t WHERE NOT has_table_privilege(t,"
+      " 'sitemap_urls', 'sitemap_pages', 'sitemap_indexnow_pending',"
+      " 'sitemap_indexnow_state']) t WHERE NOT has_table_privilege(t,"
       " 'SELECT, INSERT, UPDATE, DELETE')",
       "this role may not read and write all of the tables (see the README, "
       "\"PostgreSQL\", for the grants)" },
