@@ -1,6 +1,7 @@
 /* sm_ctl_export.c: a site's sitemap files, byte for byte what the module
  * serves (mod_sitemap_handler.c): the same store reads, the same choice of
  * document, the same XML writer and annotations. */
+#include "sm_css.h"
 #include "sm_ctl.h"
 #include "sm_document.h"
 
@@ -212,14 +213,17 @@ static int create_temporary(apr_pool_t *p, int dfd, const char *name,
     return -1;
 }
 
-/* Write one document as the file name in the directory dfd (dirpath for
- * messages). */
-static sm_export_status write_file(apr_pool_t *p, sm_store *st,
-                                   const char *base, const sm_settings *set,
-                                   const sm_site_info *info, apr_int64_t page,
-                                   int dfd, const char *dirpath,
-                                   const char *name, sm_export_result *res,
-                                   char *err, apr_size_t errlen)
+/* What a file is filled with (see replace_file). */
+typedef sm_export_status fill_fn(void *ctx, file_sink *fs);
+
+/* Replace the file name in the directory dfd (dirpath for messages) by
+ * what fill writes: into a new temporary file, renamed over the name once
+ * complete. */
+static sm_export_status replace_file(apr_pool_t *p, int dfd,
+                                     const char *dirpath, const char *name,
+                                     fill_fn *fill, void *ctx,
+                                     sm_export_result *res, char *err,
+                                     apr_size_t errlen)
 {
     const char *path = apr_pstrcat(p, dirpath, name, NULL), *tmp;
     file_sink *fs = apr_palloc(p, sizeof(*fs));
@@ -231,8 +235,7 @@ static sm_export_status write_file(apr_pool_t *p, sm_store *st,
     fs->err = err;
     fs->errlen = errlen;
     fs->used = 0;
-    es = write_doc(p, st, base, set, info, page, to_file, fs, res, err,
-                   errlen);
+    es = fill(ctx, fs);
     if (es == SM_EXPORT_OK && flush_file(fs) != APR_SUCCESS)
         es = SM_EXPORT_WRITE;
     if (close(fs->fd) != 0 && es == SM_EXPORT_OK)
@@ -244,10 +247,51 @@ static sm_export_status write_file(apr_pool_t *p, sm_store *st,
         return es;
     }
     res->files++;
-    if (page > 0)
-        res->pages++;
     APR_ARRAY_PUSH(res->paths, const char *) = path;
     return SM_EXPORT_OK;
+}
+
+typedef struct {
+    apr_pool_t *p;
+    sm_store *st;
+    const char *base;
+    const sm_settings *set;
+    const sm_site_info *info;
+    apr_int64_t page;
+    sm_export_result *res;
+    char *err;
+    apr_size_t errlen;
+} doc_fill;
+
+static sm_export_status fill_doc(void *ctx, file_sink *fs)
+{
+    doc_fill *d = ctx;
+    return write_doc(d->p, d->st, d->base, d->set, d->info, d->page, to_file,
+                     fs, d->res, d->err, d->errlen);
+}
+
+/* Write one document as the file name in the directory dfd. */
+static sm_export_status write_file(apr_pool_t *p, sm_store *st,
+                                   const char *base, const sm_settings *set,
+                                   const sm_site_info *info, apr_int64_t page,
+                                   int dfd, const char *dirpath,
+                                   const char *name, sm_export_result *res,
+                                   char *err, apr_size_t errlen)
+{
+    doc_fill d = { p, st, base, set, info, page, res, err, errlen };
+    sm_export_status es = replace_file(p, dfd, dirpath, name, fill_doc, &d,
+                                       res, err, errlen);
+
+    if (es == SM_EXPORT_OK && page > 0)
+        res->pages++;
+    return es;
+}
+
+static sm_export_status fill_css(void *ctx, file_sink *fs)
+{
+    (void)ctx;
+    return to_file(fs, sm_css, strlen(sm_css)) == APR_SUCCESS
+           ? SM_EXPORT_OK : SM_EXPORT_WRITE;
 }
 
 /* Open the directory of the SitemapPath under dir, creating what is
@@ -380,6 +424,12 @@ sm_export_status sm_ctl_export(apr_pool_t *p, sm_store *st, const char *base,
                         res, err, errlen);
     }
     sm_store_read_end(st);
+    /* The documents name the module's own stylesheet (SitemapStylesheet
+     * On): it goes beside them, where the module serves it. */
+    if (es == SM_EXPORT_OK && set->stylesheet
+        && strcmp(set->stylesheet, sm_stylesheet_default(p, set->path)) == 0)
+        es = replace_file(p, dfd, dirpath, SM_STYLESHEET_NAME, fill_css, NULL,
+                          res, err, errlen);
     if (es == SM_EXPORT_OK)
         es = remove_stale(p, dfd, dirpath, urldir, set, &info, res, err,
                           errlen);

@@ -54,6 +54,8 @@ def export(srv):
     assert r.returncode == 0, r.stderr
     docs = {}
     for p in r.stdout.split():
+        if p.endswith(".css"):      # the stylesheet: not a rendition
+            continue
         with open(p, "rb") as f:
             docs["/" + os.path.relpath(p, out)] = f.read()
     return docs

@@ -317,16 +317,24 @@ def export_and_compare(srv, sitemap_path, expect_files):
     out = os.path.join(srv.root, "export")
     r = ctl("export", srv.db_path, "--site", srv.base, out, want=EX_OK)
     files = {os.path.relpath(p, out) for p in r.stdout.split()}
-    assert files == set(expect_files), files
+    # The module's own stylesheet, when the documents name it, beside them.
+    css = os.path.join(os.path.dirname(expect_files[0]), "sitemap.css")
+    pi = b'<?xml-stylesheet type="text/css" href="/%s"?>' % css.encode()
+    want = set(expect_files) | ({css} if pi in served(srv, sitemap_path)
+                                else set())
+    assert files == want, files
     for rel in expect_files:
         with open(os.path.join(out, rel), "rb") as f:
             body = f.read()
         assert body == served(srv, "/" + rel), rel
         check_document(body, srv.base)
+    if css in want:
+        with open(os.path.join(out, css), "rb") as f:
+            assert f.read() == srv.get("/" + css).body
     # nothing else: no temporary files left behind
     left = {os.path.relpath(os.path.join(d, n), out)
             for d, _, names in os.walk(out) for n in names}
-    assert left == set(expect_files), left
+    assert left == want, left
     return out
 
 
@@ -424,7 +432,7 @@ def test_export_index_past_50000_pages(make_server, tmp_root):
     for n in (1, 50000, 50001, 50003):
         with open(os.path.join(out, f"sitemap-{n}.xml"), "rb") as f:
             assert f.read() == served(srv, f"/sitemap-{n}.xml"), n
-    assert len(os.listdir(out)) == 50004
+    assert len(os.listdir(out)) == 50004 + 1     # and sitemap.css
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="needs root")

@@ -108,6 +108,19 @@ def test_stylesheet_documents_valid_and_export_identical(make_server, tmp_path):
     assert r.returncode == 0, r.stderr
     for p, body in served.items():
         assert (out / p[1:]).read_bytes() == body, p
+    # The stylesheet the documents name goes beside them, as served.
+    assert (out / "sitemap.css").read_bytes() == srv.get("/sitemap.css").body
+    assert str(out / "sitemap.css") in r.stdout.splitlines()
+    # The admin's own stylesheet (or none) is not the module's to write.
+    srv.graceful(conf="SitemapPageSize 2\nSitemapStylesheet /own.css\n" + CRAWL)
+    record(srv, "/p/4.html")
+    other = tmp_path / "other"
+    r = subprocess.run([os.path.join(TOP_BUILDDIR, "sitemapctl"), "export",
+                        srv.db_path, "--site", srv.base, str(other)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (other / "sitemap.xml").exists()
+    assert not (other / "sitemap.css").exists()
     for cand in (os.path.join(TOP_BUILDDIR, "..", "shared", "xsd"),
                  os.path.join(TOP_BUILDDIR, "..", "..", "shared", "xsd")):
         if os.path.isfile(os.path.join(cand, "sitemap.xsd")):
