@@ -211,9 +211,16 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     change.seen = r->request_time;
     change.last_modified = 0;
     change.etag = NULL;
+    change.title = NULL;
     if (verdict == SM_RECORD) {
         change.last_modified = sm_parse_http_date(h->last_modified);
         change.etag = h->etag;
+        /* What the head said of its title ("" for none); NULL when the
+         * head was not read, which leaves a stored title alone. */
+        if (note && note->state == SITEMAP_HEAD_READ) {
+            const char *t = sm_head_result_get(note->scanner)->title;
+            change.title = t ? t : "";
+        }
     }
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "%s %s%s%s%s",
                   verdict == SM_RECORD ? "recording" : "forgetting",

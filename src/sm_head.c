@@ -356,7 +356,7 @@ static void finish_title(sm_head *h)
         *o++ = *i;
     }
     *o = '\0';
-    h->res.title = t;
+    h->res.title = sm_utf8_clean(h->p, t);
 }
 
 /* A whole tag was read: act on it.  a: the attributes of a tag we read

@@ -132,3 +132,59 @@ char *sm_html_decode(apr_pool_t *p, const char *s, apr_size_t len)
     *o = '\0';
     return out;
 }
+
+/* The length of the valid UTF-8 sequence at s (RFC 3629: no overlongs,
+ * surrogates or code points past U+10FFFF), 0 if there is none.  By hand:
+ * APR's apr_conv_utf8_to_ucs2 converts, it does not say where a sequence
+ * ends, and the core has no other UTF-8 library. */
+static apr_size_t utf8_len(const unsigned char *s)
+{
+    unsigned char c = s[0];
+
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (c >= 0xe0 && c <= 0xef) {
+        if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80
+            || (c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f))
+            return 0;
+        return 3;
+    }
+    if (c >= 0xf0 && c <= 0xf4) {
+        if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80
+            || (s[3] & 0xc0) != 0x80 || (c == 0xf0 && s[1] < 0x90)
+            || (c == 0xf4 && s[1] > 0x8f))
+            return 0;
+        return 4;
+    }
+    return 0;
+}
+
+char *sm_utf8_clean(apr_pool_t *p, const char *s)
+{
+    const unsigned char *i = (const unsigned char *)s;
+    char *out = apr_palloc(p, 3 * strlen(s) + 1);
+    unsigned char *o = (unsigned char *)out;
+
+    while (*i) {
+        apr_size_t n = utf8_len(i);
+        if (n == 0) {
+            while (*i && utf8_len(i) == 0)
+                i++;
+            *o++ = 0xef;                /* U+FFFD */
+            *o++ = 0xbf;
+            *o++ = 0xbd;
+            continue;
+        }
+        if (n == 1 && (*i < 0x20 || *i == 0x7f)) {
+            i++;
+            continue;
+        }
+        memcpy(o, i, n);
+        o += n;
+        i += n;
+    }
+    *o = '\0';
+    return out;
+}

@@ -3,6 +3,7 @@
 #include "sm_sitemap.h"
 #include "sm_url.h"
 
+#include <apr_hash.h>
 #include <apr_strings.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,7 @@ typedef struct {
     int depth;
     const char *section;            /* NULL: none open */
     int sections;
+    apr_hash_t *titles;             /* url -> const char ** of the slice */
 } tree;
 
 static void out(tree *t, const char *s) { sm_xml_raw(t->w, s); }
@@ -147,9 +149,9 @@ static void open_section(tree *t, const char *name)
 
 static void link_to(tree *t, const char *url)
 {
-    const char *title = t->site->title ? t->site->title(t->site->title_baton,
-                                                        url)
-                                       : NULL;
+    const char **slot = apr_hash_get(t->titles, url, APR_HASH_KEY_STRING);
+    const char *title = slot && *slot && **slot ? *slot : NULL;
+
     out(t, "<li><a href=\"");
     text(t, t->site->base);
     text(t, url);
@@ -231,6 +233,44 @@ static void nav(apr_pool_t *p, tree *t, const sm_html_page *page)
     out(t, "</nav>\n");
 }
 
+/* Titles of the slice's URLs only: a store page has up to 50,000. */
+typedef struct {
+    apr_pool_t *p;
+    apr_hash_t *slice;              /* url -> const char ** */
+} title_ctx;
+
+static apr_status_t keep_title(void *baton, const char *url,
+                               const char *title)
+{
+    title_ctx *tc = baton;
+    const char **slot = apr_hash_get(tc->slice, url, APR_HASH_KEY_STRING);
+
+    if (slot)
+        *slot = apr_pstrdup(tc->p, title);
+    return APR_SUCCESS;
+}
+
+/* The stored titles of the slice c->urls, read from the store pages it
+ * was cut from (first .. last). */
+static apr_status_t read_titles(apr_pool_t *p, sm_store *st,
+                                const sm_html_site *site,
+                                const collect_ctx *c, apr_int64_t first,
+                                apr_int64_t last, apr_hash_t **out)
+{
+    title_ctx tc = { p, apr_hash_make(p) };
+    apr_status_t rv = APR_SUCCESS;
+    apr_int64_t n;
+    int i;
+
+    for (i = 0; i < c->urls->nelts; i++)
+        apr_hash_set(tc.slice, APR_ARRAY_IDX(c->urls, i, const char *),
+                     APR_HASH_KEY_STRING, apr_pcalloc(p, sizeof(char *)));
+    *out = tc.slice;
+    for (n = first; c->urls->nelts && n <= last && rv == APR_SUCCESS; n++)
+        rv = sm_store_page_titles(st, site->base, n, keep_title, &tc);
+    return rv == APR_ENOTIMPL ? APR_SUCCESS : rv;
+}
+
 apr_status_t sm_html_write(apr_pool_t *p, sm_store *st,
                            const sm_html_site *site, const sm_site_info *info,
                            const sm_html_page *page, sm_xml_sink *sink,
@@ -240,6 +280,7 @@ apr_status_t sm_html_write(apr_pool_t *p, sm_store *st,
     tree t;
     char heading[160];
     apr_status_t rv = APR_SUCCESS;
+    apr_int64_t last = 0;
     int i;
 
     memset(&t, 0, sizeof(t));
@@ -256,12 +297,16 @@ apr_status_t sm_html_write(apr_pool_t *p, sm_store *st,
         apr_int64_t n = APR_ARRAY_IDX(info->pages, i, sm_page_info).page;
         if (n < page->store_page)
             continue;
+        last = n;
         rv = sm_store_page_urls(st, site->base, n, collect, &c);
         if (rv == APR_EOF)
             rv = APR_SUCCESS;
         if (rv != APR_SUCCESS)
             return rv;
     }
+    if ((rv = read_titles(p, st, site, &c, page->store_page, last,
+                          &t.titles)) != APR_SUCCESS)
+        return rv;
     if (c.urls->nelts) {
         qsort(c.urls->elts, (size_t)c.urls->nelts, sizeof(const char *),
               by_path);

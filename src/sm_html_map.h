@@ -4,7 +4,8 @@
  * (page by page), cut into HTML pages of SM_HTML_LINKS links, so an HTML
  * page keeps its URLs as long as the sitemap pages before it keep their
  * counts; each is sorted by path and shown as a tree of sections (first
- * path segment) and nested lists (deeper segments).  Plain HTML with landmarks, headings and lang; no script. */
+ * path segment) and nested lists (deeper segments), each link named by the
+ * page's stored <title> (SitemapReadHead) or else its path.  Plain HTML with landmarks, headings and lang; no script. */
 #ifndef SM_HTML_MAP_H
 #define SM_HTML_MAP_H
 
@@ -15,17 +16,11 @@
 
 #define SM_HTML_LINKS 2000
 
-/* A page's title, when known (the hook for the HTML head reader's
- * titles); NULL: the path is shown. */
-typedef const char *sm_html_title_fn(void *baton, const char *url);
-
 typedef struct {
     const char *base;           /* the site's base URL */
     const char *html_path;      /* SitemapHTMLPath */
     const char *stylesheet;     /* the <link rel=stylesheet>, NULL: none */
     const char *server_name;    /* shown in the heading */
-    sm_html_title_fn *title;    /* NULL: no titles known */
-    void *title_baton;
 } sm_html_site;
 
 /* Where HTML page `number` comes from. */

@@ -155,6 +155,9 @@ static apr_uint32_t change_fingerprint(const sm_change *c)
     h = sm_hash_u64(h, (apr_uint64_t)c->last_modified);
     /* Compared weakly, as the store does. */
     h = sm_hash_str(h, sm_etag_opaque(c->etag));
+    /* A title that changed is written (NULL: not read, says nothing). */
+    if (c->title)
+        h = sm_hash_str(h, c->title);
     return ((apr_uint32_t)(h ^ (h >> 32)) & ~SM_MEMORY_FORGET)
            | (c->op == SM_CHANGE_FORGET ? SM_MEMORY_FORGET : 0);
 }
@@ -255,6 +258,7 @@ static void batch_put(batch *b, const sm_change *c, apr_uint64_t key,
     item->change = *c;
     item->change.url = apr_pstrdup(b->pool, c->url);
     item->change.etag = c->etag ? apr_pstrdup(b->pool, c->etag) : NULL;
+    item->change.title = c->title ? apr_pstrdup(b->pool, c->title) : NULL;
 }
 
 /* ---- writing (caller holds write_lock, not lock) ------------------------- */

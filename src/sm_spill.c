@@ -99,6 +99,11 @@ static apr_status_t write_changes(apr_file_t *f, const sm_change *changes,
         }
         else
             apr_file_putc('-', f);
+        /* The title: a seventh field when there is one (NULL: none). */
+        if (c->title) {
+            apr_file_puts("\tT", f);
+            put_field(f, c->title);
+        }
         apr_file_putc('\n', f);
     }
     apr_file_printf(f, "end %d\n", n);
@@ -200,7 +205,7 @@ static char *read_own_file(apr_pool_t *p, const char *path, const char **why)
 /* Parse one line into c (base into *base); 0 when it is not a change. */
 static int parse_line(char *line, sm_change *c, const char **base)
 {
-    char *f[6], *last;
+    char *f[7], *last;
     char *end;
     int i;
 
@@ -209,7 +214,8 @@ static int parse_line(char *line, sm_change *c, const char **base)
         if (!f[i])
             return 0;
     }
-    if (apr_strtok(NULL, "\t", &last))
+    f[6] = apr_strtok(NULL, "\t", &last);
+    if (f[6] && (f[6][0] != 'T' || apr_strtok(NULL, "\t", &last)))
         return 0;
     memset(c, 0, sizeof(*c));
     if (strlen(f[0]) != 1 || !strchr(op_letter + 1, f[0][0]))
@@ -232,6 +238,11 @@ static int parse_line(char *line, sm_change *c, const char **base)
     }
     else if (strcmp(f[5], "-") != 0)
         return 0;
+    if (f[6]) {
+        if (!get_field(f[6] + 1))
+            return 0;
+        c->title = f[6] + 1;
+    }
     return 1;
 }
 

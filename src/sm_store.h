@@ -29,7 +29,7 @@
 #define SM_PAGE_OVERHEAD   256
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SM_SCHEMA_VERSION  3
+#define SM_SCHEMA_VERSION  4
 
 /* How a site is configured where that shapes what is stored. */
 typedef struct {
@@ -114,6 +114,9 @@ typedef struct {
     const char *etag;       /* the response's ETag, NULL if none; compared
                                weakly (sm_etag_opaque) */
     apr_time_t seen;        /* when it was served */
+    const char *title;      /* the page's <title> as the head reader saw
+                               it (SM_CHANGE_RECORD), NULL: not read, or
+                               none; stored for the HTML site map */
 } sm_change;
 
 /* An ETag without its weakness mark ("W/"), for the weak comparison
@@ -150,6 +153,10 @@ typedef struct {
  * stops the walk and is returned. */
 typedef apr_status_t sm_url_fn(void *baton, const char *url,
                                apr_time_t lastmod);
+
+/* Called for each URL of a page that has a stored title. */
+typedef apr_status_t sm_title_fn(void *baton, const char *url,
+                                 const char *title);
 
 /* ---- what sitemapctl reads (see the functions at the end) ------------ */
 
@@ -217,6 +224,10 @@ typedef struct {
                               apr_int64_t page, sm_site_info *out);
     apr_status_t (*page_urls)(sm_store *st, const char *base,
                               apr_int64_t page, sm_url_fn *fn, void *baton);
+    /* The titles of a page's URLs (those that have one), in page order. */
+    apr_status_t (*page_titles)(sm_store *st, const char *base,
+                                apr_int64_t page, sm_title_fn *fn,
+                                void *baton);
     /* Added for sitemapctl; see the functions below. */
     apr_status_t (*site_row)(sm_store *st, apr_pool_t *p, const char *base,
                              sm_site_row *out);
@@ -291,7 +302,7 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
  * schema when it is missing and the role may; READONLY: never write; BULK
  * and PROBE change nothing).  busy_timeout_ms bounds every wait for a lock
  * (lock_timeout); connecting and statements have their own bounds. */
-#define SM_PG_SCHEMA_VERSION 2
+#define SM_PG_SCHEMA_VERSION 3
 int sm_store_is_pg(const char *where);
 /* NULL when libpq can parse uri, otherwise why not (from p). */
 const char *sm_store_pg_uri_check(apr_pool_t *p, const char *uri);
@@ -372,6 +383,12 @@ apr_status_t sm_store_site_info(sm_store *st, apr_pool_t *p,
 apr_status_t sm_store_page_urls(sm_store *st, const char *base,
                                 apr_int64_t page, sm_url_fn *fn,
                                 void *baton);
+
+/* The stored titles of the page's URLs, within the read snapshot
+ * (sm_store_read_begin); APR_ENOTIMPL from a backend without them. */
+apr_status_t sm_store_page_titles(sm_store *st, const char *base,
+                                  apr_int64_t page, sm_title_fn *fn,
+                                  void *baton);
 void sm_store_close(sm_store *st);
 const char *sm_store_error(const sm_store *st);
 

@@ -287,6 +287,16 @@ static int tx_commit(pg_store *s)
 
 /* ---- writing --------------------------------------------------------- */
 
+static int set_title(pg_store *s, apr_int64_t id, const char *title)
+{
+    params ps = { .n = 0 };
+
+    p_i64(&ps, id);
+    p_str(&ps, title);
+    return sm_pg_run(s, "cannot set a URL's title", "UPDATE sitemap_urls"
+                     " SET title = $2 WHERE id = $1", &ps, NULL);
+}
+
 static int add_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
                    apr_int64_t lastmod, apr_int64_t seen, int *added)
 {
@@ -314,6 +324,8 @@ static int add_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
     p_i64(&ps, seen);
     p_i64(&ps, entry);
     p_i64(&ps, id);
+    /* (eight parameters at most: the title is set by a second statement
+     * when there is one) */
     if (sm_pg_run(s, "cannot add a URL",
                   "INSERT INTO sitemap_urls(id, site_id,"
                   " url, page, lastmod, etag, first_seen, last_seen, xml_len)"
@@ -324,6 +336,8 @@ static int add_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
         return 0;
     sm_tx_added(&s->tx, ts, page, id, entry, lastmod);
     *added = 1;
+    if (SM_TX_TITLE(c) && set_title(s, id, SM_TX_TITLE(c)) != 0)
+        return -1;
     return sm_pg_indexnow_note(s, ts, c->url);
 }
 
@@ -362,7 +376,7 @@ static int record(pg_store *s, const sm_change *c, sm_tx_site *ts,
     p_i64(&ps, ts->row.id);
     p_str(&ps, c->url);
     if (!(res = sm_pg_q(s, "cannot read a URL",
-                        "SELECT id, lastmod, etag, page"
+                        "SELECT id, lastmod, etag, page, title"
                         " FROM sitemap_urls WHERE site_id = $1 AND url = $2",
                         &ps)))
         return -1;
@@ -372,9 +386,18 @@ static int record(pg_store *s, const sm_change *c, sm_tx_site *ts,
         int changes = sm_tx_url_changes(c, old_lastmod, PQgetisnull(res, 0, 2)
                                         ? NULL : PQgetvalue(res, 0, 2),
                                         &new_lastmod);
+        int retitled = sm_tx_title_changes(c, PQgetisnull(res, 0, 4) ? NULL
+                                           : PQgetvalue(res, 0, 4));
         params up = { .n = 0 };
 
         PQclear(res);
+        /* A title shown by the HTML site map moved: so does the page's
+         * version, which its validators follow. */
+        if (retitled) {
+            if (set_title(s, id, SM_TX_TITLE(c)) != 0)
+                return -1;
+            sm_tx_count(&s->tx, ts, page, 0, 0, 0);
+        }
         if (c->op == SM_CHANGE_SEED || !changes)
             return touch(s, id, seen, stats);
         p_i64(&up, id);
@@ -577,6 +600,7 @@ static apr_status_t store_cleanup(void *data)
 static const sm_store_ops pg_ops = {
     "postgresql", pg_apply, pg_expire, pg_is_current, sm_pg_close,
     sm_pg_read_begin, sm_pg_read_end, sm_pg_site_info, sm_pg_page_urls,
+    sm_pg_page_titles,
     sm_pg_site_row, sm_pg_site_stats, sm_pg_url_rows, sm_pg_about,
     pg_sync_sites,
     sm_pg_recent,

@@ -100,6 +100,9 @@ apr_status_t sm_pg_site_info(sm_store *st, apr_pool_t *p, const char *base,
                              apr_int64_t page, sm_site_info *out);
 apr_status_t sm_pg_page_urls(sm_store *st, const char *base, apr_int64_t page,
                              sm_url_fn *fn, void *baton);
+apr_status_t sm_pg_page_titles(sm_store *st, const char *base,
+                               apr_int64_t page, sm_title_fn *fn,
+                               void *baton);
 apr_status_t sm_pg_site_row(sm_store *st, apr_pool_t *p, const char *base,
                             sm_site_row *out);
 apr_status_t sm_pg_site_stats(sm_store *st, apr_pool_t *p, const char *base,

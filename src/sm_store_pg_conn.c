@@ -68,6 +68,8 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     "  last_sent bigint NOT NULL DEFAULT 0,"
     "  last_status integer NOT NULL DEFAULT 0,"
     "  last_reason text NOT NULL DEFAULT '');",
+    /* 2 -> 3: the page's <title> for the HTML site map (NULL: not known) */
+    "ALTER TABLE sitemap_urls ADD COLUMN title text;",
 };
 
 /* ---- statements -------------------------------------------------------- */

@@ -163,6 +163,7 @@ typedef struct {
     sm_url_fn *url_fn;
     sm_url_row_fn *row_fn;
     void *baton;
+    sm_title_fn *title_fn;
 } walk;
 
 static apr_status_t page_url(void *baton, const PGresult *res, int row)
@@ -191,11 +192,30 @@ apr_status_t sm_pg_page_urls(sm_store *st, const char *base,
                              apr_int64_t page, sm_url_fn *fn,
                              void *baton)
 {
-    walk w = { fn, NULL, baton };
+    walk w = { fn, NULL, baton, NULL };
 
     return walk_ids((pg_store *)st, "cannot read the page's URLs", base,
                     page, CURSOR "SELECT url, lastmod FROM sitemap_urls"
                     " WHERE id >= $1 AND id < $2 ORDER BY id", page_url, &w);
+}
+
+static apr_status_t page_title(void *baton, const PGresult *res, int row)
+{
+    walk *w = baton;
+    return w->title_fn(w->baton, PQgetvalue(res, row, 0),
+                       PQgetvalue(res, row, 1));
+}
+
+apr_status_t sm_pg_page_titles(sm_store *st, const char *base,
+                               apr_int64_t page, sm_title_fn *fn,
+                               void *baton)
+{
+    walk w = { NULL, NULL, baton, fn };
+
+    return walk_ids((pg_store *)st, "cannot read the page's titles", base,
+                    page, CURSOR "SELECT url, title FROM sitemap_urls"
+                    " WHERE id >= $1 AND id < $2 AND title IS NOT NULL"
+                    " ORDER BY id", page_title, &w);
 }
 
 /* ---- administration (sitemapctl) --------------------------------------- */
@@ -291,7 +311,7 @@ apr_status_t sm_pg_url_rows(sm_store *st, const char *base,
                             void *baton)
 {
     pg_store *s = (pg_store *)st;
-    walk w = { NULL, fn, baton };
+    walk w = { NULL, fn, baton, NULL };
 
     if (PQtransactionStatus(s->conn) == PQTRANS_IDLE
         && sm_pg_connection(s) != 0)

@@ -193,6 +193,10 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "ALTER TABLE pages_v3 RENAME TO pages;"
     "ALTER TABLE sites RENAME COLUMN expired TO expiry_claimed;"
     "DROP TABLE temp.page_urls_v3;",
+    /* 3 -> 4: the page's <title> as the head reader saw it, for the HTML
+     * site map (NULL: not known).  Writers of schema 3 still running (a
+     * graceful restart) leave it NULL. */
+    "ALTER TABLE urls ADD COLUMN title TEXT;",
 };
 
 enum {
@@ -213,6 +217,8 @@ enum {
     STMT_PAGES_ONE,
     STMT_SITE_CHANGED,
     STMT_PAGE_URLS,
+    STMT_PAGE_TITLES,
+    STMT_URL_TITLE,
     /* sitemapctl and the settings kept with a site */
     STMT_SITE_SETTINGS,
     STMT_SITE_SET_SETTINGS,
@@ -251,11 +257,12 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "SELECT url_count, xml_bytes, lastmod FROM pages"
         " WHERE site_id = ?1 AND page = ?2",
     [STMT_URL_GET] =
-        "SELECT id, lastmod, etag, page FROM urls"
+        "SELECT id, lastmod, etag, page, title FROM urls"
         " WHERE site_id = ?1 AND url = ?2",
     [STMT_URL_ADD] =
         "INSERT INTO urls(id, site_id, url, page, lastmod, etag, first_seen,"
-        " last_seen, xml_len) VALUES (?8, ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)"
+        " last_seen, xml_len, title)"
+        " VALUES (?8, ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?9)"
         " ON CONFLICT(site_id, url) DO NOTHING",
     [STMT_URL_CHANGE] =
         "UPDATE urls SET lastmod = ?2, etag = ?3, last_seen = max(last_seen, ?4)"
@@ -300,6 +307,12 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_PAGE_URLS] =
         "SELECT u.url, u.lastmod FROM " PAGE_IDS " r, urls u"
         " WHERE u.id >= r.lo AND u.id < r.hi ORDER BY u.id",
+    [STMT_PAGE_TITLES] =
+        "SELECT u.url, u.title FROM " PAGE_IDS " r, urls u"
+        " WHERE u.id >= r.lo AND u.id < r.hi AND u.title IS NOT NULL"
+        " ORDER BY u.id",
+    [STMT_URL_TITLE] =
+        "UPDATE urls SET title = ?2 WHERE id = ?1",
     [STMT_SITE_SETTINGS] =
         "SELECT settings, page_size FROM sites WHERE id = ?1",
     [STMT_SITE_SET_SETTINGS] =
@@ -868,12 +881,28 @@ static int add_url(sqlite_store *s, const sm_change *c, sm_tx_site *ts,
     sqlite3_bind_int64(q, 6, seen);
     sqlite3_bind_int64(q, 7, entry);
     sqlite3_bind_int64(q, 8, id);
+    text(q, 9, SM_TX_TITLE(c));
     if ((rc = run(s, q, "cannot add a URL")) != SQLITE_OK
         || sqlite3_changes(s->db) == 0)
         return rc;
     sm_tx_added(&s->tx, ts, page, id, entry, lastmod);
     *added = 1;
     return indexnow_note(s, ts, c->url);
+}
+
+/* A stored URL's title changed (the HTML site map shows it): its page's
+ * version moves, as the HTML map's validators follow the pages'. */
+static int retitle(sqlite_store *s, sm_tx_site *ts, sqlite3_int64 id,
+                   sqlite3_int64 page, const char *title)
+{
+    sqlite3_stmt *q = stmt(s, STMT_URL_TITLE);
+
+    if (!q)
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, id);
+    text(q, 2, title);
+    sm_tx_count(&s->tx, ts, page, 0, 0, 0);
+    return run(s, q, "cannot update a URL's title");
 }
 
 /* A URL served (RECORD) or learned (SEED).  What the module records is
@@ -910,8 +939,14 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
         int changes = sm_tx_url_changes(c, old_lastmod, (const char *)
                                         sqlite3_column_text(q, 2),
                                         &new_lastmod);
+        int retitled = sm_tx_title_changes(c, (const char *)
+                                           sqlite3_column_text(q, 4));
         sqlite3_reset(q);
         sqlite3_clear_bindings(q);
+
+        if (retitled && (rc = retitle(s, ts, id, page, SM_TX_TITLE(c)))
+                        != SQLITE_OK)
+            return rc;
 
         /* Learned from a log or an admin: what is stored stays, only
          * last_seen moves. */
@@ -1203,12 +1238,15 @@ static apr_status_t sqlite_site_info(sm_store *st, apr_pool_t *p,
     return APR_SUCCESS;
 }
 
-static apr_status_t sqlite_page_urls(sm_store *st, const char *base,
-                                     apr_int64_t page, sm_url_fn *fn,
-                                     void *baton)
+/* Step which (bound to base and page) to its end, each row through row;
+ * what names the read in an error. */
+typedef apr_status_t page_row_fn(void *ctx, sqlite3_stmt *q);
+
+static apr_status_t page_rows(sqlite_store *s, int which, const char *base,
+                              apr_int64_t page, page_row_fn *row, void *ctx,
+                              const char *what)
 {
-    sqlite_store *s = (sqlite_store *)st;
-    sqlite3_stmt *q = stmt(s, STMT_PAGE_URLS);
+    sqlite3_stmt *q = stmt(s, which);
     apr_status_t rv = APR_SUCCESS;
     int rc;
 
@@ -1216,17 +1254,52 @@ static apr_status_t sqlite_page_urls(sm_store *st, const char *base,
         return APR_EGENERAL;
     text(q, 1, base);
     sqlite3_bind_int64(q, 2, page);
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        rv = fn(baton, (const char *)sqlite3_column_text(q, 0),
-                apr_time_from_sec(sqlite3_column_int64(q, 1)));
-        if (rv != APR_SUCCESS)
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        if ((rv = row(ctx, q)) != APR_SUCCESS)
             break;
-    }
     if (rv == APR_SUCCESS && rc != SQLITE_DONE)
-        return read_error(s, q, "cannot read the page's URLs");
+        return read_error(s, q, what);
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     return rv;
+}
+
+typedef struct {
+    sm_url_fn *url_fn;
+    sm_title_fn *title_fn;
+    void *baton;
+} page_walk;
+
+static apr_status_t url_row(void *ctx, sqlite3_stmt *q)
+{
+    page_walk *w = ctx;
+    return w->url_fn(w->baton, (const char *)sqlite3_column_text(q, 0),
+                     apr_time_from_sec(sqlite3_column_int64(q, 1)));
+}
+
+static apr_status_t title_row(void *ctx, sqlite3_stmt *q)
+{
+    page_walk *w = ctx;
+    return w->title_fn(w->baton, (const char *)sqlite3_column_text(q, 0),
+                       (const char *)sqlite3_column_text(q, 1));
+}
+
+static apr_status_t sqlite_page_urls(sm_store *st, const char *base,
+                                     apr_int64_t page, sm_url_fn *fn,
+                                     void *baton)
+{
+    page_walk w = { fn, NULL, baton };
+    return page_rows((sqlite_store *)st, STMT_PAGE_URLS, base, page, url_row,
+                     &w, "cannot read the page's URLs");
+}
+
+static apr_status_t sqlite_page_titles(sm_store *st, const char *base,
+                                       apr_int64_t page, sm_title_fn *fn,
+                                       void *baton)
+{
+    page_walk w = { NULL, fn, baton };
+    return page_rows((sqlite_store *)st, STMT_PAGE_TITLES, base, page,
+                     title_row, &w, "cannot read the page's titles");
 }
 
 /* ---- administration (sitemapctl) --------------------------------------- */
@@ -1512,7 +1585,7 @@ done:
 static const sm_store_ops sqlite_ops = {
     "sqlite", sqlite_apply, sqlite_expire, sqlite_is_current, sqlite_close,
     sqlite_read_begin, sqlite_read_end, sqlite_site_info, sqlite_page_urls,
-    sqlite_site_row, sqlite_site_stats, sqlite_url_rows, sqlite_about,
+    sqlite_page_titles, sqlite_site_row, sqlite_site_stats, sqlite_url_rows, sqlite_about,
     sqlite_sync_sites, sqlite_recent, sm_sqlite_indexnow_claim,
     sm_sqlite_indexnow_finish, sm_sqlite_indexnow_queue,
     sm_sqlite_indexnow_stats

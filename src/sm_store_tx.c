@@ -152,3 +152,8 @@ int sm_tx_url_changes(const sm_change *c, apr_int64_t old_lastmod,
                              : (seen > old_lastmod ? seen : old_lastmod);
     return !(*lastmod == old_lastmod && etag_same);
 }
+
+int sm_tx_title_changes(const sm_change *c, const char *old)
+{
+    return c->title && strcmp(c->title, old ? old : "") != 0;
+}

@@ -81,6 +81,12 @@ void sm_tx_page_summary(sm_tx_page *tp, apr_int64_t old_count,
 /* Whether the site's row must be written. */
 int sm_tx_site_changed(const sm_tx_site *ts);
 
+/* Does c bring a title other than old (NULL: none stored)?  c->title NULL
+ * says nothing (the head was not read); "" says the page has none. */
+int sm_tx_title_changes(const sm_change *c, const char *old);
+/* The title to store for c: NULL for none. */
+#define SM_TX_TITLE(c) ((c)->title && *(c)->title ? (c)->title : NULL)
+
 /* A RECORD of a stored URL (old_lastmod, old_etag): its new lastmod (the
  * response's Last-Modified; without one the first-seen time, moved forward
  * when the ETag changes).  Returns 0 when only last_seen moves. */

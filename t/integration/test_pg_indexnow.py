@@ -119,6 +119,7 @@ def test_schema_1_upgraded_in_place(make_server, pg_db):
     r = ctl("add", pg_db.uri, "--site", BASE, "/kept")
     assert r.returncode == 0, r.stderr
     pg_db.sql("DROP TABLE sitemap_indexnow_pending, sitemap_indexnow_state;"
+              " ALTER TABLE sitemap_urls DROP COLUMN title;"
               " UPDATE sitemap_meta SET value = '1'"
               " WHERE key = 'schema_version'")
     r = ctl("check", pg_db.uri)
@@ -128,7 +129,7 @@ def test_schema_1_upgraded_in_place(make_server, pg_db):
     s.get_ok("/p0.html")
     pg_db.wait_urls(BASE, {"/kept", "/p0.html"})
     assert pg_db.sql("SELECT value FROM sitemap_meta"
-                     " WHERE key = 'schema_version'") == [["2"]]
+                     " WHERE key = 'schema_version'") == [["3"]]
     assert pg_db.sql("SELECT to_regclass('sitemap_indexnow_state')"
                      " IS NOT NULL") == [["t"]]
     r = ctl("check", pg_db.uri)

@@ -300,3 +300,55 @@ def test_views_503_when_the_store_cannot_be_read(make_server):
     finally:
         os.chmod(dbdir, mode)
     assert srv.get("/sitemap.txt").status == 200
+
+
+def link_texts(body):
+    """{href: the link's text} of an HTML site map page."""
+    import html as html_mod
+    return {html_mod.unescape(h): html_mod.unescape(t) for h, t in
+            re.findall(r'<li><a href="([^"]*)">([^<]*)</a></li>',
+                       body.decode("utf-8"))}
+
+
+def test_html_site_map_shows_titles(make_server):
+    """The head reader's <title> names each link (decoded, whitespace
+    collapsed, escaped, valid UTF-8 whatever the page's charset); a page
+    without one shows its path; a new title replaces the old, with new
+    validators."""
+    import time
+    srv = make_server(conf="SitemapHTMLPath /site-map.html\n")
+    pages = {
+        "t/a.html": b"<html><head><title>  Caf&#233; &amp;\n News </title>"
+                    b"</head><body>x</body></html>\n",
+        "t/b.html": b"<html><head><title><script>alert(1)</script> \"q\" 'a'"
+                    b"</title></head><body>x</body></html>\n",
+        "t/c.html": b"<html><head><title>Caf\xe9 latin-1</title></head>"
+                    b"<body>x</body></html>\n",
+        "t/d.html": b"<html><head></head><body>no title</body></html>\n",
+    }
+    for name, body in pages.items():
+        srv.write("htdocs/" + name, body, mtime=1_700_000_000)
+    srv.start()
+    record(srv, *["/" + n for n in pages])
+    r = srv.get("/site-map.html")
+    assert r.status == 200
+    texts = link_texts(r.body)
+    base = srv.base
+    assert texts[base + "/t/a.html"] == "Caf\u00e9 & News", texts
+    assert texts[base + "/t/b.html"] == "<script>alert(1)</script> \"q\" 'a'"
+    assert texts[base + "/t/c.html"] == "Caf\ufffd latin-1"
+    assert texts[base + "/t/d.html"] == "/t/d.html"
+    assert b"<script" not in r.body
+    assert "script" not in parse(r.body).tags
+    # A new title (and Last-Modified): shown, and the ETag moves.
+    srv.write("htdocs/t/a.html", b"<html><head><title>Renamed</title></head>"
+              b"<body>x</body></html>\n", mtime=1_700_100_000)
+    srv.get_ok("/t/a.html")
+    deadline = time.monotonic() + 15
+    while True:
+        r2 = srv.get("/site-map.html")
+        if link_texts(r2.body)[base + "/t/a.html"] == "Renamed":
+            break
+        assert time.monotonic() < deadline, link_texts(r2.body)
+        time.sleep(0.2)
+    assert r2.header("ETag") != r.header("ETag")

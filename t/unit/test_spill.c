@@ -25,6 +25,7 @@ static void take_one(void *baton, const char *base, const sm_change *c)
     t->got[t->n] = *c;
     t->got[t->n].url = apr_pstrdup(t->pool, c->url);
     t->got[t->n].etag = c->etag ? apr_pstrdup(t->pool, c->etag) : NULL;
+    t->got[t->n].title = c->title ? apr_pstrdup(t->pool, c->title) : NULL;
     t->base[t->n] = apr_pstrdup(t->pool, base);
     t->n++;
 }
@@ -52,9 +53,9 @@ static void test_round_trip(void **state)
     char *db = apr_pstrcat(u->pool, u->dir, "/s.db", NULL);
     sm_change in[3] = {
         { SM_CHANGE_RECORD, &site, "/a?b=%20c", 1234000000, "W/\"x\ty%\n\"",
-          1700000000123456 },
-        { SM_CHANGE_FORGET, &site, "/gone", 0, NULL, 1700000000000001 },
-        { SM_CHANGE_SEED, &site, "/empty-etag", 0, "", 1700000000000002 },
+          1700000000123456, "Caf\xc3\xa9 & \"tabs\"\there, 100%" },
+        { SM_CHANGE_FORGET, &site, "/gone", 0, NULL, 1700000000000001, NULL },
+        { SM_CHANGE_SEED, &site, "/empty-etag", 0, "", 1700000000000002, "" },
     };
     taken t = { u->pool, 0, { { 0 } }, { 0 } };
     char err[256];
@@ -86,6 +87,10 @@ static void test_round_trip(void **state)
             assert_string_equal(t.got[i].etag, in[i].etag);
         else
             assert_null(t.got[i].etag);
+        if (in[i].title)
+            assert_string_equal(t.got[i].title, in[i].title);
+        else
+            assert_null(t.got[i].title);
     }
     /* Taken once: the file is gone. */
     assert_int_equal(count_files(u->dir, ".spill"), 0);

@@ -30,7 +30,7 @@ static void apply1(sm_store *st, sm_change_op op, const sm_site_conf *site,
                    const char *url, apr_time_t lm, const char *etag,
                    apr_time_t seen, sm_apply_stats *stats)
 {
-    sm_change c = { op, site, url, lm, etag, seen };
+    sm_change c = { op, site, url, lm, etag, seen, NULL };
     sm_apply_stats local;
     if (sm_store_apply(st, &c, 1, stats ? stats : &local) != APR_SUCCESS)
         fail_msg("apply %s: %s", url, sm_store_error(st));
@@ -128,6 +128,69 @@ static void test_record_touch_update_forget(void **state)
     apply1(st, SM_CHANGE_FORGET, &site_b, "/nope", 0, NULL, t0, &stats);
     assert_int_equal(stats.removed, 0);
     sm_store_close(st);
+}
+
+/* Titles (schema 4): stored with a new URL, replaced when the head says
+ * another ("" for none), left alone when the head was not read (NULL);
+ * a change moves the page's version (the HTML site map's validators). */
+static apr_status_t title_seen(void *baton, const char *url,
+                               const char *title)
+{
+    char *buf = baton;
+    apr_size_t n = strlen(buf);
+    snprintf(buf + n, 512 - n, "%s=%s;", url, title);
+    return APR_SUCCESS;
+}
+
+static const char *titles(sm_store *st)
+{
+    static char buf[512];
+    buf[0] = '\0';
+    assert_int_equal(sm_store_read_begin(st), APR_SUCCESS);
+    assert_int_equal(sm_store_page_titles(st, site_b.base, 1, title_seen,
+                                          buf), APR_SUCCESS);
+    sm_store_read_end(st);
+    return buf;
+}
+
+static void apply_titled(sm_store *st, const char *url, apr_time_t lm,
+                         const char *title, apr_time_t seen)
+{
+    sm_change c = { SM_CHANGE_RECORD, &site_b, url, lm, NULL, seen, title };
+    sm_apply_stats stats;
+    if (sm_store_apply(st, &c, 1, &stats) != APR_SUCCESS)
+        fail_msg("apply %s: %s", url, sm_store_error(st));
+}
+
+static void test_titles(void **state)
+{
+    unit_ctx *u = *state;
+    char *path;
+    sm_store *st = open_store(u, "titles.db", &path);
+    apr_time_t t = apr_time_from_sec(1700000000);
+    sqlite3_int64 v;
+
+    apply_titled(st, "/a", t, "A & b", t);
+    apply_titled(st, "/b", t, NULL, t);
+    apply_titled(st, "/c", t, "", t);
+    assert_string_equal(titles(st), "/a=A & b;");
+    v = q(path, "SELECT version FROM pages WHERE page = 1");
+    /* the same title again: nothing moves */
+    apply_titled(st, "/a", t, "A & b", t + 1);
+    assert_int_equal(q(path, "SELECT version FROM pages WHERE page = 1"), v);
+    /* another title, the same Last-Modified: stored, the version moves */
+    apply_titled(st, "/a", t, "Another", t + 2);
+    assert_string_equal(titles(st), "/a=Another;");
+    assert_true(q(path, "SELECT version FROM pages WHERE page = 1") > v);
+    v = q(path, "SELECT version FROM pages WHERE page = 1");
+    /* not read: kept; read without a title: gone */
+    apply_titled(st, "/a", t, NULL, t + 3);
+    assert_string_equal(titles(st), "/a=Another;");
+    assert_int_equal(q(path, "SELECT version FROM pages WHERE page = 1"), v);
+    apply_titled(st, "/a", t, "", t + 4);
+    assert_string_equal(titles(st), "");
+    apply_titled(st, "/b", t, "Bee", t + 5);
+    assert_string_equal(titles(st), "/b=Bee;");
 }
 
 static void test_pages_are_stable(void **state)
@@ -274,7 +337,7 @@ static void assert_sound(unit_ctx *u, const char *path)
 static sm_change change(sm_change_op op, const sm_site_conf *site,
                         const char *url, apr_time_t lm, apr_time_t seen)
 {
-    sm_change c = { op, site, url, lm, NULL, seen };
+    sm_change c = { op, site, url, lm, NULL, seen, NULL };
     return c;
 }
 
@@ -865,7 +928,8 @@ static void test_wal_is_bounded(void **state)
                                          "a-long-name-%d.html",
                                          (unsigned)((i * 1000 + j)
                                                     * 2654435761u), j),
-                            0, "\"etag-1234567890\"", apr_time_now() };
+                            0, "\"etag-1234567890\"", apr_time_now(),
+                            NULL };
             batch[j] = c;
         }
         if (sm_store_apply(st, batch, 1000, &stats) != APR_SUCCESS)
@@ -894,6 +958,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_upgrade_from_2, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_record_touch_update_forget, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_pages_are_stable, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_titles, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_page_bytes_limit, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_max_urls_and_sites_apart, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_expire, unit_setup, unit_teardown),

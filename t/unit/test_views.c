@@ -124,7 +124,7 @@ static void test_html_navigation(void **state)
     unit_ctx *u = *state;
     sink_buf b = { "", 0, 0, u->pool };
     sm_html_site site = { "https://h.example", "/map.html", "/s.css",
-                          "h.example", NULL, NULL };
+                          "h.example" };
     sm_html_page hp = { 15, 40, 0, 0 };
     sm_site_info info;
     static const apr_int64_t none[] = { 0 };
