@@ -15,6 +15,7 @@
 #include <apr_hash.h>
 #include <apr_reslist.h>
 
+#include "sm_hash.h"
 #include "sm_sitemap.h"
 
 
@@ -244,13 +245,36 @@ static const char *vhost_base(apr_pool_t *p, server_rec *s, const char **err)
 /* A PostgreSQL store: create its schema now when the role may, and say at
  * start-up what is wrong when it cannot be used.  Never fatal: the
  * children keep trying, and the site is served meanwhile. */
+/* Where a URI store's changes not written at a stop are kept
+ * (sm_recorder_conf.spill_path): a URI names no place on this machine, so
+ * in the directory of the default store, SITEMAP_DEFAULT_DB (Debian:
+ * /var/lib/apache2/sitemap), as the renditions; one name per store (its
+ * URI without the password), which its next writer reads back. */
+static const char *pg_spill_path(apr_pool_t *p, const char *shown)
+{
+    const char *slash = strrchr(SITEMAP_DEFAULT_DB, '/');
+
+    return apr_psprintf(p, "%.*s/pg-%016" APR_UINT64_T_HEX_FMT,
+                        (int)(slash - SITEMAP_DEFAULT_DB), SITEMAP_DEFAULT_DB,
+                        sm_hash_str(SM_HASH_SEED, shown));
+}
+
 static int prepare_pg(apr_pool_t *p, server_rec *s, const char *uri,
                       const char *shown, const sm_logger *log)
 {
+    const char *spills = pg_spill_path(p, shown);
     sm_store *st;
     char err[512];
-    apr_status_t rv = sm_store_open(&st, p, uri, SM_STORE_CREATE,
-                                    BUSY_TIMEOUT_MS, log, err, sizeof(err));
+    apr_status_t rv;
+
+    if (sitemap_prepare_dir(apr_pstrndup(p, spills, (apr_size_t)
+                                         (strrchr(spills, '/') - spills)),
+                            err, sizeof(err)) != APR_SUCCESS)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "SitemapDatabase "
+                     "'%s': changes not written at a stop cannot be kept in "
+                     "%s: %s", shown, spills, err);
+    rv = sm_store_open(&st, p, uri, SM_STORE_CREATE, BUSY_TIMEOUT_MS, log,
+                       err, sizeof(err));
 
     if (rv != APR_SUCCESS) {
         ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase: '%s': "
@@ -454,7 +478,9 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
         if (!rec) {
             sm_recorder_conf rc = {
                 conf->db_shown, conf->flush_interval, BATCH_SIZE, QUEUE_MAX,
-                BUSY_TIMEOUT_MS, &conf->logger, conf->db_path
+                BUSY_TIMEOUT_MS, &conf->logger, conf->db_path,
+                sm_store_is_pg(conf->db_path)
+                ? pg_spill_path(pchild, conf->db_shown) : NULL
             };
             apr_status_t rv = sm_recorder_create(&rec, pchild, &rc);
             if (rv != APR_SUCCESS) {

@@ -111,6 +111,10 @@ int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 int sitemap_check_store_places(apr_pool_t *ptemp, server_rec *main_s);
 apr_status_t sitemap_authz_init(apr_pool_t *pconf);
 int sitemap_anonymous_allowed(request_rec *r);
+/* A directory for the children (renditions, a URI store's spills): made
+ * when missing and given to the server's User, as root, without following
+ * a link (sm_fs_open_dir); nothing to do when not root. */
+apr_status_t sitemap_prepare_dir(const char *dir, char *err, apr_size_t len);
 int sitemap_prepare_database(apr_pool_t *p, server_rec *s, const char *path,
                              const sm_logger *log);
 int sitemap_log_transaction(request_rec *r);

@@ -58,20 +58,12 @@ static apr_uint64_t module_file_tag(void)
 static void prepare_dir(server_rec *s, const char *dir)
 {
     char err[512];
-    int fd;
-    apr_status_t rv;
+    apr_status_t rv = sitemap_prepare_dir(dir, err, sizeof(err));
 
-    if (geteuid() != 0)
-        return;             /* the children, running as we do, create it */
-    rv = sm_fs_open_dir(dir, 1, ap_unixd_config.user_id,
-                        ap_unixd_config.group_id, &fd, err, sizeof(err));
-    if (rv != APR_SUCCESS) {
+    if (rv != APR_SUCCESS)
         ap_log_error(APLOG_MARK, APLOG_WARNING, rv, s, "SitemapCache: "
                      "'%s': %s; sitemaps are streamed without renditions",
                      dir, err);
-        return;
-    }
-    close(fd);
 }
 
 int sitemap_cache_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,

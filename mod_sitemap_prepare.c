@@ -315,3 +315,17 @@ int sitemap_prepare_database(apr_pool_t *p, server_rec *s, const char *path,
         as_server_user(s, create_task, &cs);
     return OK;
 }
+
+apr_status_t sitemap_prepare_dir(const char *dir, char *err, apr_size_t len)
+{
+    apr_status_t rv;
+    int fd;
+
+    if (geteuid() != 0)
+        return APR_SUCCESS;     /* the children, running as we do, make it */
+    rv = sm_fs_open_dir(dir, 1, ap_unixd_config.user_id,
+                        ap_unixd_config.group_id, &fd, err, len);
+    if (rv == APR_SUCCESS)
+        close(fd);
+    return rv;
+}

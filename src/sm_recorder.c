@@ -460,6 +460,11 @@ static void settle_batch(sm_recorder *rec, batch *b, int ok, const char *why,
 
 /* ---- changes kept across a stop (sm_spill) ------------------------------ */
 
+static const char *spill_path(const sm_recorder *rec)
+{
+    return rec->conf.spill_path ? rec->conf.spill_path : rec->conf.db_path;
+}
+
 typedef struct {
     sm_recorder *rec;
     apr_time_t now;
@@ -501,13 +506,14 @@ static void take_spills(sm_recorder *rec, apr_time_t now)
     apr_thread_mutex_unlock(rec->lock);
     if (room <= 0 || apr_pool_create(&p, rec->store_pool) != APR_SUCCESS)
         return;
-    sm_spill_take(p, rec->conf.db_path, room, replay_one, &ctx,
+    sm_spill_take(p, spill_path(rec), room, replay_one, &ctx,
                   rec->conf.log, &files, &changes);
     apr_pool_destroy(p);
     if (files)
         sm_log(rec->conf.log, SM_LOG_INFO, 0, "store %s: %d changes that "
                "stopped processes could not write read back from %d files "
-               "beside it; writing them", rec->conf.db_path, changes, files);
+               "(%s.spill-*); writing them", rec->conf.db_path, changes,
+               files, spill_path(rec));
     if (ctx.unknown)
         sm_log(rec->conf.log, SM_LOG_WARN, 0, "store %s: %d changes kept by "
                "a stopped process are for sites this server no longer "
@@ -534,12 +540,12 @@ static void spill_pending(sm_recorder *rec)
         sm_change *changes = apr_palloc(b->pool, sizeof(*changes) * n);
         for (i = 0; i < n; i++)
             changes[i] = APR_ARRAY_IDX(b->items, i, pending_item).change;
-        if (sm_spill_write(b->pool, rec->conf.db_path, changes, n, err,
+        if (sm_spill_write(b->pool, spill_path(rec), changes, n, err,
                            sizeof(err)) == APR_SUCCESS) {
             sm_log(rec->conf.log, SM_LOG_WARN, 0, "store %s: %s; stopping "
-                   "with %d changes not written: kept beside it (%s.spill-*)"
-                   " for the next process that opens it", rec->conf.db_path,
-                   rec->reason, n, rec->conf.db_path);
+                   "with %d changes not written: kept in %s.spill-* for the "
+                   "next process that opens the store", rec->conf.db_path,
+                   rec->reason, n, spill_path(rec));
             return;
         }
     }
@@ -812,6 +818,8 @@ apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
     rec->conf = *conf;
     rec->conf.db_path = apr_pstrdup(p, conf->db_path);
     rec->conf.db_uri = conf->db_uri ? apr_pstrdup(p, conf->db_uri) : NULL;
+    rec->conf.spill_path = conf->spill_path
+                           ? apr_pstrdup(p, conf->spill_path) : NULL;
     if (rec->conf.batch_size < 1)
         rec->conf.batch_size = 1;
     if (rec->conf.queue_max < rec->conf.batch_size)

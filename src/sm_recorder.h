@@ -34,6 +34,10 @@ typedef struct {
     /* What to open when db_path, which messages show, is a URI with its
      * password masked (sm_uri_mask); NULL: db_path. */
     const char *db_uri;
+    /* Where changes not written at a stop are kept: files named
+     * <spill_path>.spill-*, read back by the next writer of the store;
+     * NULL: db_path (beside the store's file).  A URI store needs one. */
+    const char *spill_path;
 } sm_recorder_conf;
 
 /* Counters, for tests, logs and benchmarks. */

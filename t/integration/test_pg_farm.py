@@ -406,3 +406,39 @@ def test_database_restart_between_requests(make_server, pg_db, pg_cluster):
     assert sitemap(a).body == before
     a.get_ok("/p1.html")
     pg_db.wait_urls(BASE, {"/p1.html"})
+
+
+def test_stop_while_database_down_keeps_the_queue(make_server, pg_db,
+                                                  pg_cluster):
+    """A stop while the database is down: what was queued is kept in a
+    spill file (a URI store's go to the default store's directory) and
+    written by the next process that reaches the database."""
+    s, = farm(make_server, pg_db, n=1)
+    s.get_ok("/p0.html")
+    pg_db.wait_urls(BASE, {"/p0.html"})
+    s.expect_log(FAULT)
+    pg_cluster.stop()
+    try:
+        served = set()
+        for j in range(1, 20):
+            assert s.get(f"/p{j}.html").status == 200
+            served.add(f"/p{j}.html")
+        s.stop()
+        m = re.search(r"stopping with (\d+) changes not written: kept in "
+                      r"(\S+)\.spill-\*", s.log_text())
+        assert m, s.log_tail()
+        assert int(m.group(1)) == len(served)
+        assert os.path.basename(m.group(2)).startswith("pg-")
+        assert [f for f in os.listdir(os.path.dirname(m.group(2)))
+                if f.startswith(os.path.basename(m.group(2)) + ".spill-")]
+    finally:
+        pg_cluster.start()
+    s.start()
+    pg_db.wait_urls(BASE, served | {"/p0.html"}, timeout=40)
+    # read back once: the file is gone
+    deadline = time.monotonic() + 10
+    while [f for f in os.listdir(os.path.dirname(m.group(2)))
+           if f.startswith(os.path.basename(m.group(2)) + ".spill-")]:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert PASSWORD not in s.log_text()
