@@ -442,3 +442,68 @@ def test_stop_while_database_down_keeps_the_queue(make_server, pg_db,
         assert time.monotonic() < deadline
         time.sleep(0.2)
     assert PASSWORD not in s.log_text()
+
+
+def test_thirty_second_outage_loses_nothing(make_server, pg_db, pg_cluster):
+    """The database down for 30 s under traffic on two servers: every page
+    is served at once, and every URL answered 200 meanwhile is stored once
+    the database is back."""
+    a, b = farm(make_server, pg_db, conf="RewriteEngine On\n"
+                                         "RewriteRule ^/o/ /p0.html [L]\n")
+    a.get_ok("/p0.html")
+    pg_db.wait_urls(BASE, {"/p0.html"})
+    for s in (a, b):
+        s.expect_log(FAULT)
+    served, slowest, i = set(), 0.0, 0
+    pg_cluster.stop()
+    try:
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            node = (a, b)[i % 2]
+            t0 = time.monotonic()
+            r = node.get(f"/o/{i}.html")
+            slowest = max(slowest, time.monotonic() - t0)
+            if r.status == 200:
+                served.add(f"/o/{i}.html")
+            i += 1
+            time.sleep(0.05)
+    finally:
+        pg_cluster.start()
+    assert len(served) > 100 and slowest < 3, (len(served), slowest)
+    have = pg_db.wait_urls(BASE, served | {"/p0.html"}, timeout=60)
+    assert served <= set(have)
+    assert sitemap(a).body == sitemap(b).body
+
+
+def test_read_only_database(make_server, pg_db, pg_cluster):
+    """A database that turns read-only (a standby, a failover in progress):
+    pages are served, the sitemap is still read and served, writes wait in
+    memory, logged at most once a minute, and go in once it is writable."""
+    s, = farm(make_server, pg_db, n=1)
+    s.get_ok("/p0.html")
+    pg_db.wait_urls(BASE, {"/p0.html"})
+    s.expect_log(r"read-only transaction|works again")
+
+    def read_only(on):
+        pg_cluster.sql(f"ALTER DATABASE {pg_db.name} SET"
+                       f" default_transaction_read_only = {on}")
+        pg_cluster.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                       f" WHERE datname = '{pg_db.name}'")
+
+    read_only("on")
+    try:
+        for j in range(1, 10):
+            t0 = time.monotonic()
+            assert s.get(f"/p{j}.html").status == 200
+            assert time.monotonic() - t0 < 3
+        s.wait_log(r"read-only transaction", timeout=15)
+        r = sitemap(s)                      # reading still works
+        assert f"{BASE}/p0.html" in locs(r.body)
+        time.sleep(2.5)                     # several failed flushes
+        assert "/p5.html" not in pg_db.urls(BASE)
+    finally:
+        read_only("off")
+    pg_db.wait_urls(BASE, {f"/p{j}.html" for j in range(10)}, timeout=40)
+    faults = [ln for ln in s.log_text().splitlines()
+              if "read-only transaction" in ln]
+    assert 1 <= len(faults) <= 2, faults
