@@ -5,9 +5,8 @@
  * for the transaction and write each touched summary row once before
  * COMMIT: per-row triggers cost more than half of a new URL's time
  * (schema 1 had them).  One connection is used by one thread at a time. */
-#include "sm_store.h"
+#include "sm_store_sqlite.h"
 #include "sm_store_sqlite_indexnow.h"
-#include "sm_store_tx.h"
 
 #include <apr_hash.h>
 #include <apr_strings.h>
@@ -17,19 +16,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+
 /* The -wal file's bound (see sm_store_open_sqlite; README, The store). */
 #define WAL_CHECKPOINT_PAGES "1000"
 #define WAL_SIZE_LIMIT "4194304"
 
-/* "SMAP": marks the file as ours (PRAGMA application_id). */
-#define SM_APPLICATION_ID 0x534D4150
-
-/* A URL's id: (site id << SITE_ID_SHIFT) + the site's running number, so
- * a site's URLs, and each of its pages, are one range of rowids. */
-#define SITE_ID_SHIFT 40
-#define SITE_ID_SHIFT_SQL "40"
-#define SITE_ID_MAX ((((sqlite3_int64)1) << (62 - SITE_ID_SHIFT)) - 1)
-#define SITE_FIRST_ID(site) (((sqlite3_int64)(site)) << SITE_ID_SHIFT)
 
 /* Schema steps: entry i upgrades user_version i to i + 1. */
 static const char *const schema_steps[SM_SCHEMA_VERSION] = {
@@ -199,39 +190,6 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "ALTER TABLE urls ADD COLUMN title TEXT;",
 };
 
-enum {
-    STMT_SITE_GET,
-    STMT_SITE_ADD,
-    STMT_PAGE_GET,
-    STMT_URL_GET,
-    STMT_URL_ADD,
-    STMT_URL_CHANGE,
-    STMT_URL_TOUCH,
-    STMT_URL_DEL,
-    STMT_EXPIRE,
-    STMT_EXPIRE_CLAIM,
-    STMT_PAGE_PUT,
-    STMT_SITE_SUMMARY,
-    STMT_STORE_ID,
-    STMT_PAGES_ALL,
-    STMT_PAGES_ONE,
-    STMT_SITE_CHANGED,
-    STMT_PAGE_URLS,
-    STMT_PAGE_TITLES,
-    STMT_URL_TITLE,
-    /* sitemapctl and the settings kept with a site */
-    STMT_SITE_SETTINGS,
-    STMT_SITE_SET_SETTINGS,
-    STMT_SITE_ROW,
-    STMT_URL_ROWS_ALL,
-    STMT_URL_ROWS_ONE,
-    /* IndexNow's pending list (sm_store_sqlite_indexnow.c) */
-    STMT_IN_REQUEUE,
-    STMT_IN_ADD,
-    STMT_IN_COUNT,
-    STMT_IN_OVERFLOW,
-    STMT_COUNT
-};
 
 /* The ids of page ?2 of site ?1 (by base): from the page's first id to the
  * next page's, or to the end of the site's range.  Readers never rely on
@@ -342,40 +300,29 @@ static const char *const stmt_sql[STMT_COUNT] = {
         " ON CONFLICT(site) DO UPDATE SET overflow = overflow + 1",
 };
 
-typedef struct {
-    sm_store base;
-    sqlite3 *db;
-    sqlite3_stmt *stmt[STMT_COUNT];
-    dev_t dev;
-    ino_t ino;
-    /* base -> the settings text known to be in the site's row (checked
-     * once per connection and site; forgotten when a write rolls back) */
-    apr_hash_t *settings_kept;
-    sm_tx tx;                   /* the write transaction's summaries */
-} sqlite_store;
 
-static void set_error(sm_store *st, const char *what, sqlite3 *db)
+void sm_sqlite_set_error(sm_store *st, const char *what, sqlite3 *db)
 {
     apr_snprintf(st->errmsg, sizeof(st->errmsg), "%s: %s (SQLite error %d)",
                  what, db ? sqlite3_errmsg(db) : "out of memory",
                  db ? sqlite3_extended_errcode(db) : SQLITE_NOMEM);
 }
 
-static apr_status_t sqlite_status(int rc)
+apr_status_t sm_sqlite_status(int rc)
 {
     return rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW
         ? APR_SUCCESS : APR_EGENERAL;
 }
 
-static int exec(sqlite_store *s, const char *what, const char *sql)
+int sm_sqlite_exec(sqlite_store *s, const char *what, const char *sql)
 {
     int rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
     if (rc != SQLITE_OK)
-        set_error(&s->base, what, s->db);
+        sm_sqlite_set_error(&s->base, what, s->db);
     return rc;
 }
 
-static int int_pragma(sqlite_store *s, const char *sql, sqlite3_int64 *out)
+int sm_sqlite_int_pragma(sqlite_store *s, const char *sql, sqlite3_int64 *out)
 {
     sqlite3_stmt *q;
     int rc = sqlite3_prepare_v2(s->db, sql, -1, &q, NULL);
@@ -389,7 +336,7 @@ static int int_pragma(sqlite_store *s, const char *sql, sqlite3_int64 *out)
         sqlite3_finalize(q);
     }
     if (rc != SQLITE_OK)
-        set_error(&s->base, "cannot read the schema version", s->db);
+        sm_sqlite_set_error(&s->base, "cannot read the schema version", s->db);
     return rc;
 }
 
@@ -400,7 +347,7 @@ static int migrate(sqlite_store *s, int readonly, int probe)
     sqlite3_int64 version, app_id;
     int rc;
 
-    if ((rc = int_pragma(s, "PRAGMA user_version", &version)) != SQLITE_OK)
+    if ((rc = sm_sqlite_int_pragma(s, "PRAGMA user_version", &version)) != SQLITE_OK)
         return rc;
     if (version == SM_SCHEMA_VERSION)
         goto check_id;
@@ -415,7 +362,7 @@ static int migrate(sqlite_store *s, int readonly, int probe)
         /* Read-only (sitemapctl, the sitemap's readers): say what the
          * file is. */
         sqlite3_int64 tables = 0;
-        if ((rc = int_pragma(s, "SELECT count(*) FROM sqlite_master",
+        if ((rc = sm_sqlite_int_pragma(s, "SELECT count(*) FROM sqlite_master",
                              &tables)) != SQLITE_OK)
             return rc;
         apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg), tables
@@ -432,14 +379,14 @@ static int migrate(sqlite_store *s, int readonly, int probe)
                      SM_SCHEMA_VERSION);
         return SQLITE_MISMATCH;
     }
-    if ((rc = exec(s, "cannot lock the store", "BEGIN IMMEDIATE")) != SQLITE_OK)
+    if ((rc = sm_sqlite_exec(s, "cannot lock the store", "BEGIN IMMEDIATE")) != SQLITE_OK)
         return rc;
     /* Another process may have migrated while we waited for the lock. */
-    if ((rc = int_pragma(s, "PRAGMA user_version", &version)) != SQLITE_OK)
+    if ((rc = sm_sqlite_int_pragma(s, "PRAGMA user_version", &version)) != SQLITE_OK)
         goto fail;
     if (version == 0) {
         sqlite3_int64 tables;
-        if ((rc = int_pragma(s, "SELECT count(*) FROM sqlite_master",
+        if ((rc = sm_sqlite_int_pragma(s, "SELECT count(*) FROM sqlite_master",
                              &tables)) != SQLITE_OK)
             goto fail;
         if (tables != 0) {
@@ -450,7 +397,7 @@ static int migrate(sqlite_store *s, int readonly, int probe)
         }
     }
     for (; version < SM_SCHEMA_VERSION; version++) {
-        if ((rc = exec(s, "cannot upgrade the schema",
+        if ((rc = sm_sqlite_exec(s, "cannot upgrade the schema",
                        schema_steps[version])) != SQLITE_OK)
             goto fail;
     }
@@ -459,10 +406,10 @@ static int migrate(sqlite_store *s, int readonly, int probe)
         apr_snprintf(sql, sizeof(sql),
                      "PRAGMA user_version = %d; PRAGMA application_id = %d",
                      SM_SCHEMA_VERSION, SM_APPLICATION_ID);
-        if ((rc = exec(s, "cannot set the schema version", sql)) != SQLITE_OK)
+        if ((rc = sm_sqlite_exec(s, "cannot set the schema version", sql)) != SQLITE_OK)
             goto fail;
     }
-    if ((rc = exec(s, "cannot commit the schema", "COMMIT")) != SQLITE_OK)
+    if ((rc = sm_sqlite_exec(s, "cannot commit the schema", "COMMIT")) != SQLITE_OK)
         goto fail;
     return SQLITE_OK;
 
@@ -471,7 +418,7 @@ fail:
     return rc;
 
 check_id:
-    if ((rc = int_pragma(s, "PRAGMA application_id", &app_id)) != SQLITE_OK)
+    if ((rc = sm_sqlite_int_pragma(s, "PRAGMA application_id", &app_id)) != SQLITE_OK)
         return rc;
     if (app_id != SM_APPLICATION_ID) {
         apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg),
@@ -482,14 +429,14 @@ check_id:
     return SQLITE_OK;
 }
 
-static sqlite3_stmt *stmt(sqlite_store *s, int which)
+sqlite3_stmt *sm_sqlite_stmt(sqlite_store *s, int which)
 {
     sqlite3_stmt *q = s->stmt[which];
     if (!q) {
         if (sqlite3_prepare_v3(s->db, stmt_sql[which], -1,
                                SQLITE_PREPARE_PERSISTENT, &q,
                                NULL) != SQLITE_OK) {
-            set_error(&s->base, "cannot prepare a statement", s->db);
+            sm_sqlite_set_error(&s->base, "cannot prepare a statement", s->db);
             return NULL;
         }
         s->stmt[which] = q;
@@ -497,7 +444,7 @@ static sqlite3_stmt *stmt(sqlite_store *s, int which)
     return q;
 }
 
-static void text(sqlite3_stmt *q, int i, const char *v)
+void sm_sqlite_text(sqlite3_stmt *q, int i, const char *v)
 {
     if (v)
         sqlite3_bind_text(q, i, v, -1, SQLITE_STATIC);
@@ -512,7 +459,7 @@ static int run(sqlite_store *s, sqlite3_stmt *q, const char *what)
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     if (rc != SQLITE_DONE) {
-        set_error(&s->base, what, s->db);
+        sm_sqlite_set_error(&s->base, what, s->db);
         return rc;
     }
     return SQLITE_OK;
@@ -543,19 +490,19 @@ static int next_id_repair(sqlite_store *s, site_row *row)
         sqlite3_finalize(q);
     }
     if (rc != SQLITE_OK)
-        set_error(&s->base, "cannot read the site's ids", s->db);
+        sm_sqlite_set_error(&s->base, "cannot read the site's ids", s->db);
     return rc;
 }
 
 /* The site's row, without adding it; SQLITE_DONE when there is none. */
 static int site_find(sqlite_store *s, const char *base, site_row *row)
 {
-    sqlite3_stmt *q = stmt(s, STMT_SITE_GET);
+    sqlite3_stmt *q = sm_sqlite_stmt(s, STMT_SITE_GET);
     int rc;
 
     if (!q)
         return SQLITE_ERROR;
-    text(q, 1, base);
+    sm_sqlite_text(q, 1, base);
     rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
         row->id = sqlite3_column_int64(q, 0);
@@ -569,7 +516,7 @@ static int site_find(sqlite_store *s, const char *base, site_row *row)
         return row->next_id > SITE_FIRST_ID(row->id) ? SQLITE_OK
                                                      : next_id_repair(s, row);
     if (rc != SQLITE_DONE)
-        set_error(&s->base, "cannot read the site", s->db);
+        sm_sqlite_set_error(&s->base, "cannot read the site", s->db);
     return rc;
 }
 
@@ -584,9 +531,9 @@ static int site_get(sqlite_store *s, const sm_site_conf *site, site_row *row)
                                   : SQLITE_OK;
         if (rc != SQLITE_DONE)
             return rc;
-        if (!(q = stmt(s, STMT_SITE_ADD)))
+        if (!(q = sm_sqlite_stmt(s, STMT_SITE_ADD)))
             return SQLITE_ERROR;
-        text(q, 1, site->base);
+        sm_sqlite_text(q, 1, site->base);
         sqlite3_bind_int(q, 2, site->page_size);
         sqlite3_bind_int64(q, 3, SITE_ID_MAX);
         if ((rc = run(s, q, "cannot add the site")) != SQLITE_OK)
@@ -618,7 +565,7 @@ static int keep_settings(sqlite_store *s, const sm_site_conf *site,
     kept = apr_hash_get(s->settings_kept, site->base, APR_HASH_KEY_STRING);
     if (kept && strcmp(kept, site->settings) == 0)
         return SQLITE_OK;
-    if (!(q = stmt(s, STMT_SITE_SETTINGS)))
+    if (!(q = sm_sqlite_stmt(s, STMT_SITE_SETTINGS)))
         return SQLITE_ERROR;
     sqlite3_bind_int64(q, 1, id);
     rc = sqlite3_step(q);
@@ -630,14 +577,14 @@ static int keep_settings(sqlite_store *s, const sm_site_conf *site,
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        set_error(&s->base, "cannot read the site's settings", s->db);
+        sm_sqlite_set_error(&s->base, "cannot read the site's settings", s->db);
         return rc;
     }
     if (!same) {
-        if (!(q = stmt(s, STMT_SITE_SET_SETTINGS)))
+        if (!(q = sm_sqlite_stmt(s, STMT_SITE_SET_SETTINGS)))
             return SQLITE_ERROR;
         sqlite3_bind_int64(q, 1, id);
-        text(q, 2, site->settings);
+        sm_sqlite_text(q, 2, site->settings);
         sqlite3_bind_int(q, 3, site->page_size);
         if ((rc = run(s, q, "cannot keep the site's settings")) != SQLITE_OK)
             return rc;
@@ -681,7 +628,7 @@ static int tx_site_get(sqlite_store *s, const sm_site_conf *site,
 static int read_page(sqlite_store *s, sqlite3_int64 site_id,
                      sqlite3_int64 page, page_row *out)
 {
-    sqlite3_stmt *q = stmt(s, STMT_PAGE_GET);
+    sqlite3_stmt *q = sm_sqlite_stmt(s, STMT_PAGE_GET);
     int rc;
 
     memset(out, 0, sizeof(*out));
@@ -698,7 +645,7 @@ static int read_page(sqlite_store *s, sqlite3_int64 site_id,
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        set_error(&s->base, "cannot read the page summary", s->db);
+        sm_sqlite_set_error(&s->base, "cannot read the page summary", s->db);
         return rc;
     }
     return SQLITE_OK;
@@ -719,7 +666,7 @@ static int tx_write_summaries(sqlite_store *s)
         if ((rc = read_page(s, tp->key[0], tp->key[1], &old)) != SQLITE_OK)
             return rc;
         sm_tx_page_summary(tp, old.url_count, old.lastmod, &count, &lastmod);
-        if (!(q = stmt(s, STMT_PAGE_PUT)))
+        if (!(q = sm_sqlite_stmt(s, STMT_PAGE_PUT)))
             return SQLITE_ERROR;
         sqlite3_bind_int64(q, 1, tp->key[0]);
         sqlite3_bind_int64(q, 2, tp->key[1]);
@@ -740,7 +687,7 @@ static int tx_write_summaries(sqlite_store *s)
 
         if (!sm_tx_site_changed(ts))
             continue;
-        if (!(q = stmt(s, STMT_SITE_SUMMARY)))
+        if (!(q = sm_sqlite_stmt(s, STMT_SITE_SUMMARY)))
             return SQLITE_ERROR;
         sqlite3_bind_int64(q, 1, ts->row.id);
         sqlite3_bind_int64(q, 2, ts->url_delta);
@@ -758,7 +705,7 @@ static int tx_write_summaries(sqlite_store *s)
 static int tx_start(sqlite_store *s)
 {
     sm_tx_begin(&s->tx, apr_time_sec(apr_time_now()));
-    return exec(s, "cannot start a transaction", "BEGIN IMMEDIATE");
+    return sm_sqlite_exec(s, "cannot start a transaction", "BEGIN IMMEDIATE");
 }
 
 static int tx_commit(sqlite_store *s)
@@ -766,7 +713,7 @@ static int tx_commit(sqlite_store *s)
     int rc;
 
     if ((rc = tx_write_summaries(s)) == SQLITE_OK)
-        rc = exec(s, "cannot commit", "COMMIT");
+        rc = sm_sqlite_exec(s, "cannot commit", "COMMIT");
     sm_tx_end(&s->tx);
     return rc;
 }
@@ -794,38 +741,38 @@ static int indexnow_note(sqlite_store *s, sm_tx_site *ts, const char *url)
 
     if (!ts->conf || !ts->conf->indexnow)
         return SQLITE_OK;
-    if (!(q = stmt(s, STMT_IN_REQUEUE)))
+    if (!(q = sm_sqlite_stmt(s, STMT_IN_REQUEUE)))
         return SQLITE_ERROR;
-    text(q, 1, ts->conf->base);
-    text(q, 2, url);
+    sm_sqlite_text(q, 1, ts->conf->base);
+    sm_sqlite_text(q, 2, url);
     sqlite3_bind_int64(q, 3, apr_time_now());
     if ((rc = run(s, q, "cannot queue a URL for IndexNow")) != SQLITE_OK
         || sqlite3_changes(s->db) > 0)
         return rc;
     if (ts->in_pending < 0) {
-        if (!(q = stmt(s, STMT_IN_COUNT)))
+        if (!(q = sm_sqlite_stmt(s, STMT_IN_COUNT)))
             return SQLITE_ERROR;
-        text(q, 1, ts->conf->base);
+        sm_sqlite_text(q, 1, ts->conf->base);
         rc = sqlite3_step(q);
         ts->in_pending = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
         sqlite3_reset(q);
         sqlite3_clear_bindings(q);
         if (rc != SQLITE_ROW) {
-            set_error(&s->base, "cannot count IndexNow's pending URLs", s->db);
+            sm_sqlite_set_error(&s->base, "cannot count IndexNow's pending URLs", s->db);
             return rc;
         }
     }
     if (ts->in_pending >= SM_INDEXNOW_BACKLOG_MAX) {
         /* Counted, and logged by the sender (never per URL here). */
-        if (!(q = stmt(s, STMT_IN_OVERFLOW)))
+        if (!(q = sm_sqlite_stmt(s, STMT_IN_OVERFLOW)))
             return SQLITE_ERROR;
-        text(q, 1, ts->conf->base);
+        sm_sqlite_text(q, 1, ts->conf->base);
         return run(s, q, "cannot count IndexNow's overflow");
     }
-    if (!(q = stmt(s, STMT_IN_ADD)))
+    if (!(q = sm_sqlite_stmt(s, STMT_IN_ADD)))
         return SQLITE_ERROR;
-    text(q, 1, ts->conf->base);
-    text(q, 2, url);
+    sm_sqlite_text(q, 1, ts->conf->base);
+    sm_sqlite_text(q, 2, url);
     sqlite3_bind_int64(q, 3, apr_time_now());
     if ((rc = run(s, q, "cannot queue a URL for IndexNow")) == SQLITE_OK)
         ts->in_pending++;
@@ -837,7 +784,7 @@ static int indexnow_note(sqlite_store *s, sm_tx_site *ts, const char *url)
 static int touch(sqlite_store *s, sqlite3_int64 id, sqlite3_int64 seen,
                  sm_apply_stats *stats)
 {
-    sqlite3_stmt *q = stmt(s, STMT_URL_TOUCH);
+    sqlite3_stmt *q = sm_sqlite_stmt(s, STMT_URL_TOUCH);
 
     if (!q)
         return SQLITE_ERROR;
@@ -871,17 +818,17 @@ static int add_url(sqlite_store *s, const sm_change *c, sm_tx_site *ts,
         sm_tx_last_page(&s->tx, ts, pr.url_count, pr.xml_bytes);
     }
     page = sm_tx_choose_page(c->site, ts, entry);
-    if (!(q = stmt(s, STMT_URL_ADD)))
+    if (!(q = sm_sqlite_stmt(s, STMT_URL_ADD)))
         return SQLITE_ERROR;
     sqlite3_bind_int64(q, 1, ts->row.id);
-    text(q, 2, c->url);
+    sm_sqlite_text(q, 2, c->url);
     sqlite3_bind_int64(q, 3, page);
     sqlite3_bind_int64(q, 4, lastmod);
-    text(q, 5, c->etag);
+    sm_sqlite_text(q, 5, c->etag);
     sqlite3_bind_int64(q, 6, seen);
     sqlite3_bind_int64(q, 7, entry);
     sqlite3_bind_int64(q, 8, id);
-    text(q, 9, SM_TX_TITLE(c));
+    sm_sqlite_text(q, 9, SM_TX_TITLE(c));
     if ((rc = run(s, q, "cannot add a URL")) != SQLITE_OK
         || sqlite3_changes(s->db) == 0)
         return rc;
@@ -895,12 +842,12 @@ static int add_url(sqlite_store *s, const sm_change *c, sm_tx_site *ts,
 static int retitle(sqlite_store *s, sm_tx_site *ts, sqlite3_int64 id,
                    sqlite3_int64 page, const char *title)
 {
-    sqlite3_stmt *q = stmt(s, STMT_URL_TITLE);
+    sqlite3_stmt *q = sm_sqlite_stmt(s, STMT_URL_TITLE);
 
     if (!q)
         return SQLITE_ERROR;
     sqlite3_bind_int64(q, 1, id);
-    text(q, 2, title);
+    sm_sqlite_text(q, 2, title);
     sm_tx_count(&s->tx, ts, page, 0, 0, 0);
     return run(s, q, "cannot update a URL's title");
 }
@@ -926,10 +873,10 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
             return SQLITE_OK;
         }
     }
-    if (!(q = stmt(s, STMT_URL_GET)))
+    if (!(q = sm_sqlite_stmt(s, STMT_URL_GET)))
         return SQLITE_ERROR;
     sqlite3_bind_int64(q, 1, ts->row.id);
-    text(q, 2, c->url);
+    sm_sqlite_text(q, 2, c->url);
     rc = sqlite3_step(q);
     if (rc == SQLITE_ROW) {
         sqlite3_int64 id = sqlite3_column_int64(q, 0);
@@ -952,11 +899,11 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
          * last_seen moves. */
         if (c->op == SM_CHANGE_SEED || !changes)
             return touch(s, id, seen, stats);
-        if (!(q = stmt(s, STMT_URL_CHANGE)))
+        if (!(q = sm_sqlite_stmt(s, STMT_URL_CHANGE)))
             return SQLITE_ERROR;
         sqlite3_bind_int64(q, 1, id);
         sqlite3_bind_int64(q, 2, new_lastmod);
-        text(q, 3, c->etag);
+        sm_sqlite_text(q, 3, c->etag);
         sqlite3_bind_int64(q, 4, seen);
         stats->updated++;
         if ((rc = run(s, q, "cannot update a URL")) == SQLITE_OK
@@ -969,7 +916,7 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     if (rc != SQLITE_DONE) {
-        set_error(&s->base, "cannot read a URL", s->db);
+        sm_sqlite_set_error(&s->base, "cannot read a URL", s->db);
         return rc;
     }
     /* Not stored: a seed goes in now; a record was refused for room. */
@@ -1005,7 +952,7 @@ static int delete_rows(sqlite_store *s, sqlite3_stmt *q, sm_tx_site *ts,
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     if (rc != SQLITE_DONE) {
-        set_error(&s->base, what, s->db);
+        sm_sqlite_set_error(&s->base, what, s->db);
         return rc;
     }
     return SQLITE_OK;
@@ -1019,10 +966,10 @@ static int forget(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
 
     if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
         return rc;
-    if (!(q = stmt(s, STMT_URL_DEL)))
+    if (!(q = sm_sqlite_stmt(s, STMT_URL_DEL)))
         return SQLITE_ERROR;
     sqlite3_bind_int64(q, 1, ts->row.id);
-    text(q, 2, c->url);
+    sm_sqlite_text(q, 2, c->url);
     return delete_rows(s, q, ts, "cannot remove a URL", &stats->removed);
 }
 
@@ -1035,7 +982,7 @@ static apr_status_t sqlite_apply(sm_store *st, const sm_change *changes,
     memset(stats, 0, sizeof(*stats));
     if ((rc = tx_start(s)) != SQLITE_OK) {
         sm_tx_end(&s->tx);
-        return sqlite_status(rc);
+        return sm_sqlite_status(rc);
     }
     for (i = 0; i < n; i++) {
         rc = changes[i].op == SM_CHANGE_FORGET
@@ -1079,7 +1026,7 @@ static apr_status_t sqlite_expire(sm_store *st, const sm_site_conf *site,
         return APR_EGENERAL;
     /* One process a period walks the site: claim the run. */
     if (every > 0) {
-        if (!(q = stmt(s, STMT_EXPIRE_CLAIM)))
+        if (!(q = sm_sqlite_stmt(s, STMT_EXPIRE_CLAIM)))
             return APR_EGENERAL;
         sqlite3_bind_int64(q, 1, row.id);
         sqlite3_bind_int64(q, 2, now_s);
@@ -1099,7 +1046,7 @@ static apr_status_t sqlite_expire(sm_store *st, const sm_site_conf *site,
          * process may have added URLs or opened a page meanwhile. */
         if ((rc = tx_start(s)) != SQLITE_OK
             || (rc = tx_site_get(s, site, &ts)) != SQLITE_OK
-            || !(q = stmt(s, STMT_EXPIRE))) {
+            || !(q = sm_sqlite_stmt(s, STMT_EXPIRE))) {
             tx_rollback(s);
             return APR_EGENERAL;
         }
@@ -1126,7 +1073,7 @@ static int sqlite_is_current(sm_store *st)
            && sb.st_ino == s->ino;
 }
 
-static void sqlite_close(sm_store *st)
+void sm_sqlite_close(sm_store *st)
 {
     sqlite_store *s = (sqlite_store *)st;
     int i;
@@ -1143,351 +1090,10 @@ static void sqlite_close(sm_store *st)
 
 static apr_status_t store_cleanup(void *data)
 {
-    sqlite_close(data);
+    sm_sqlite_close(data);
     return APR_SUCCESS;
 }
 
-/* ---- reading ------------------------------------------------------------ */
-
-static apr_status_t sqlite_read_begin(sm_store *st)
-{
-    sqlite_store *s = (sqlite_store *)st;
-    /* A deferred transaction: the snapshot starts at the first read. */
-    return sqlite_status(exec(s, "cannot start reading", "BEGIN"));
-}
-
-static void sqlite_read_end(sm_store *st)
-{
-    sqlite_store *s = (sqlite_store *)st;
-    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-}
-
-static apr_status_t read_error(sqlite_store *s, sqlite3_stmt *q,
-                               const char *what)
-{
-    set_error(&s->base, what, s->db);
-    if (q) {
-        sqlite3_reset(q);
-        sqlite3_clear_bindings(q);
-    }
-    return APR_EGENERAL;
-}
-
-static apr_status_t sqlite_site_info(sm_store *st, apr_pool_t *p,
-                                     const char *base, apr_int64_t page,
-                                     sm_site_info *out)
-{
-    sqlite_store *s = (sqlite_store *)st;
-    sqlite3_stmt *q;
-    sqlite3_int64 site_id = 0;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    out->pages = apr_array_make(p, 4, sizeof(sm_page_info));
-    if (!(q = stmt(s, STMT_STORE_ID)))
-        return APR_EGENERAL;
-    if ((rc = sqlite3_step(q)) == SQLITE_ROW)
-        out->store_id = apr_pstrdup(p, (const char *)sqlite3_column_text(q, 0));
-    sqlite3_reset(q);
-    if (rc != SQLITE_ROW)
-        return read_error(s, NULL, "cannot read the store id");
-
-    if (!(q = stmt(s, STMT_SITE_GET)))
-        return APR_EGENERAL;
-    text(q, 1, base);
-    if ((rc = sqlite3_step(q)) == SQLITE_ROW)
-        site_id = sqlite3_column_int64(q, 0);
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return read_error(s, NULL, "cannot read the site");
-    if (rc == SQLITE_DONE)
-        return APR_SUCCESS;
-    out->known = 1;
-
-    if (!(q = stmt(s, page ? STMT_PAGES_ONE : STMT_PAGES_ALL)))
-        return APR_EGENERAL;
-    sqlite3_bind_int64(q, 1, site_id);
-    if (page)
-        sqlite3_bind_int64(q, 2, page);
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        sm_page_info *pi = apr_array_push(out->pages);
-        pi->page = sqlite3_column_int64(q, 0);
-        pi->url_count = sqlite3_column_int64(q, 1);
-        pi->version = sqlite3_column_int64(q, 2);
-        pi->lastmod = apr_time_from_sec(sqlite3_column_int64(q, 3));
-        pi->changed = apr_time_from_sec(sqlite3_column_int64(q, 4));
-    }
-    if (rc != SQLITE_DONE)
-        return read_error(s, q, "cannot read the pages");
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-
-    if (!(q = stmt(s, STMT_SITE_CHANGED)))
-        return APR_EGENERAL;
-    sqlite3_bind_int64(q, 1, site_id);
-    if ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        out->index_changed = apr_time_from_sec(sqlite3_column_int64(q, 0));
-        out->settings_changed = apr_time_from_sec(sqlite3_column_int64(q, 1));
-        out->settings = apr_pstrdup(p, (const char *)sqlite3_column_text(q, 2));
-    }
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-    if (rc != SQLITE_ROW)
-        return read_error(s, NULL, "cannot read the site's pages");
-    return APR_SUCCESS;
-}
-
-/* Step which (bound to base and page) to its end, each row through row;
- * what names the read in an error. */
-typedef apr_status_t page_row_fn(void *ctx, sqlite3_stmt *q);
-
-static apr_status_t page_rows(sqlite_store *s, int which, const char *base,
-                              apr_int64_t page, page_row_fn *row, void *ctx,
-                              const char *what)
-{
-    sqlite3_stmt *q = stmt(s, which);
-    apr_status_t rv = APR_SUCCESS;
-    int rc;
-
-    if (!q)
-        return APR_EGENERAL;
-    text(q, 1, base);
-    sqlite3_bind_int64(q, 2, page);
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW)
-        if ((rv = row(ctx, q)) != APR_SUCCESS)
-            break;
-    if (rv == APR_SUCCESS && rc != SQLITE_DONE)
-        return read_error(s, q, what);
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-    return rv;
-}
-
-typedef struct {
-    sm_url_fn *url_fn;
-    sm_title_fn *title_fn;
-    void *baton;
-} page_walk;
-
-static apr_status_t url_row(void *ctx, sqlite3_stmt *q)
-{
-    page_walk *w = ctx;
-    return w->url_fn(w->baton, (const char *)sqlite3_column_text(q, 0),
-                     apr_time_from_sec(sqlite3_column_int64(q, 1)));
-}
-
-static apr_status_t title_row(void *ctx, sqlite3_stmt *q)
-{
-    page_walk *w = ctx;
-    return w->title_fn(w->baton, (const char *)sqlite3_column_text(q, 0),
-                       (const char *)sqlite3_column_text(q, 1));
-}
-
-static apr_status_t sqlite_page_urls(sm_store *st, const char *base,
-                                     apr_int64_t page, sm_url_fn *fn,
-                                     void *baton)
-{
-    page_walk w = { fn, NULL, baton };
-    return page_rows((sqlite_store *)st, STMT_PAGE_URLS, base, page, url_row,
-                     &w, "cannot read the page's URLs");
-}
-
-static apr_status_t sqlite_page_titles(sm_store *st, const char *base,
-                                       apr_int64_t page, sm_title_fn *fn,
-                                       void *baton)
-{
-    page_walk w = { NULL, fn, baton };
-    return page_rows((sqlite_store *)st, STMT_PAGE_TITLES, base, page,
-                     title_row, &w, "cannot read the page's titles");
-}
-
-/* ---- administration (sitemapctl) --------------------------------------- */
-
-static apr_status_t sqlite_site_row(sm_store *st, apr_pool_t *p,
-                                    const char *base, sm_site_row *out)
-{
-    sqlite_store *s = (sqlite_store *)st;
-    sqlite3_stmt *q = stmt(s, STMT_SITE_ROW);
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    out->settings = "";
-    if (!q)
-        return APR_EGENERAL;
-    text(q, 1, base);
-    if ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        const char *settings = (const char *)sqlite3_column_text(q, 3);
-        out->known = 1;
-        out->url_count = sqlite3_column_int64(q, 0);
-        out->last_page = sqlite3_column_int64(q, 1);
-        out->page_size = sqlite3_column_int(q, 2);
-        out->settings = apr_pstrdup(p, settings ? settings : "");
-    }
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return read_error(s, q, "cannot read the site");
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-    return APR_SUCCESS;
-}
-
-/* One-off statements for administration: prepared when used. */
-static apr_status_t prepare(sqlite_store *s, const char *sql,
-                            sqlite3_stmt **q)
-{
-    if (sqlite3_prepare_v2(s->db, sql, -1, q, NULL) != SQLITE_OK) {
-        set_error(&s->base, "cannot prepare a statement", s->db);
-        return APR_EGENERAL;
-    }
-    return APR_SUCCESS;
-}
-
-static apr_time_t opt_time(sqlite3_stmt *q, int col)
-{
-    return sqlite3_column_type(q, col) == SQLITE_NULL
-        ? 0 : apr_time_from_sec(sqlite3_column_int64(q, col));
-}
-
-static apr_status_t sqlite_site_stats(sm_store *st, apr_pool_t *p,
-                                      const char *base,
-                                      apr_array_header_t **out)
-{
-    sqlite_store *s = (sqlite_store *)st;
-    sqlite3_stmt *sites = NULL, *urls = NULL;
-    apr_array_header_t *ids = apr_array_make(p, 4, sizeof(sqlite3_int64));
-    apr_status_t rv;
-    int rc, i;
-
-    *out = apr_array_make(p, 4, sizeof(sm_site_stats));
-    if ((rv = prepare(s, "SELECT s.id, s.base, s.url_count, s.last_page,"
-                         " s.page_size, (SELECT count(*) FROM pages p"
-                         "  WHERE p.site_id = s.id AND p.url_count > 0)"
-                         " FROM sites s WHERE ?1 IS NULL OR s.base = ?1"
-                         " ORDER BY s.base", &sites)) != APR_SUCCESS)
-        return rv;
-    if ((rv = prepare(s, "SELECT max(lastmod), min(lastmod), max(last_seen),"
-                         " min(last_seen) FROM urls WHERE id >= ?1"
-                         " AND id < ?2", &urls)) != APR_SUCCESS)
-        goto done;
-    text(sites, 1, base);
-    while ((rc = sqlite3_step(sites)) == SQLITE_ROW) {
-        sm_site_stats *ss = apr_array_push(*out);
-        memset(ss, 0, sizeof(*ss));
-        ss->base = apr_pstrdup(p, (const char *)sqlite3_column_text(sites,
-                                                                    1));
-        ss->url_count = sqlite3_column_int64(sites, 2);
-        ss->last_page = sqlite3_column_int64(sites, 3);
-        ss->page_size = sqlite3_column_int(sites, 4);
-        ss->pages = sqlite3_column_int64(sites, 5);
-        APR_ARRAY_PUSH(ids, sqlite3_int64) = sqlite3_column_int64(sites, 0);
-    }
-    if (rc != SQLITE_DONE) {
-        set_error(&s->base, "cannot read the sites", s->db);
-        rv = APR_EGENERAL;
-        goto done;
-    }
-    for (i = 0; i < (*out)->nelts; i++) {
-        sm_site_stats *ss = &APR_ARRAY_IDX(*out, i, sm_site_stats);
-        sqlite3_int64 id = APR_ARRAY_IDX(ids, i, sqlite3_int64);
-        sqlite3_bind_int64(urls, 1, SITE_FIRST_ID(id));
-        sqlite3_bind_int64(urls, 2, SITE_FIRST_ID(id + 1));
-        if ((rc = sqlite3_step(urls)) != SQLITE_ROW) {
-            set_error(&s->base, "cannot read the site's URLs", s->db);
-            rv = APR_EGENERAL;
-            goto done;
-        }
-        ss->lastmod_newest = opt_time(urls, 0);
-        ss->lastmod_oldest = opt_time(urls, 1);
-        ss->seen_newest = opt_time(urls, 2);
-        ss->seen_oldest = opt_time(urls, 3);
-        sqlite3_reset(urls);
-    }
-    rv = APR_SUCCESS;
-done:
-    sqlite3_finalize(sites);
-    sqlite3_finalize(urls);
-    return rv;
-}
-
-static apr_status_t sqlite_url_rows(sm_store *st, const char *base,
-                                    apr_int64_t page, sm_url_row_fn *fn,
-                                    void *baton)
-{
-    sqlite_store *s = (sqlite_store *)st;
-    sqlite3_stmt *q = stmt(s, page ? STMT_URL_ROWS_ONE : STMT_URL_ROWS_ALL);
-    apr_status_t rv = APR_SUCCESS;
-    int rc;
-
-    if (!q)
-        return APR_EGENERAL;
-    text(q, 1, base);
-    if (page)
-        sqlite3_bind_int64(q, 2, page);
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        rv = fn(baton, (const char *)sqlite3_column_text(q, 0),
-                sqlite3_column_int64(q, 1),
-                apr_time_from_sec(sqlite3_column_int64(q, 2)),
-                apr_time_from_sec(sqlite3_column_int64(q, 3)));
-        if (rv != APR_SUCCESS)
-            break;
-    }
-    if (rv == APR_SUCCESS && rc != SQLITE_DONE)
-        return read_error(s, q, "cannot read the site's URLs");
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-    return rv;
-}
-
-/* PRAGMAs and meta of an open connection; used by about and check. */
-static int read_about(sqlite_store *s, apr_pool_t *p, sm_store_about *out,
-                      int with_meta)
-{
-    sqlite3_int64 v, pages, page_size, free_pages;
-    sqlite3_stmt *q;
-    int rc;
-
-    memset(out, 0, sizeof(*out));
-    if ((rc = int_pragma(s, "PRAGMA user_version", &v)) != SQLITE_OK)
-        return rc;
-    out->schema_version = (int)v;
-    if ((rc = int_pragma(s, "PRAGMA page_count", &pages)) != SQLITE_OK
-        || (rc = int_pragma(s, "PRAGMA page_size", &page_size)) != SQLITE_OK
-        || (rc = int_pragma(s, "PRAGMA freelist_count", &free_pages))
-           != SQLITE_OK)
-        return rc;
-    out->db_bytes = pages * page_size;
-    out->free_bytes = free_pages * page_size;
-    if (!with_meta)
-        return SQLITE_OK;
-    rc = sqlite3_prepare_v2(s->db, "SELECT key, value FROM meta WHERE key IN"
-                            " ('store_id', 'created')", -1, &q, NULL);
-    if (rc != SQLITE_OK) {
-        set_error(&s->base, "cannot read the store's meta data", s->db);
-        return rc;
-    }
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        const char *k = (const char *)sqlite3_column_text(q, 0);
-        if (k && strcmp(k, "store_id") == 0)
-            out->store_id = apr_pstrdup(p, (const char *)
-                                        sqlite3_column_text(q, 1));
-        else if (k)
-            out->created = apr_time_from_sec(sqlite3_column_int64(q, 1));
-    }
-    sqlite3_finalize(q);
-    if (rc != SQLITE_DONE) {
-        set_error(&s->base, "cannot read the store's meta data", s->db);
-        return rc;
-    }
-    return SQLITE_OK;
-}
-
-static apr_status_t sqlite_about(sm_store *st, apr_pool_t *p,
-                                 sm_store_about *out)
-{
-    return sqlite_status(read_about((sqlite_store *)st, p, out, 1));
-}
-
-/* Make sure the sites have rows holding their current settings. */
 static apr_status_t sqlite_sync_sites(sm_store *st,
                                       const sm_site_conf *const *sites, int n)
 {
@@ -1497,7 +1103,7 @@ static apr_status_t sqlite_sync_sites(sm_store *st,
 
     /* IMMEDIATE: a deferred transaction that reads first gets SQLITE_BUSY
      * at once, without the busy timeout, when another process writes. */
-    if ((rc = exec(s, "cannot start a transaction", "BEGIN IMMEDIATE"))
+    if ((rc = sm_sqlite_exec(s, "cannot start a transaction", "BEGIN IMMEDIATE"))
         != SQLITE_OK)
         return APR_EGENERAL;
     for (i = 0; i < n; i++) {
@@ -1508,7 +1114,7 @@ static apr_status_t sqlite_sync_sites(sm_store *st,
             return APR_EGENERAL;
         }
     }
-    if (exec(s, "cannot commit", "COMMIT") != SQLITE_OK) {
+    if (sm_sqlite_exec(s, "cannot commit", "COMMIT") != SQLITE_OK) {
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
         if (s->settings_kept)
             apr_hash_clear(s->settings_kept);
@@ -1517,76 +1123,11 @@ static apr_status_t sqlite_sync_sites(sm_store *st,
     return APR_SUCCESS;
 }
 
-static apr_status_t sqlite_recent(sm_store *st, apr_pool_t *p,
-                                  const char *base, int n, apr_time_t since,
-                                  apr_array_header_t **urls,
-                                  apr_array_header_t **days)
-{
-    sqlite_store *s = (sqlite_store *)st;
-    sqlite3_stmt *site = NULL, *recent = NULL, *added = NULL;
-    sqlite3_int64 id;
-    apr_status_t rv;
-    int rc;
-
-    *urls = apr_array_make(p, n > 0 ? n : 1, sizeof(sm_recent_url));
-    *days = apr_array_make(p, 32, sizeof(sm_day_count));
-    if ((rv = prepare(s, "SELECT id FROM sites WHERE base = ?1", &site))
-        != APR_SUCCESS)
-        return rv;
-    text(site, 1, base);
-    if ((rc = sqlite3_step(site)) != SQLITE_ROW) {
-        sqlite3_finalize(site);
-        if (rc == SQLITE_DONE)
-            return APR_SUCCESS;         /* no such site: nothing */
-        set_error(&s->base, "cannot read the sites", s->db);
-        return APR_EGENERAL;
-    }
-    id = sqlite3_column_int64(site, 0);
-    sqlite3_finalize(site);
-    if ((rv = prepare(s, "SELECT url, lastmod FROM urls WHERE id >= ?1"
-                         " AND id < ?2 ORDER BY lastmod DESC, id DESC"
-                         " LIMIT ?3", &recent)) != APR_SUCCESS
-        || (rv = prepare(s, "SELECT first_seen / 86400, count(*) FROM urls"
-                            " WHERE id >= ?1 AND id < ?2 AND first_seen >= ?3"
-                            " GROUP BY 1 ORDER BY 1", &added))
-           != APR_SUCCESS)
-        goto done;
-    sqlite3_bind_int64(recent, 1, SITE_FIRST_ID(id));
-    sqlite3_bind_int64(recent, 2, SITE_FIRST_ID(id + 1));
-    sqlite3_bind_int(recent, 3, n);
-    while ((rc = sqlite3_step(recent)) == SQLITE_ROW) {
-        sm_recent_url *u = apr_array_push(*urls);
-        u->url = apr_pstrdup(p, (const char *)sqlite3_column_text(recent, 0));
-        u->lastmod = opt_time(recent, 1);
-    }
-    if (rc != SQLITE_DONE)
-        goto failed;
-    sqlite3_bind_int64(added, 1, SITE_FIRST_ID(id));
-    sqlite3_bind_int64(added, 2, SITE_FIRST_ID(id + 1));
-    sqlite3_bind_int64(added, 3, apr_time_sec(since));
-    while ((rc = sqlite3_step(added)) == SQLITE_ROW) {
-        sm_day_count *d = apr_array_push(*days);
-        d->day = sqlite3_column_int64(added, 0);
-        d->added = sqlite3_column_int64(added, 1);
-    }
-    if (rc != SQLITE_DONE)
-        goto failed;
-    rv = APR_SUCCESS;
-    goto done;
-failed:
-    set_error(&s->base, "cannot read the site's URLs", s->db);
-    rv = APR_EGENERAL;
-done:
-    sqlite3_finalize(recent);
-    sqlite3_finalize(added);
-    return rv;
-}
-
-static const sm_store_ops sqlite_ops = {
-    "sqlite", sqlite_apply, sqlite_expire, sqlite_is_current, sqlite_close,
-    sqlite_read_begin, sqlite_read_end, sqlite_site_info, sqlite_page_urls,
-    sqlite_page_titles, sqlite_site_row, sqlite_site_stats, sqlite_url_rows, sqlite_about,
-    sqlite_sync_sites, sqlite_recent, sm_sqlite_indexnow_claim,
+const sm_store_ops sm_sqlite_ops = {
+    "sqlite", sqlite_apply, sqlite_expire, sqlite_is_current, sm_sqlite_close,
+    sm_sqlite_read_begin, sm_sqlite_read_end, sm_sqlite_site_info, sm_sqlite_page_urls,
+    sm_sqlite_page_titles, sm_sqlite_site_row, sm_sqlite_site_stats, sm_sqlite_url_rows, sm_sqlite_about,
+    sqlite_sync_sites, sm_sqlite_recent, sm_sqlite_indexnow_claim,
     sm_sqlite_indexnow_finish, sm_sqlite_indexnow_queue,
     sm_sqlite_indexnow_stats
 };
@@ -1594,197 +1135,6 @@ static const sm_store_ops sqlite_ops = {
 sqlite3 *sm_sqlite_handle(sm_store *st)
 {
     return ((sqlite_store *)st)->db;
-}
-
-/* ---- check ---------------------------------------------------------------- */
-
-static void problem(apr_array_header_t *problems, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void problem(apr_array_header_t *problems, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    APR_ARRAY_PUSH(problems, const char *) =
-        apr_pvsprintf(problems->pool, fmt, ap);
-    va_end(ap);
-}
-
-/* Consistency of the summaries the writers keep: each query counts bad
- * rows. */
-static const struct {
-    const char *sql, *what;
-} consistency[] = {
-    { "SELECT count(*) FROM (SELECT site_id, page, count(*) AS n,"
-      " sum(xml_len) AS b FROM urls GROUP BY site_id, page) u"
-      " LEFT JOIN pages p ON p.site_id = u.site_id AND p.page = u.page"
-      " WHERE p.url_count IS NOT u.n OR p.xml_bytes IS NOT u.b",
-      "page summaries disagree with their URLs" },
-    { "SELECT count(*) FROM pages p LEFT JOIN"
-      " (SELECT DISTINCT site_id, page FROM urls) u"
-      " ON u.site_id = p.site_id AND u.page = p.page"
-      " WHERE p.url_count <> 0 AND u.page IS NULL",
-      "page summaries count URLs that are not there" },
-    { "WITH r AS (SELECT site_id, page, first_id AS lo, coalesce(lead(first_id)"
-      "  OVER (PARTITION BY site_id ORDER BY page),"
-      "  (SELECT next_id FROM sites WHERE id = pages.site_id)) AS hi"
-      "  FROM pages)"
-      " SELECT count(*) FROM urls u LEFT JOIN r"
-      " ON r.site_id = u.site_id AND r.page = u.page"
-      " WHERE r.lo IS NULL OR u.id < r.lo OR u.id >= r.hi"
-      " OR (u.id >> " SITE_ID_SHIFT_SQL ") <> u.site_id",
-      "URLs are outside their page's range of ids" },
-    { "SELECT count(*) FROM (SELECT first_id, lag(first_id) OVER"
-      " (PARTITION BY site_id ORDER BY page) AS prev FROM pages)"
-      " WHERE first_id < prev",
-      "pages' first ids go backwards" },
-    /* (0: a site added by a schema-2 writer, given its next id on use) */
-    { "SELECT count(*) FROM sites s WHERE (s.next_id <> 0 AND s.next_id <= "
-      "s.id << " SITE_ID_SHIFT_SQL ") OR s.next_id <= (SELECT max(id) FROM urls"
-      " WHERE id >= s.id << " SITE_ID_SHIFT_SQL
-      " AND id < (s.id + 1) << " SITE_ID_SHIFT_SQL ")",
-      "sites' next ids are not past their URLs" },
-    { "SELECT count(*) FROM sites s WHERE s.url_count <>"
-      " (SELECT count(*) FROM urls u WHERE u.site_id = s.id)",
-      "sites' URL counts disagree with their URLs" },
-    { "SELECT count(*) FROM urls WHERE site_id NOT IN (SELECT id FROM sites)",
-      "URLs belong to no site" },
-    { "SELECT count(*) FROM urls u JOIN sites s ON s.id = u.site_id"
-      " WHERE u.page < 1 OR u.page > s.last_page",
-      "URLs are on pages outside their site's range" },
-    { "SELECT count(*) = 0 FROM meta WHERE key = 'store_id'"
-      " AND length(value) > 0",
-      "the store id is missing" },
-};
-
-apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
-                                   int busy_timeout_ms,
-                                   apr_array_header_t *problems,
-                                   sm_store_about *about,
-                                   char *errmsg, apr_size_t errlen)
-{
-    sqlite_store *s = apr_pcalloc(p, sizeof(*s));
-    sm_store_about local;
-    sqlite3_stmt *q;
-    sqlite3_int64 app_id = 0;
-    struct stat sb;
-    int rc, shown = 0;
-    apr_size_t i;
-
-    if (!about)
-        about = &local;
-    memset(about, 0, sizeof(*about));
-    s->base.ops = &sqlite_ops;
-    s->base.path = apr_pstrdup(p, path);
-    s->base.pool = p;
-    if (stat(path, &sb) != 0) {
-        apr_status_t rv = APR_FROM_OS_ERROR(errno);
-        if (errmsg)
-            apr_snprintf(errmsg, errlen, "cannot open: %s",
-                         strerror(errno));
-        return APR_STATUS_IS_ENOENT(rv) ? APR_ENOENT : rv;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        if (errmsg)
-            apr_snprintf(errmsg, errlen, "not a regular file");
-        return APR_EGENERAL;
-    }
-    rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY
-                         | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        set_error(&s->base, "cannot open", s->db);
-        if (errmsg)
-            apr_cpystrn(errmsg, s->base.errmsg, errlen);
-        sqlite_close(&s->base);
-        return APR_EGENERAL;
-    }
-    sqlite3_extended_result_codes(s->db, 1);
-    sqlite3_busy_timeout(s->db, busy_timeout_ms);
-
-    /* One snapshot for every check. */
-    if ((rc = exec(s, "cannot start reading", "BEGIN")) != SQLITE_OK
-        || (rc = int_pragma(s, "PRAGMA application_id", &app_id))
-           != SQLITE_OK) {
-        if ((rc & 0xff) == SQLITE_NOTADB) {
-            /* Not a store at all: like a missing file, an error. */
-            if (errmsg)
-                apr_snprintf(errmsg, errlen, "not an SQLite database");
-            sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-            sqlite_close(&s->base);
-            return APR_EGENERAL;
-        }
-        if ((rc & 0xff) == SQLITE_BUSY)
-            problem(problems, "the store stayed locked for %d ms",
-                    busy_timeout_ms);
-        else
-            problem(problems, "%s", s->base.errmsg);
-        goto out;
-    }
-    if ((rc = read_about(s, p, about, 0)) != SQLITE_OK) {
-        problem(problems, "%s", s->base.errmsg);
-        goto out;
-    }
-
-    if ((rc = sqlite3_prepare_v2(s->db, "PRAGMA integrity_check(20)", -1, &q,
-                                 NULL)) == SQLITE_OK) {
-        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-            const char *msg = (const char *)sqlite3_column_text(q, 0);
-            if (msg && strcmp(msg, "ok") != 0) {
-                problem(problems, "integrity_check: %s", msg);
-                shown++;
-            }
-        }
-        sqlite3_finalize(q);
-    }
-    if (rc != SQLITE_DONE) {
-        problem(problems, "integrity_check could not run: %s",
-                sqlite3_errmsg(s->db));
-        goto out;
-    }
-
-    if (app_id != SM_APPLICATION_ID || about->schema_version
-                                          > SM_SCHEMA_VERSION) {
-        /* Not a store this sitemapctl can read: an error, not a fault of
-         * a store (README: exit status 3). */
-        if (errmsg && app_id != SM_APPLICATION_ID)
-            apr_snprintf(errmsg, errlen, "not a mod_sitemap store "
-                         "(application_id %08x, expected %08x)",
-                         (unsigned)app_id, SM_APPLICATION_ID);
-        else if (errmsg)
-            apr_snprintf(errmsg, errlen, "schema version %d is newer than "
-                         "this sitemapctl knows (%d)", about->schema_version,
-                         SM_SCHEMA_VERSION);
-        sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-        sqlite_close(&s->base);
-        return APR_EGENERAL;
-    }
-    if (about->schema_version != SM_SCHEMA_VERSION) {
-        problem(problems, "schema version %d: this sitemapctl knows %d",
-                about->schema_version, SM_SCHEMA_VERSION);
-        goto out;
-    }
-    if (shown)
-        goto out;       /* a damaged file: the rest would not mean much */
-    if (read_about(s, p, about, 1) != SQLITE_OK) {
-        problem(problems, "%s", s->base.errmsg);
-        goto out;
-    }
-    for (i = 0; i < sizeof(consistency) / sizeof(consistency[0]); i++) {
-        sqlite3_int64 bad = 0;
-        if (int_pragma(s, consistency[i].sql, &bad) != SQLITE_OK) {
-            problem(problems, "cannot check whether %s: %s",
-                    consistency[i].what, sqlite3_errmsg(s->db));
-            continue;
-        }
-        if (bad > 0)
-            problem(problems, "%s (%" APR_INT64_T_FMT " rows)",
-                    consistency[i].what, (apr_int64_t)bad);
-    }
-
-out:
-    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-    sqlite_close(&s->base);
-    return APR_SUCCESS;
 }
 
 void sm_store_sqlite_init(void)
@@ -1805,7 +1155,7 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
     int rc;
 
     *out = NULL;
-    s->base.ops = &sqlite_ops;
+    s->base.ops = &sm_sqlite_ops;
     s->base.path = apr_pstrdup(p, path);
     s->base.pool = p;
     s->base.log = log;
@@ -1817,7 +1167,7 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
 
     rc = sqlite3_open_v2(path, &s->db, oflags, NULL);
     if (rc != SQLITE_OK) {
-        set_error(&s->base, "cannot open", s->db);
+        sm_sqlite_set_error(&s->base, "cannot open", s->db);
         goto fail;
     }
     apr_pool_cleanup_register(p, s, store_cleanup, apr_pool_cleanup_null);
@@ -1832,7 +1182,7 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
          * a reader keeps an old snapshot for long.  Checkpointing every
          * 10,000 pages instead saved about 6% of the writer's CPU per new
          * URL but let the file reach 40 MB (bench/RESULTS.md). */
-        rc = exec(s, "cannot switch to WAL mode",
+        rc = sm_sqlite_exec(s, "cannot switch to WAL mode",
                   "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
                   " PRAGMA wal_autocheckpoint = " WAL_CHECKPOINT_PAGES ";"
                   " PRAGMA journal_size_limit = " WAL_SIZE_LIMIT);
@@ -1840,14 +1190,14 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
             goto fail;
     }
     if ((flags & SM_STORE_BULK)
-        && (rc = exec(s, "cannot size the page cache",
+        && (rc = sm_sqlite_exec(s, "cannot size the page cache",
                       "PRAGMA cache_size = -65536")) != SQLITE_OK)
         goto fail;
     if ((rc = migrate(s, readonly, (flags & SM_STORE_PROBE) != 0))
         != SQLITE_OK)
         goto fail;
     if (!readonly
-        && (rc = exec(s, "cannot create IndexNow's tables",
+        && (rc = sm_sqlite_exec(s, "cannot create IndexNow's tables",
                       sm_sqlite_indexnow_tables)) != SQLITE_OK)
         goto fail;
     if (stat(path, &sb) == 0) {
@@ -1860,6 +1210,6 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
 fail:
     if (errmsg)
         apr_cpystrn(errmsg, s->base.errmsg, errlen);
-    sqlite_close(&s->base);
+    sm_sqlite_close(&s->base);
     return APR_EGENERAL;
 }
