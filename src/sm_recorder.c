@@ -96,32 +96,6 @@ void sm_recorder_share(sm_recorder *rec, sm_recorder_shared *shared)
     apr_thread_mutex_unlock(rec->lock);
 }
 
-/* URLs added and removed today, in the ring of days.  A slot still holding
- * an older day is claimed with a compare-and-swap and cleared; a process
- * racing the claim may lose a few counts of that one day. */
-static void share_day(sm_recorder *rec, apr_time_t now, int added,
-                      int removed)
-{
-    apr_uint64_t day, old;
-    int slot;
-
-    if (!rec->shared || (!added && !removed))
-        return;
-    day = (apr_uint64_t)(apr_time_sec(now) / 86400);
-    slot = (int)(day % SM_SHARED_DAYS);
-    old = __atomic_load_n(&rec->shared->days[slot].day, __ATOMIC_ACQUIRE);
-    if (old != day
-        && __atomic_compare_exchange_n(&rec->shared->days[slot].day, &old,
-                                       day, 0, __ATOMIC_ACQ_REL,
-                                       __ATOMIC_ACQUIRE)) {
-        __atomic_store_n(&rec->shared->days[slot].added, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&rec->shared->days[slot].removed, 0,
-                         __ATOMIC_RELAXED);
-    }
-    SHARE(rec, days[slot].added, added);
-    SHARE(rec, days[slot].removed, removed);
-}
-
 static void share_fault(sm_recorder *rec, apr_time_t now, const char *why)
 {
     if (!rec->shared)
@@ -344,7 +318,6 @@ static void run_expiry(sm_recorder *rec, apr_time_t now)
                    rec->conf.db_path, sm_store_error(rec->store));
             return;
         }
-        share_day(rec, now, 0, removed);
         if (removed)
             sm_log(rec->conf.log, SM_LOG_INFO, 0,
                    "%s: %d URLs not served for %" APR_TIME_T_FMT
@@ -408,7 +381,6 @@ static void settle_batch(sm_recorder *rec, batch *b, int ok, const char *why,
         if (rec->shared)
             __atomic_store_n(&rec->shared->last_write, (apr_uint64_t)now,
                              __ATOMIC_RELAXED);
-        share_day(rec, now, stats->added, stats->removed);
         if (n)
             rec->stats.batches++;
         store_works(rec);

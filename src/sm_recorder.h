@@ -56,8 +56,8 @@ typedef struct {
  * module puts this struct in shared memory; several recorders may add to
  * one).  Added to with atomic adds, only where the recorder already holds
  * its lock (never on the repeat path, sm_recorder_repeat); a reader sees
- * each counter whole, not all of them at one instant. */
-#define SM_SHARED_DAYS 42
+ * each counter whole, not all of them at one instant.  (URLs added and
+ * removed per day are the store's: sm_store_recent.) */
 typedef struct {
     apr_uint64_t recorded;      /* SM_CHANGE_RECORD changes offered */
     apr_uint64_t forgotten;     /* SM_CHANGE_FORGET changes offered */
@@ -67,10 +67,6 @@ typedef struct {
     apr_uint64_t last_write;    /* apr_time_t of the last good write */
     apr_uint64_t last_fault;    /* apr_time_t of the last failed write */
     char last_fault_why[256];   /* its reason (last writer wins) */
-    struct {
-        apr_uint64_t day;       /* days since the epoch */
-        apr_uint64_t added, removed;
-    } days[SM_SHARED_DAYS];     /* a ring: slot day % SM_SHARED_DAYS */
 } sm_recorder_shared;
 
 /* From now on also count into shared (NULL: stop). */

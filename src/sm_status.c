@@ -19,16 +19,10 @@ void sm_status_days(sm_status_site *s, const apr_array_header_t *added,
     memset(s->removed, 0, sizeof(s->removed));
     for (i = 0; added && i < added->nelts; i++) {
         const sm_day_count *d = &APR_ARRAY_IDX(added, i, sm_day_count);
-        if (d->day >= s->first_day && d->day <= today)
+        if (d->day >= s->first_day && d->day <= today) {
             s->added[d->day - s->first_day] = d->added;
-    }
-    if (!s->have_counters)
-        return;
-    for (i = 0; i < SM_SHARED_DAYS; i++) {
-        apr_int64_t day = (apr_int64_t)s->counters.days[i].day;
-        if (day >= s->first_day && day <= today)
-            s->removed[day - s->first_day] =
-                (apr_int64_t)s->counters.days[i].removed;
+            s->removed[d->day - s->first_day] = d->removed;
+        }
     }
 }
 
@@ -276,8 +270,9 @@ static void chart(sm_xml_writer *w, apr_pool_t *p, const sm_status_site *s,
                  down, s->removed[j]);
     }
     out(w, "</svg>\n<figcaption>URLs added (up) and removed (down) per day "
-           "over the last four weeks. Added: from the store (first seen, "
-           "still stored); removed: since the server started.</figcaption>\n"
+           "over the last four weeks (from the store: added, first seen "
+           "and still stored; removed: forgotten, expired or removed by "
+           "sitemapctl).</figcaption>\n"
            "</figure>\n");
 }
 

@@ -34,8 +34,8 @@ typedef struct {
     int have_counters;
 } sm_status_site;
 
-/* Fill s->added and s->removed from the store's days and the counters'
- * ring, for the SM_STATUS_CHART_DAYS days up to today. */
+/* Fill s->added and s->removed from the store's days (sm_store_recent),
+ * for the SM_STATUS_CHART_DAYS days up to today. */
 void sm_status_days(sm_status_site *s, const apr_array_header_t *added,
                     apr_time_t now);
 

@@ -235,3 +235,21 @@ const char *sm_uri_mask(apr_pool_t *p, const char *where)
     }
     return out;
 }
+
+void sm_day_removed(apr_array_header_t *days, apr_int64_t day, apr_int64_t n)
+{
+    sm_day_count *d;
+    int i;
+
+    for (i = 0; i < days->nelts; i++) {
+        d = &APR_ARRAY_IDX(days, i, sm_day_count);
+        if (d->day == day) {
+            d->removed = n;
+            return;
+        }
+    }
+    d = apr_array_push(days);
+    d->day = day;
+    d->added = 0;
+    d->removed = n;
+}

@@ -30,6 +30,9 @@
 
 /* The schema version this code writes (PRAGMA user_version). */
 #define SM_SCHEMA_VERSION  4
+/* Days of removal counts the store keeps per site (the status page's
+ * chart shows 42). */
+#define SM_REMOVED_DAYS 60
 
 /* How a site is configured where that shapes what is stored. */
 typedef struct {
@@ -204,6 +207,8 @@ typedef struct {
 typedef struct {
     apr_int64_t day;            /* days since the epoch (UTC) */
     apr_int64_t added;          /* URLs first seen that day still stored */
+    apr_int64_t removed;        /* URLs removed that day (forgotten,
+                                   expired, removed by sitemapctl) */
 } sm_day_count;
 
 typedef struct sm_store sm_store;
@@ -417,12 +422,18 @@ apr_status_t sm_store_about_file(sm_store *st, apr_pool_t *p,
 
 /* For the status handler: the site's n URLs of newest lastmod (newest
  * first; sm_recent_url) and, per day from since on, how many of its stored
- * URLs were first seen that day (sm_day_count, ascending, days without any
- * left out).  Scans the site's URLs: for administration. */
+ * URLs were first seen that day and how many URLs were removed that day
+ * (sm_day_count, one per day in no set order, days without any left out;
+ * the writers keep the removals per day, SM_REMOVED_DAYS of them).  Scans
+ * the site's URLs: for administration. */
 apr_status_t sm_store_recent(sm_store *st, apr_pool_t *p, const char *base,
                              int n, apr_time_t since,
                              apr_array_header_t **urls,
                              apr_array_header_t **days);
+/* For the backends' recent: n removed on day, into days (sm_day_count;
+ * the day's entry, or a new one at the end: the order is not kept). */
+void sm_day_removed(apr_array_header_t *days, apr_int64_t day,
+                    apr_int64_t n);
 
 /* Check the file at path without changing it: SQLite's integrity_check,
  * the application_id, the schema version, and that the page summaries and

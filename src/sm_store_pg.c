@@ -143,6 +143,28 @@ static int site_lock(pg_store *s, const sm_site_conf *site, site_row *row)
 
 /* ---- the transaction's summaries (sm_store_tx.h) ---------------------- */
 
+/* The transaction's removals added to today's count (the status page's
+ * chart), days older than SM_REMOVED_DAYS dropped. */
+static int count_removed(pg_store *s, const sm_tx_site *ts)
+{
+    params ps = { .n = 0 };
+
+    p_i64(&ps, ts->row.id);
+    p_i64(&ps, s->tx.now / 86400);
+    p_i64(&ps, ts->removed);
+    if (sm_pg_run(s, "cannot count removed URLs",
+                  "INSERT INTO sitemap_removed_days(site_id, day, n)"
+                  " VALUES ($1, $2, $3) ON CONFLICT (site_id, day) DO UPDATE"
+                  " SET n = sitemap_removed_days.n + excluded.n", &ps,
+                  NULL) != 0)
+        return -1;
+    ps.n = 1;
+    p_i64(&ps, s->tx.now / 86400 - SM_REMOVED_DAYS);
+    return sm_pg_run(s, "cannot count removed URLs", "DELETE FROM"
+                     " sitemap_removed_days WHERE site_id = $1 AND day < $2",
+                     &ps, NULL);
+}
+
 static int compare_sites(const void *a, const void *b)
 {
     return strcmp((*(const sm_site_conf *const *)a)->base,
@@ -276,6 +298,8 @@ static int tx_commit(pg_store *s)
                       " next_id = $5, index_changed = CASE WHEN $3 >= 0 THEN"
                       " $3"
                       " ELSE index_changed END WHERE id = $1", &ps, NULL) != 0)
+            return -1;
+        if (ts->removed && count_removed(s, ts) != 0)
             return -1;
     }
     if (!(res = sm_pg_exec(s, "cannot commit", "COMMIT")))

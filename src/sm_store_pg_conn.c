@@ -69,7 +69,11 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     "  last_status integer NOT NULL DEFAULT 0,"
     "  last_reason text NOT NULL DEFAULT '');",
     /* 2 -> 3: the page's <title> for the HTML site map (NULL: not known) */
-    "ALTER TABLE sitemap_urls ADD COLUMN title text;",
+    "ALTER TABLE sitemap_urls ADD COLUMN title text;"
+    /* and URLs removed per site and day (the status page's chart) */
+    "CREATE TABLE sitemap_removed_days("
+    "  site_id bigint NOT NULL, day bigint NOT NULL, n bigint NOT NULL,"
+    "  PRIMARY KEY(site_id, day));",
 };
 
 /* ---- statements -------------------------------------------------------- */

@@ -365,7 +365,17 @@ apr_status_t sm_pg_recent(sm_store *st, apr_pool_t *p, const char *base,
         sm_day_count *d = apr_array_push(*days);
         d->day = i64(res, i, 0);
         d->added = i64(res, i, 1);
+        d->removed = 0;
     }
+    PQclear(res);
+    ps.n = 1;                   /* lo: the site's first id */
+    p_i64(&ps, apr_time_sec(since) / 86400);
+    if (!(res = sm_pg_q(s, "cannot read the removals", "SELECT day, n FROM"
+                        " sitemap_removed_days WHERE site_id = ($1::bigint >> "
+                        SITE_ID_SHIFT_SQL ") AND day >= $2", &ps)))
+        return APR_EGENERAL;
+    for (i = 0; i < PQntuples(res); i++)
+        sm_day_removed(*days, i64(res, i, 0), i64(res, i, 1));
     PQclear(res);
     return APR_SUCCESS;
 }
@@ -448,7 +458,8 @@ static const struct {
     /* What the module's role must be allowed to do. */
     { "SELECT count(*) FROM unnest(ARRAY['sitemap_meta', 'sitemap_sites',"
       " 'sitemap_urls', 'sitemap_pages', 'sitemap_indexnow_pending',"
-      " 'sitemap_indexnow_state']) t WHERE NOT has_table_privilege(t,"
+      " 'sitemap_indexnow_state', 'sitemap_removed_days'])"
+      " t WHERE NOT has_table_privilege(t,"
       " 'SELECT, INSERT, UPDATE, DELETE')",
       "this role may not read and write all of the tables (see the README, "
       "\"PostgreSQL\", for the grants)" },

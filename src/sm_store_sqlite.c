@@ -187,7 +187,12 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     /* 3 -> 4: the page's <title> as the head reader saw it, for the HTML
      * site map (NULL: not known).  Writers of schema 3 still running (a
      * graceful restart) leave it NULL. */
-    "ALTER TABLE urls ADD COLUMN title TEXT;",
+    "ALTER TABLE urls ADD COLUMN title TEXT;"
+    /* and URLs removed per site and day (the status page's chart; days
+     * since the epoch, SM_REMOVED_DAYS kept) */
+    "CREATE TABLE removed_days("
+    "  site_id INTEGER NOT NULL, day INTEGER NOT NULL, n INTEGER NOT NULL,"
+    "  PRIMARY KEY(site_id, day)) WITHOUT ROWID;",
 };
 
 
@@ -271,6 +276,11 @@ static const char *const stmt_sql[STMT_COUNT] = {
         " ORDER BY u.id",
     [STMT_URL_TITLE] =
         "UPDATE urls SET title = ?2 WHERE id = ?1",
+    [STMT_REMOVED_ADD] =
+        "INSERT INTO removed_days(site_id, day, n) VALUES (?1, ?2, ?3)"
+        " ON CONFLICT(site_id, day) DO UPDATE SET n = n + excluded.n",
+    [STMT_REMOVED_PRUNE] =
+        "DELETE FROM removed_days WHERE site_id = ?1 AND day < ?2",
     [STMT_SITE_SETTINGS] =
         "SELECT settings, page_size FROM sites WHERE id = ?1",
     [STMT_SITE_SET_SETTINGS] =
@@ -651,6 +661,27 @@ static int read_page(sqlite_store *s, sqlite3_int64 site_id,
     return SQLITE_OK;
 }
 
+/* The transaction's removals added to today's count (the status page's
+ * chart), days older than SM_REMOVED_DAYS dropped. */
+static int count_removed(sqlite_store *s, const sm_tx_site *ts)
+{
+    apr_int64_t today = s->tx.now / 86400;
+    sqlite3_stmt *q;
+    int rc;
+
+    if (!(q = sm_sqlite_stmt(s, STMT_REMOVED_ADD)))
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, ts->row.id);
+    sqlite3_bind_int64(q, 2, today);
+    sqlite3_bind_int64(q, 3, ts->removed);
+    if ((rc = run(s, q, "cannot count removed URLs")) != SQLITE_OK
+        || !(q = sm_sqlite_stmt(s, STMT_REMOVED_PRUNE)))
+        return rc != SQLITE_OK ? rc : SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, ts->row.id);
+    sqlite3_bind_int64(q, 2, today - SM_REMOVED_DAYS);
+    return run(s, q, "cannot count removed URLs");
+}
+
 static int tx_write_summaries(sqlite_store *s)
 {
     apr_hash_index_t *hi;
@@ -696,6 +727,8 @@ static int tx_write_summaries(sqlite_store *s)
         sqlite3_bind_int64(q, 5, ts->row.last_page);
         sqlite3_bind_int64(q, 6, ts->row.next_id);
         if ((rc = run(s, q, "cannot write the site summary")) != SQLITE_OK)
+            return rc;
+        if (ts->removed && (rc = count_removed(s, ts)) != SQLITE_OK)
             return rc;
     }
     return SQLITE_OK;

@@ -45,6 +45,8 @@ enum {
     STMT_PAGE_URLS,
     STMT_PAGE_TITLES,
     STMT_URL_TITLE,
+    STMT_REMOVED_ADD,
+    STMT_REMOVED_PRUNE,
     /* sitemapctl and the settings kept with a site */
     STMT_SITE_SETTINGS,
     STMT_SITE_SET_SETTINGS,

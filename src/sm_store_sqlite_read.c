@@ -355,6 +355,7 @@ apr_status_t sm_sqlite_recent(sm_store *st, apr_pool_t *p,
 {
     sqlite_store *s = (sqlite_store *)st;
     sqlite3_stmt *site = NULL, *recent = NULL, *added = NULL;
+    sqlite3_stmt *removed = NULL;
     sqlite3_int64 id;
     apr_status_t rv;
     int rc;
@@ -380,7 +381,10 @@ apr_status_t sm_sqlite_recent(sm_store *st, apr_pool_t *p,
         || (rv = prepare(s, "SELECT first_seen / 86400, count(*) FROM urls"
                             " WHERE id >= ?1 AND id < ?2 AND first_seen >= ?3"
                             " GROUP BY 1 ORDER BY 1", &added))
-           != APR_SUCCESS)
+           != APR_SUCCESS
+        || (rv = prepare(s, "SELECT day, n FROM removed_days"
+                            " WHERE site_id = ?1 AND day >= ?2 ORDER BY day",
+                         &removed)) != APR_SUCCESS)
         goto done;
     sqlite3_bind_int64(recent, 1, SITE_FIRST_ID(id));
     sqlite3_bind_int64(recent, 2, SITE_FIRST_ID(id + 1));
@@ -399,7 +403,15 @@ apr_status_t sm_sqlite_recent(sm_store *st, apr_pool_t *p,
         sm_day_count *d = apr_array_push(*days);
         d->day = sqlite3_column_int64(added, 0);
         d->added = sqlite3_column_int64(added, 1);
+        d->removed = 0;
     }
+    if (rc != SQLITE_DONE)
+        goto failed;
+    sqlite3_bind_int64(removed, 1, id);
+    sqlite3_bind_int64(removed, 2, apr_time_sec(since) / 86400);
+    while ((rc = sqlite3_step(removed)) == SQLITE_ROW)
+        sm_day_removed(*days, sqlite3_column_int64(removed, 0),
+                       sqlite3_column_int64(removed, 1));
     if (rc != SQLITE_DONE)
         goto failed;
     rv = APR_SUCCESS;
@@ -410,6 +422,7 @@ failed:
 done:
     sqlite3_finalize(recent);
     sqlite3_finalize(added);
+    sqlite3_finalize(removed);
     return rv;
 }
 

@@ -60,6 +60,8 @@ sm_tx_page *sm_tx_count(sm_tx *tx, sm_tx_site *ts, apr_int64_t page,
         tp->lastmod = lastmod;
     ts->row.url_count += delta;
     ts->url_delta += delta;
+    if (delta < 0)
+        ts->removed -= delta;
     if (ts->last_known && page == ts->row.last_page) {
         ts->last_count += delta;
         ts->last_bytes += delta * bytes;

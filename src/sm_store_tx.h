@@ -23,6 +23,7 @@ typedef struct {
      * included (-1: not counted yet) */
     apr_int64_t in_pending;
     apr_int64_t url_delta;
+    apr_int64_t removed;        /* URLs this transaction removed */
     int index_changed;
     int page_opened;            /* row.last_page moved on */
     int ids_used;               /* row.next_id moved on */

@@ -119,6 +119,7 @@ def test_schema_1_upgraded_in_place(make_server, pg_db):
     r = ctl("add", pg_db.uri, "--site", BASE, "/kept")
     assert r.returncode == 0, r.stderr
     pg_db.sql("DROP TABLE sitemap_indexnow_pending, sitemap_indexnow_state;"
+              " DROP TABLE sitemap_removed_days;"
               " ALTER TABLE sitemap_urls DROP COLUMN title;"
               " UPDATE sitemap_meta SET value = '1'"
               " WHERE key = 'schema_version'")

@@ -81,6 +81,19 @@ def test_status_forgotten_and_removed_per_day(make_server):
     site = wait_counts(srv, 3)
     assert site["recorder"]["forgotten"] == 1, site["recorder"]
     assert site["days"][-1]["removed"] == 1, site["days"][-1]
+    # The removals are the store's: a restart keeps them, and sitemapctl's
+    # count too.
+    import subprocess
+    from conftest import TOP_BUILDDIR
+    srv.stop()
+    srv.restart()
+    r = subprocess.run([os.path.join(TOP_BUILDDIR, "sitemapctl"), "remove",
+                        srv.db_path, "--site", srv.base, "/p/a.html"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "1 removed" in r.stdout, r.stdout + r.stderr
+    r = srv.get("/sitemap-status?json")
+    site = json.loads(r.body)["sites"][0]
+    assert site["days"][-1]["removed"] == 2, site["days"][-1]
 
 
 def test_status_html_svg_and_escaping(make_server):
