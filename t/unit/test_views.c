@@ -172,16 +172,15 @@ static void test_status_escaping_and_days(void **state)
     s.counters.written = 7;
     s.counters.last_fault = (apr_uint64_t)now;
     strcpy(s.counters.last_fault_why, "disk \"full\"\n");
-    s.counters.days[100 % SM_SHARED_DAYS].day = 100;
-    s.counters.days[100 % SM_SHARED_DAYS].removed = 4;
-    s.counters.days[50 % SM_SHARED_DAYS].day = 50;     /* too old */
-    s.counters.days[50 % SM_SHARED_DAYS].removed = 9;
     d = apr_array_push(added);
     d->day = 99;
     d->added = 3;
+    d->removed = 0;
     d = apr_array_push(added);
     d->day = 10;                                        /* too old */
     d->added = 8;
+    d->removed = 9;
+    sm_day_removed(added, 100, 4);                      /* today */
     sm_status_days(&s, added, now);
     assert_int_equal(s.added[SM_STATUS_CHART_DAYS - 2], 3);
     assert_int_equal(s.removed[SM_STATUS_CHART_DAYS - 1], 4);
