@@ -342,7 +342,10 @@ static tag_kind classify(const char *s, apr_size_t n, int is_end,
 
 static void finish_title(sm_head *h)
 {
-    char *t = sm_html_decode(h->p, h->title, h->title_len), *i, *o;
+    /* Valid UTF-8 first, so that no dropped control byte leaves two
+     * spaces side by side (found by fuzz_head). */
+    char *t = sm_utf8_clean(h->p, sm_html_decode(h->p, h->title,
+                                                 h->title_len)), *i, *o;
     int space = 0;
 
     for (i = o = t; *i; i++) {          /* collapse whitespace */
@@ -356,7 +359,7 @@ static void finish_title(sm_head *h)
         *o++ = *i;
     }
     *o = '\0';
-    h->res.title = sm_utf8_clean(h->p, t);
+    h->res.title = t;
 }
 
 /* A whole tag was read: act on it.  a: the attributes of a tag we read

@@ -177,7 +177,8 @@ char *sm_utf8_clean(apr_pool_t *p, const char *s)
             *o++ = 0xbd;
             continue;
         }
-        if (n == 1 && (*i < 0x20 || *i == 0x7f)) {
+        if (n == 1 && ((*i < 0x20 && !strchr("\t\n\f\r", *i))
+                       || *i == 0x7f)) {
             i++;
             continue;
         }

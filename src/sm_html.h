@@ -16,7 +16,8 @@ char *sm_html_decode(apr_pool_t *p, const char *s, apr_size_t len);
 /* A copy of s from p as valid UTF-8 text: each run of bytes that do not
  * begin a valid UTF-8 sequence (a page in another charset, a title cut in
  * the middle of a character) becomes one U+FFFD, and control characters
- * are dropped. */
+ * other than ASCII whitespace (tab, line feed, form feed, carriage return:
+ * the caller collapses those) are dropped. */
 char *sm_utf8_clean(apr_pool_t *p, const char *s);
 
 #endif

@@ -335,6 +335,14 @@ static void test_title(void **state)
     assert_string_equal(a.title, "a<x");
     a = scan(p, "<template><title>no</title></template><title>yes</title>");
     assert_string_equal(a.title, "yes");
+    /* Valid UTF-8 whatever the charset, no control bytes, and still no
+     * doubled or outer space once they are gone (fuzz_head). */
+    a = scan(p, "<title>Caf\xE9 \xFF\xFE ok</title>");
+    assert_string_equal(a.title, "Caf\xEF\xBF\xBD \xEF\xBF\xBD ok");
+    a = scan(p, "<title>\x01 a \x02 &#1; b \x7F</title>");
+    assert_string_equal(a.title, "a b");
+    a = scan(p, "<title>\xE2\x82 cut</title>");
+    assert_string_equal(a.title, "\xEF\xBF\xBD cut");
 }
 
 static void test_entities(void **state)
