@@ -321,17 +321,14 @@ static int set_title(pg_store *s, apr_int64_t id, const char *title)
                      " SET title = $2 WHERE id = $1", &ps, NULL);
 }
 
-static int add_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
-                   apr_int64_t lastmod, apr_int64_t seen, int *added)
+int sm_pg_plan_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
+                   apr_int64_t *page, apr_int64_t *id, apr_int64_t *entry)
 {
-    apr_int64_t entry = sm_tx_entry_bytes(c), page, id = ts->row.next_id;
-    apr_int64_t n = 0;
-    params ps = { .n = 0 };
-
-    *added = 0;
+    *entry = sm_tx_entry_bytes(c);
+    *id = ts->row.next_id;
     if (c->site->max_urls > 0 && ts->row.url_count >= c->site->max_urls)
         return 0;
-    if (id >= SITE_FIRST_ID(ts->row.id + 1))
+    if (*id >= SITE_FIRST_ID(ts->row.id + 1))
         return 0;
     if (!ts->last_known) {
         page_row pr;
@@ -339,7 +336,21 @@ static int add_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
             return -1;
         sm_tx_last_page(&s->tx, ts, pr.url_count, pr.xml_bytes);
     }
-    page = sm_tx_choose_page(c->site, ts, entry);
+    *page = sm_tx_choose_page(c->site, ts, *entry);
+    return 1;
+}
+
+static int add_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
+                   apr_int64_t lastmod, apr_int64_t seen, int *added)
+{
+    apr_int64_t entry, page, id;
+    apr_int64_t n = 0;
+    params ps = { .n = 0 };
+    int rc;
+
+    *added = 0;
+    if ((rc = sm_pg_plan_url(s, c, ts, &page, &id, &entry)) <= 0)
+        return rc;
     p_i64(&ps, ts->row.id);
     p_str(&ps, c->url);
     p_i64(&ps, page);
@@ -488,6 +499,7 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
                              sm_apply_stats *stats)
 {
     pg_store *s = (pg_store *)st;
+    sm_pg_new_rows nr;
     int i;
 
     memset(stats, 0, sizeof(*stats));
@@ -499,14 +511,28 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
     if (tx_start(s) != 0
         || tx_lock_sites(s, &changes->site, sizeof(*changes), n) != 0)
         goto fail;
+    sm_pg_new_rows_init(&nr, s->tx.pool);
+    if (sm_pg_find_stored(s, &nr, changes, n) != 0)
+        goto fail;
     for (i = 0; i < n; i++) {
         const sm_change *c = &changes[i];
         sm_tx_site *ts = sm_tx_site_find(&s->tx, c->site->base);
-        if ((c->op == SM_CHANGE_FORGET ? forget(s, c, ts, stats)
-                                       : record(s, c, ts, stats)) != 0)
+        const char *key = sm_pg_row_key(nr.p, ts, c->url);
+
+        if (c->op != SM_CHANGE_FORGET
+            && !apr_hash_get(nr.stored, key, APR_HASH_KEY_STRING)
+            && !apr_hash_get(nr.pending, key, APR_HASH_KEY_STRING)) {
+            if (sm_pg_queue_new(s, &nr, c, ts, key, stats) != 0)
+                goto fail;
+            continue;
+        }
+        /* One by one, after the new rows before it. */
+        if (sm_pg_write_new(s, &nr) != 0
+            || (c->op == SM_CHANGE_FORGET ? forget(s, c, ts, stats)
+                                          : record(s, c, ts, stats)) != 0)
             goto fail;
     }
-    if (tx_commit(s) != 0)
+    if (sm_pg_write_new(s, &nr) != 0 || tx_commit(s) != 0)
         goto fail;
     return APR_SUCCESS;
 

@@ -4,7 +4,8 @@
  *   sm_store_pg_conn.c   connecting, statements, the schema
  *   sm_store_pg.c        writing (apply, expire, sites) and opening
  *   sm_store_pg_read.c   reading, administration, check
- *   sm_store_pg_indexnow.c  IndexNow's pending list */
+ *   sm_store_pg_indexnow.c  IndexNow's pending list
+ *   sm_store_pg_batch.c  a transaction's new URLs in one INSERT */
 #ifndef SM_STORE_PG_H
 #define SM_STORE_PG_H
 
@@ -39,7 +40,7 @@ typedef struct {
 
 /* ---- statements (sm_store_pg_conn.c) ----------------------------------- */
 
-#define MAX_PARAMS 8
+#define MAX_PARAMS 10
 
 typedef struct {
     const char *v[MAX_PARAMS];
@@ -64,6 +65,11 @@ static inline apr_int64_t i64(const PGresult *res, int row, int col)
     return PQgetisnull(res, row, col) ? 0
            : apr_atoi64(PQgetvalue(res, row, col));
 }
+
+/* PostgreSQL array literals of n values: text (every element quoted, '"'
+ * and '\\' escaped; a NULL pointer is NULL) and bigint. */
+const char *sm_pg_text_array(apr_pool_t *p, const char *const *v, int n);
+const char *sm_pg_int_array(apr_pool_t *p, const apr_int64_t *v, int n);
 
 void sm_pg_set_error(pg_store *s, const char *what, const PGresult *res);
 /* Run sql with ps; the result on success (PQclear it), NULL (errmsg set)
@@ -113,6 +119,35 @@ apr_status_t sm_pg_about(sm_store *st, apr_pool_t *p, sm_store_about *out);
 apr_status_t sm_pg_recent(sm_store *st, apr_pool_t *p, const char *base,
                           int n, apr_time_t since, apr_array_header_t **urls,
                           apr_array_header_t **days);
+
+/* ---- writing (sm_store_pg.c, sm_store_pg_batch.c) --------------------- */
+
+/* Where a new URL of ts's site goes: 1 with its page, id and entry bytes,
+ * 0 when the site is full (max_urls, or its ids ran out), -1 on error. */
+int sm_pg_plan_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
+                   apr_int64_t *page, apr_int64_t *id, apr_int64_t *entry);
+
+/* The new rows of a transaction, written by sm_pg_write_new. */
+typedef struct {
+    apr_pool_t *p;
+    apr_hash_t *stored;         /* "site id/url" of the stored URLs */
+    apr_hash_t *pending;        /* "site id/url" of the rows below */
+    apr_array_header_t *site, *id, *page, *lastmod, *seen, *len;  /* int64 */
+    apr_array_header_t *url, *etag, *title;                   /* char * */
+} sm_pg_new_rows;
+
+void sm_pg_new_rows_init(sm_pg_new_rows *nr, apr_pool_t *p);
+/* The key of url of ts's site in nr's tables. */
+const char *sm_pg_row_key(apr_pool_t *p, const sm_tx_site *ts,
+                          const char *url);
+/* Which URLs of the changes that may add one are stored (nr->stored). */
+int sm_pg_find_stored(pg_store *s, sm_pg_new_rows *nr,
+                      const sm_change *changes, int n);
+/* c adds a URL neither stored nor pending: planned, counted, kept. */
+int sm_pg_queue_new(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
+                    sm_tx_site *ts, const char *key, sm_apply_stats *stats);
+/* Write the pending rows in one statement (none: nothing). */
+int sm_pg_write_new(pg_store *s, sm_pg_new_rows *nr);
 
 /* ---- IndexNow (sm_store_pg_indexnow.c) ------------------------------- */
 

@@ -332,3 +332,52 @@ PGconn *sm_pg_connect_to(const char *uri)
     };
     return PQconnectdbParams(keys, vals, 1);
 }
+
+/* By hand: libpq has no array builder (PQescapeLiteral makes one string
+ * literal, not an array's elements). */
+const char *sm_pg_text_array(apr_pool_t *p, const char *const *v, int n)
+{
+    apr_size_t len = 3, k = 0;
+    const char *u;
+    char *out;
+    int i;
+
+    for (i = 0; i < n; i++)
+        len += 5 + (v[i] ? 2 * strlen(v[i]) : 4);
+    out = apr_palloc(p, len);
+    out[k++] = '{';
+    for (i = 0; i < n; i++) {
+        if (i)
+            out[k++] = ',';
+        if (!v[i]) {
+            memcpy(out + k, "NULL", 4);
+            k += 4;
+            continue;
+        }
+        out[k++] = '"';
+        for (u = v[i]; *u; u++) {
+            if (*u == '"' || *u == '\\')
+                out[k++] = '\\';
+            out[k++] = *u;
+        }
+        out[k++] = '"';
+    }
+    out[k++] = '}';
+    out[k] = '\0';
+    return out;
+}
+
+const char *sm_pg_int_array(apr_pool_t *p, const apr_int64_t *v, int n)
+{
+    char *out = apr_palloc(p, 3 + 22 * (apr_size_t)(n + 1));
+    apr_size_t k = 0;
+    int i;
+
+    out[k++] = '{';
+    for (i = 0; i < n; i++)
+        k += (apr_size_t)apr_snprintf(out + k, 23, "%s%" APR_INT64_T_FMT,
+                                      i ? "," : "", v[i]);
+    out[k++] = '}';
+    out[k] = '\0';
+    return out;
+}

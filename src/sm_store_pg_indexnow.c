@@ -82,50 +82,27 @@ int sm_pg_indexnow_note(pg_store *s, sm_tx_site *ts, const char *url)
 
 /* ---- the sender's side --------------------------------------------------- */
 
-/* items' URLs as a text[] literal: every element quoted, '"' and '\'
- * escaped (PostgreSQL's array input syntax).  Stored URLs hold neither,
- * but the literal must not depend on it. */
+/* items' URLs and queued times as array literals. */
 static const char *url_array(apr_pool_t *p, const apr_array_header_t *items)
 {
-    apr_size_t len = 3, i, k = 0;
-    const char *u;
-    char *out;
+    const char **v = apr_palloc(p, sizeof(char *) * (apr_size_t)
+                                   (items->nelts + 1));
+    int i;
 
-    for (i = 0; i < (apr_size_t)items->nelts; i++)
-        len += 3 + 2 * strlen(APR_ARRAY_IDX(items, i, sm_indexnow_item).url);
-    out = apr_palloc(p, len);
-    out[k++] = '{';
-    for (i = 0; i < (apr_size_t)items->nelts; i++) {
-        if (i)
-            out[k++] = ',';
-        out[k++] = '"';
-        for (u = APR_ARRAY_IDX(items, i, sm_indexnow_item).url; *u; u++) {
-            if (*u == '"' || *u == '\\')
-                out[k++] = '\\';
-            out[k++] = *u;
-        }
-        out[k++] = '"';
-    }
-    out[k++] = '}';
-    out[k] = '\0';
-    return out;
+    for (i = 0; i < items->nelts; i++)
+        v[i] = APR_ARRAY_IDX(items, i, sm_indexnow_item).url;
+    return sm_pg_text_array(p, v, items->nelts);
 }
 
 static const char *queued_array(apr_pool_t *p, const apr_array_header_t *items)
 {
-    char *out = apr_palloc(p, 3 + 21 * (apr_size_t)(items->nelts + 1));
-    apr_size_t k = 0;
+    apr_int64_t *v = apr_palloc(p, sizeof(*v) * (apr_size_t)
+                                   (items->nelts + 1));
     int i;
 
-    out[k++] = '{';
     for (i = 0; i < items->nelts; i++)
-        k += (apr_size_t)apr_snprintf(out + k, 22, "%s%" APR_INT64_T_FMT,
-                                      i ? "," : "",
-                                      APR_ARRAY_IDX(items, i,
-                                                    sm_indexnow_item).queued);
-    out[k++] = '}';
-    out[k] = '\0';
-    return out;
+        v[i] = APR_ARRAY_IDX(items, i, sm_indexnow_item).queued;
+    return sm_pg_int_array(p, v, items->nelts);
 }
 
 /* Is the site worth a write transaction: something pending, no lease

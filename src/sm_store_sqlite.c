@@ -357,7 +357,8 @@ static int migrate(sqlite_store *s, int readonly, int probe)
     sqlite3_int64 version, app_id;
     int rc;
 
-    if ((rc = sm_sqlite_int_pragma(s, "PRAGMA user_version", &version)) != SQLITE_OK)
+    if ((rc = sm_sqlite_int_pragma(s, "PRAGMA user_version", &version))
+        != SQLITE_OK)
         return rc;
     if (version == SM_SCHEMA_VERSION)
         goto check_id;
@@ -389,10 +390,12 @@ static int migrate(sqlite_store *s, int readonly, int probe)
                      SM_SCHEMA_VERSION);
         return SQLITE_MISMATCH;
     }
-    if ((rc = sm_sqlite_exec(s, "cannot lock the store", "BEGIN IMMEDIATE")) != SQLITE_OK)
+    if ((rc = sm_sqlite_exec(s, "cannot lock the store", "BEGIN IMMEDIATE"))
+        != SQLITE_OK)
         return rc;
     /* Another process may have migrated while we waited for the lock. */
-    if ((rc = sm_sqlite_int_pragma(s, "PRAGMA user_version", &version)) != SQLITE_OK)
+    if ((rc = sm_sqlite_int_pragma(s, "PRAGMA user_version", &version))
+        != SQLITE_OK)
         goto fail;
     if (version == 0) {
         sqlite3_int64 tables;
@@ -416,10 +419,12 @@ static int migrate(sqlite_store *s, int readonly, int probe)
         apr_snprintf(sql, sizeof(sql),
                      "PRAGMA user_version = %d; PRAGMA application_id = %d",
                      SM_SCHEMA_VERSION, SM_APPLICATION_ID);
-        if ((rc = sm_sqlite_exec(s, "cannot set the schema version", sql)) != SQLITE_OK)
+        if ((rc = sm_sqlite_exec(s, "cannot set the schema version", sql))
+            != SQLITE_OK)
             goto fail;
     }
-    if ((rc = sm_sqlite_exec(s, "cannot commit the schema", "COMMIT")) != SQLITE_OK)
+    if ((rc = sm_sqlite_exec(s, "cannot commit the schema", "COMMIT"))
+        != SQLITE_OK)
         goto fail;
     return SQLITE_OK;
 
@@ -428,7 +433,8 @@ fail:
     return rc;
 
 check_id:
-    if ((rc = sm_sqlite_int_pragma(s, "PRAGMA application_id", &app_id)) != SQLITE_OK)
+    if ((rc = sm_sqlite_int_pragma(s, "PRAGMA application_id", &app_id))
+        != SQLITE_OK)
         return rc;
     if (app_id != SM_APPLICATION_ID) {
         apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg),
@@ -587,7 +593,8 @@ static int keep_settings(sqlite_store *s, const sm_site_conf *site,
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        sm_sqlite_set_error(&s->base, "cannot read the site's settings", s->db);
+        sm_sqlite_set_error(&s->base,
+                            "cannot read the site's settings", s->db);
         return rc;
     }
     if (!same) {
@@ -791,7 +798,8 @@ static int indexnow_note(sqlite_store *s, sm_tx_site *ts, const char *url)
         sqlite3_reset(q);
         sqlite3_clear_bindings(q);
         if (rc != SQLITE_ROW) {
-            sm_sqlite_set_error(&s->base, "cannot count IndexNow's pending URLs", s->db);
+            sm_sqlite_set_error(&s->base,
+                                "cannot count IndexNow's pending URLs", s->db);
             return rc;
         }
     }
@@ -1136,8 +1144,8 @@ static apr_status_t sqlite_sync_sites(sm_store *st,
 
     /* IMMEDIATE: a deferred transaction that reads first gets SQLITE_BUSY
      * at once, without the busy timeout, when another process writes. */
-    if ((rc = sm_sqlite_exec(s, "cannot start a transaction", "BEGIN IMMEDIATE"))
-        != SQLITE_OK)
+    if ((rc = sm_sqlite_exec(s, "cannot start a transaction",
+                             "BEGIN IMMEDIATE")) != SQLITE_OK)
         return APR_EGENERAL;
     for (i = 0; i < n; i++) {
         if ((rc = site_get(s, sites[i], &row)) != SQLITE_OK) {
@@ -1158,8 +1166,9 @@ static apr_status_t sqlite_sync_sites(sm_store *st,
 
 const sm_store_ops sm_sqlite_ops = {
     "sqlite", sqlite_apply, sqlite_expire, sqlite_is_current, sm_sqlite_close,
-    sm_sqlite_read_begin, sm_sqlite_read_end, sm_sqlite_site_info, sm_sqlite_page_urls,
-    sm_sqlite_page_titles, sm_sqlite_site_row, sm_sqlite_site_stats, sm_sqlite_url_rows, sm_sqlite_about,
+    sm_sqlite_read_begin, sm_sqlite_read_end, sm_sqlite_site_info,
+    sm_sqlite_page_urls, sm_sqlite_page_titles, sm_sqlite_site_row,
+    sm_sqlite_site_stats, sm_sqlite_url_rows, sm_sqlite_about,
     sqlite_sync_sites, sm_sqlite_recent, sm_sqlite_indexnow_claim,
     sm_sqlite_indexnow_finish, sm_sqlite_indexnow_queue,
     sm_sqlite_indexnow_stats

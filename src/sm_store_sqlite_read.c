@@ -13,7 +13,8 @@ apr_status_t sm_sqlite_read_begin(sm_store *st)
 {
     sqlite_store *s = (sqlite_store *)st;
     /* A deferred transaction: the snapshot starts at the first read. */
-    return sm_sqlite_status(sm_sqlite_exec(s, "cannot start reading", "BEGIN"));
+    return sm_sqlite_status(sm_sqlite_exec(s, "cannot start reading",
+                                           "BEGIN"));
 }
 
 void sm_sqlite_read_end(sm_store *st)
@@ -47,7 +48,8 @@ apr_status_t sm_sqlite_site_info(sm_store *st, apr_pool_t *p,
     if (!(q = sm_sqlite_stmt(s, STMT_STORE_ID)))
         return APR_EGENERAL;
     if ((rc = sqlite3_step(q)) == SQLITE_ROW)
-        out->store_id = apr_pstrdup(p, (const char *)sqlite3_column_text(q, 0));
+        out->store_id = apr_pstrdup(p, 
+                (const char *)sqlite3_column_text(q, 0));
     sqlite3_reset(q);
     if (rc != SQLITE_ROW)
         return read_error(s, NULL, "cannot read the store id");
@@ -89,7 +91,8 @@ apr_status_t sm_sqlite_site_info(sm_store *st, apr_pool_t *p,
     if ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         out->index_changed = apr_time_from_sec(sqlite3_column_int64(q, 0));
         out->settings_changed = apr_time_from_sec(sqlite3_column_int64(q, 1));
-        out->settings = apr_pstrdup(p, (const char *)sqlite3_column_text(q, 2));
+        out->settings = apr_pstrdup(p, 
+                (const char *)sqlite3_column_text(q, 2));
     }
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
@@ -252,7 +255,8 @@ apr_status_t sm_sqlite_site_stats(sm_store *st, apr_pool_t *p,
         sqlite3_bind_int64(urls, 1, SITE_FIRST_ID(id));
         sqlite3_bind_int64(urls, 2, SITE_FIRST_ID(id + 1));
         if ((rc = sqlite3_step(urls)) != SQLITE_ROW) {
-            sm_sqlite_set_error(&s->base, "cannot read the site's URLs", s->db);
+            sm_sqlite_set_error(&s->base,
+                                "cannot read the site's URLs", s->db);
             rv = APR_EGENERAL;
             goto done;
         }
@@ -274,7 +278,8 @@ apr_status_t sm_sqlite_url_rows(sm_store *st, const char *base,
                                     void *baton)
 {
     sqlite_store *s = (sqlite_store *)st;
-    sqlite3_stmt *q = sm_sqlite_stmt(s, page ? STMT_URL_ROWS_ONE : STMT_URL_ROWS_ALL);
+    sqlite3_stmt *q = sm_sqlite_stmt(s, page ? STMT_URL_ROWS_ONE
+                                             : STMT_URL_ROWS_ALL);
     apr_status_t rv = APR_SUCCESS;
     int rc;
 
@@ -310,8 +315,10 @@ int sm_sqlite_read_about(sqlite_store *s, apr_pool_t *p, sm_store_about *out,
     if ((rc = sm_sqlite_int_pragma(s, "PRAGMA user_version", &v)) != SQLITE_OK)
         return rc;
     out->schema_version = (int)v;
-    if ((rc = sm_sqlite_int_pragma(s, "PRAGMA page_count", &pages)) != SQLITE_OK
-        || (rc = sm_sqlite_int_pragma(s, "PRAGMA page_size", &page_size)) != SQLITE_OK
+    if ((rc = sm_sqlite_int_pragma(s, "PRAGMA page_count", &pages))
+        != SQLITE_OK
+        || (rc = sm_sqlite_int_pragma(s, "PRAGMA page_size", &page_size))
+            != SQLITE_OK
         || (rc = sm_sqlite_int_pragma(s, "PRAGMA freelist_count", &free_pages))
            != SQLITE_OK)
         return rc;
@@ -322,7 +329,8 @@ int sm_sqlite_read_about(sqlite_store *s, apr_pool_t *p, sm_store_about *out,
     rc = sqlite3_prepare_v2(s->db, "SELECT key, value FROM meta WHERE key IN"
                             " ('store_id', 'created')", -1, &q, NULL);
     if (rc != SQLITE_OK) {
-        sm_sqlite_set_error(&s->base, "cannot read the store's meta data", s->db);
+        sm_sqlite_set_error(&s->base,
+                            "cannot read the store's meta data", s->db);
         return rc;
     }
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -335,7 +343,8 @@ int sm_sqlite_read_about(sqlite_store *s, apr_pool_t *p, sm_store_about *out,
     }
     sqlite3_finalize(q);
     if (rc != SQLITE_DONE) {
-        sm_sqlite_set_error(&s->base, "cannot read the store's meta data", s->db);
+        sm_sqlite_set_error(&s->base,
+                            "cannot read the store's meta data", s->db);
         return rc;
     }
     return SQLITE_OK;
@@ -344,7 +353,8 @@ int sm_sqlite_read_about(sqlite_store *s, apr_pool_t *p, sm_store_about *out,
 apr_status_t sm_sqlite_about(sm_store *st, apr_pool_t *p,
                                  sm_store_about *out)
 {
-    return sm_sqlite_status(sm_sqlite_read_about((sqlite_store *)st, p, out, 1));
+    return sm_sqlite_status(sm_sqlite_read_about((sqlite_store *)st, p, out,
+                                                 1));
 }
 
 /* Make sure the sites have rows holding their current settings. */

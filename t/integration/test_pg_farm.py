@@ -507,3 +507,30 @@ def test_read_only_database(make_server, pg_db, pg_cluster):
     faults = [ln for ln in s.log_text().splitlines()
               if "read-only transaction" in ln]
     assert 1 <= len(faults) <= 2, faults
+
+
+def test_batched_writes_match_sqlite(pg_db, tmp_path):
+    """The PostgreSQL writer adds new URLs many at a time: the same import
+    (new URLs, a URL twice, pages of 7) gives exactly the rows, pages and
+    lastmods SQLite gives, and `add` of a URL named twice adds it once
+    (the second is "already stored", as in SQLite)."""
+    log = tmp_path / "access.log"
+    with open(log, "w") as f:
+        for i in range(150):
+            f.write(f'127.0.0.1 - - [23/Nov/2026:10:{i // 60:02d}:{i % 60:02d}'
+                    f' +0000] "GET /b/{i % 140}.html HTTP/1.1" 200 100\n')
+    lite = str(tmp_path / "s.db")
+    for db in (lite, pg_db.uri):
+        r = ctl("import", db, "--site", BASE, "--page-size", "7", str(log))
+        assert r.returncode == 0, r.stderr
+        r = ctl("add", db, "--site", BASE, "/x", "/x", "/b/3.html", "/y")
+        assert r.returncode == 0, r.stderr
+        assert "2 added, 2 already stored" in r.stdout, r.stdout
+    a = ctl("list", lite, "--site", BASE)
+    b = ctl("list", pg_db.uri, "--site", BASE)
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    rows = lambda out: [ln.split("\t")[::2] for ln in out.splitlines()]
+    assert len(a.stdout.splitlines()) == 142
+    assert rows(b.stdout) == rows(a.stdout)
+    assert [ln.split("\t")[1] for ln in b.stdout.splitlines()][:140] == \
+        [ln.split("\t")[1] for ln in a.stdout.splitlines()][:140]

@@ -106,6 +106,10 @@ typedef struct {
 
 static apr_uint32_t race_version[RACE_URLS];
 static int race_fp[RACE_URLS];
+/* Rounds the writer has done: the readers start once it has written a
+ * few (under valgrind, which runs one thread at a time, they could
+ * otherwise read an empty memory to the end before it starts). */
+static int race_written;
 
 static apr_uint64_t race_raw(int url, int fp)
 {
@@ -120,6 +124,9 @@ static void *APR_THREAD_FUNC race_thread(apr_thread_t *t, void *data)
     unsigned x = 12345u + (unsigned)rc->writer;
     int i;
 
+    while (!rc->writer && __atomic_load_n(&race_written, __ATOMIC_SEQ_CST)
+                          < RACE_URLS)
+        apr_thread_yield();
     for (i = 0; i < RACE_ROUNDS; i++) {
         int u, f;
         x = x * 1103515245u + 12345u;
@@ -135,6 +142,7 @@ static void *APR_THREAD_FUNC race_thread(apr_thread_t *t, void *data)
             apr_thread_mutex_unlock(rc->o->lock);
             __atomic_store_n(&race_fp[u], f, __ATOMIC_SEQ_CST);
             __atomic_add_fetch(&race_version[u], 1, __ATOMIC_SEQ_CST);
+            __atomic_add_fetch(&race_written, 1, __ATOMIC_SEQ_CST);
         }
         else {
             apr_uint32_t before = __atomic_load_n(&race_version[u],
@@ -166,6 +174,7 @@ static void test_readers_race_a_writer(void **state)
         race_version[i] = 0;
         race_fp[i] = -1;
     }
+    race_written = 0;
     for (i = 0; i < 3; i++) {
         rc[i].o = o;
         rc[i].writer = i == 0;
