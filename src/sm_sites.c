@@ -119,12 +119,16 @@ sm_host_status sm_host_normalise(const char *host, int port, int allow_ip,
 struct sm_sites {
     apr_pool_t *pool;               /* the names and bases */
     apr_thread_mutex_t *lock;
-    apr_hash_t *bases;              /* name -> base */
+    apr_hash_t *sites;              /* name -> sm_site_conf */
+    const sm_site_conf *proto;
+    const char *prefix, *suffix;
     int max;
     apr_time_t last_warned;         /* 0: never */
 };
 
-apr_status_t sm_sites_create(apr_pool_t *p, int max, sm_sites **out)
+apr_status_t sm_sites_create(apr_pool_t *p, int max,
+                             const sm_site_conf *proto, const char *prefix,
+                             const char *suffix, sm_sites **out)
 {
     sm_sites *reg = apr_pcalloc(p, sizeof(*reg));
     apr_status_t rv;
@@ -133,44 +137,45 @@ apr_status_t sm_sites_create(apr_pool_t *p, int max, sm_sites **out)
     if (rv != APR_SUCCESS)
         return rv;
     reg->pool = p;
-    reg->bases = apr_hash_make(p);
+    reg->sites = apr_hash_make(p);
+    reg->proto = proto;
+    reg->prefix = prefix;
+    reg->suffix = suffix;
     reg->max = max;
     *out = reg;
     return APR_SUCCESS;
 }
 
-sm_sites_result sm_sites_get(sm_sites *reg, const char *name,
-                             const char *prefix, const char *suffix,
-                             apr_time_t now, apr_interval_time_t interval,
-                             const char **base, int *warn)
+const sm_site_conf *sm_sites_get(sm_sites *reg, const char *name,
+                                 apr_time_t now,
+                                 apr_interval_time_t interval, int *warn,
+                                 sm_sites_result *res)
 {
-    sm_sites_result res;
-    const char *found;
+    sm_site_conf *site;
 
     *warn = 0;
-    *base = NULL;
     apr_thread_mutex_lock(reg->lock);
-    found = apr_hash_get(reg->bases, name, APR_HASH_KEY_STRING);
-    if (found) {
-        *base = found;
-        res = SM_SITES_FOUND;
-    }
-    else if ((int)apr_hash_count(reg->bases) >= reg->max) {
+    site = apr_hash_get(reg->sites, name, APR_HASH_KEY_STRING);
+    if (site)
+        *res = SM_SITES_FOUND;
+    else if ((int)apr_hash_count(reg->sites) >= reg->max) {
         if (!reg->last_warned || now - reg->last_warned >= interval) {
             reg->last_warned = now;
             *warn = 1;
         }
-        res = SM_SITES_FULL;
+        *res = SM_SITES_FULL;
     }
     else {
         const char *key = apr_pstrdup(reg->pool, name);
 
-        *base = apr_pstrcat(reg->pool, prefix, key, suffix, NULL);
-        apr_hash_set(reg->bases, key, APR_HASH_KEY_STRING, *base);
-        res = SM_SITES_ADDED;
+        site = apr_pmemdup(reg->pool, reg->proto, sizeof(*site));
+        site->base = apr_pstrcat(reg->pool, reg->prefix, key, reg->suffix,
+                                 NULL);
+        apr_hash_set(reg->sites, key, APR_HASH_KEY_STRING, site);
+        *res = SM_SITES_ADDED;
     }
     apr_thread_mutex_unlock(reg->lock);
-    return res;
+    return site;
 }
 
 int sm_sites_count(sm_sites *reg)
@@ -178,7 +183,7 @@ int sm_sites_count(sm_sites *reg)
     int n;
 
     apr_thread_mutex_lock(reg->lock);
-    n = (int)apr_hash_count(reg->bases);
+    n = (int)apr_hash_count(reg->sites);
     apr_thread_mutex_unlock(reg->lock);
     return n;
 }

@@ -2,13 +2,14 @@
  * virtual host of SitemapSiteFromHost): the Host's normal form, and a
  * bounded, thread-safe registry of the sites one process has seen.
  *
- * Not yet wired into the glue (issue 22, mass virtual hosting): this is
- * the core part, unit-tested in t/unit/test_sites.c. */
+ * The glue is mod_sitemap_hosts.c. */
 #ifndef SM_SITES_H
 #define SM_SITES_H
 
 #include <apr_pools.h>
 #include <apr_time.h>
+
+#include "sm_store.h"
 
 /* The longest DNS name (RFC 1035, without the trailing dot). */
 #define SM_HOST_MAX 253
@@ -44,16 +45,20 @@ typedef enum {
     SM_SITES_FULL           /* not known and the cap is reached */
 } sm_sites_result;
 
-apr_status_t sm_sites_create(apr_pool_t *p, int max, sm_sites **out);
-/* The site of name (a normal form): *base is scheme "://" name [":" port]
- * for a site found or added, made from the vhost's base prefix (e.g.
- * "https://") and suffix (":8443" or ""), and lives as long as the
- * registry.  *warn is set to 1 at most once per interval when the cap
- * refuses a name (the caller logs it), else 0. */
-sm_sites_result sm_sites_get(sm_sites *reg, const char *name,
-                             const char *prefix, const char *suffix,
-                             apr_time_t now, apr_interval_time_t interval,
-                             const char **base, int *warn);
+/* Every site made is a copy of *proto (page size, caps, settings) with
+ * its own base: prefix (the vhost's scheme, "https://") + the name +
+ * suffix (the vhost's ":port", or ""). */
+apr_status_t sm_sites_create(apr_pool_t *p, int max,
+                             const sm_site_conf *proto, const char *prefix,
+                             const char *suffix, sm_sites **out);
+/* The site of name (a normal form), found or added; NULL when the cap
+ * refuses it.  It lives as long as the registry.  *warn is set to 1 at
+ * most once per interval when the cap refuses a name (the caller logs
+ * it), else 0. */
+const sm_site_conf *sm_sites_get(sm_sites *reg, const char *name,
+                                 apr_time_t now,
+                                 apr_interval_time_t interval, int *warn,
+                                 sm_sites_result *res);
 /* How many sites the registry holds. */
 int sm_sites_count(sm_sites *reg);
 

@@ -111,38 +111,46 @@ static void test_registry_cap(void **state)
 {
     apr_pool_t *p = *state;
     sm_sites *reg;
-    const char *base, *first;
+    sm_site_conf proto = { 0 };
+    const sm_site_conf *site, *first;
+    sm_sites_result res;
     int warn;
     apr_time_t t = apr_time_from_sec(1000);
     apr_interval_time_t minute = apr_time_from_sec(60);
 
-    assert_int_equal(sm_sites_create(p, 2, &reg), APR_SUCCESS);
-    assert_int_equal(sm_sites_get(reg, "a.example", "https://", ":8443", t,
-                                  minute, &first, &warn), SM_SITES_ADDED);
-    assert_string_equal(first, "https://a.example:8443");
+    proto.page_size = 123;
+    proto.settings = "s";
+    assert_int_equal(sm_sites_create(p, 2, &proto, "https://", ":8443", &reg),
+                     APR_SUCCESS);
+    first = sm_sites_get(reg, "a.example", t, minute, &warn, &res);
+    assert_int_equal(res, SM_SITES_ADDED);
+    assert_string_equal(first->base, "https://a.example:8443");
+    assert_int_equal(first->page_size, 123);
+    assert_string_equal(first->settings, "s");
     assert_int_equal(warn, 0);
-    assert_int_equal(sm_sites_get(reg, "a.example", "https://", ":8443", t,
-                                  minute, &base, &warn), SM_SITES_FOUND);
-    assert_ptr_equal(base, first);
-    assert_int_equal(sm_sites_get(reg, "b.example", "https://", ":8443", t,
-                                  minute, &base, &warn), SM_SITES_ADDED);
+    site = sm_sites_get(reg, "a.example", t, minute, &warn, &res);
+    assert_int_equal(res, SM_SITES_FOUND);
+    assert_ptr_equal(site, first);
+    site = sm_sites_get(reg, "b.example", t, minute, &warn, &res);
+    assert_int_equal(res, SM_SITES_ADDED);
+    assert_string_equal(site->base, "https://b.example:8443");
     assert_int_equal(sm_sites_count(reg), 2);
     /* The cap: refused, warned once per interval. */
-    assert_int_equal(sm_sites_get(reg, "c.example", "https://", ":8443", t,
-                                  minute, &base, &warn), SM_SITES_FULL);
-    assert_null(base);
+    site = sm_sites_get(reg, "c.example", t, minute, &warn, &res);
+    assert_int_equal(res, SM_SITES_FULL);
+    assert_null(site);
     assert_int_equal(warn, 1);
-    assert_int_equal(sm_sites_get(reg, "d.example", "https://", ":8443",
-                                  t + apr_time_from_sec(59), minute, &base,
-                                  &warn), SM_SITES_FULL);
+    sm_sites_get(reg, "d.example", t + apr_time_from_sec(59), minute, &warn,
+                 &res);
+    assert_int_equal(res, SM_SITES_FULL);
     assert_int_equal(warn, 0);
-    assert_int_equal(sm_sites_get(reg, "d.example", "https://", ":8443",
-                                  t + minute, minute, &base, &warn),
-                     SM_SITES_FULL);
+    sm_sites_get(reg, "d.example", t + minute, minute, &warn, &res);
+    assert_int_equal(res, SM_SITES_FULL);
     assert_int_equal(warn, 1);
     /* Known sites still found at the cap. */
-    assert_int_equal(sm_sites_get(reg, "b.example", "https://", ":8443", t,
-                                  minute, &base, &warn), SM_SITES_FOUND);
+    site = sm_sites_get(reg, "b.example", t, minute, &warn, &res);
+    assert_int_equal(res, SM_SITES_FOUND);
+    assert_non_null(site);
     assert_int_equal(sm_sites_count(reg), 2);
 }
 
