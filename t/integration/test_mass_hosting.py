@@ -188,3 +188,28 @@ def test_docroot_per_host_from_a_rewrite_map(make_server):
     }
     r = srv.get_ok("/sitemap.xml", host=f"b.hosted.test:{srv.port}")
     assert locs(r.body.decode("utf-8", "replace")) == [base(srv, "b.hosted.test") + "/only-b.html"]
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("line,needles", [
+    ("SitemapSiteFromHostMax 0", ("SitemapSiteFromHostMax", "'0'", "1 to 1000000")),
+    ("SitemapSiteFromHostMax 10x", ("SitemapSiteFromHostMax", "'10x'", "1 to 1000000")),
+    ("SitemapSiteFromHostMax 1000001", ("SitemapSiteFromHostMax", "1 to 1000000")),
+    ("SitemapSiteFromHostMax -1", ("SitemapSiteFromHostMax", "'-1'")),
+    ('SitemapSiteFromHost "a)|(b"', ("SitemapSiteFromHost", "a)|(b", "not a valid regular expression")),
+    ('SitemapSiteFromHost "("', ("SitemapSiteFromHost", "not a valid regular expression")),
+    ('SitemapSiteFromHost ""', ("SitemapSiteFromHost", "takes one argument")),
+])
+def test_bad_directives_stop_start_up(make_server, line, needles):
+    srv = make_server()
+    srv.config_fails(*needles, conf=line)
+
+
+def test_indexnow_refused_with_site_from_host(make_server):
+    srv = make_server()
+    srv.config_fails("SitemapSiteFromHost", "SitemapIndexNow On",
+                     conf=mass_vhost(srv, "SitemapIndexNow On\n"
+                                          "SitemapIndexNowKey 0123456789abcdef"),
+                     check_syntax=False)
