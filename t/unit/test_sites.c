@@ -1,35 +1,9 @@
 /* Unit tests of sm_sites: a Host's normal form (case, trailing dot, the
  * vhost's port, IP literals, invalid names, length) and the bounded
  * registry (found, added, the cap, the rate-limited warning). */
-#include <stdarg.h>
-#include <stddef.h>
-#include <setjmp.h>
-#include <stdint.h>
-#include <cmocka.h>
-
-#include <apr_general.h>
-#include <apr_pools.h>
-#include <apr_strings.h>
-
-#include <string.h>
+#include "unit.h"
 
 #include "sm_sites.h"
-
-static int setup(void **state)
-{
-    apr_pool_t *p;
-
-    if (apr_pool_create(&p, NULL) != APR_SUCCESS)
-        return -1;
-    *state = p;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    apr_pool_destroy(*state);
-    return 0;
-}
 
 static void expect_name(const char *host, int port, int allow_ip,
                         const char *want)
@@ -109,7 +83,7 @@ static void test_refused(void **state)
 
 static void test_registry_cap(void **state)
 {
-    apr_pool_t *p = *state;
+    apr_pool_t *p = ((unit_ctx *)*state)->pool;
     sm_sites *reg;
     sm_site_conf proto = { 0 };
     const sm_site_conf *site, *first;
@@ -159,7 +133,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_normal_forms),
         cmocka_unit_test(test_refused),
-        cmocka_unit_test_setup_teardown(test_registry_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_registry_cap, unit_setup,
+                                        unit_teardown),
     };
 
     apr_initialize();
