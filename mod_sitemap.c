@@ -69,6 +69,8 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->indexnow_key = NULL;
     conf->indexnow_endpoint = NULL;
     conf->indexnow_interval = -1;
+    conf->host_re = NULL;
+    conf->hosts_max = -1;
     return conf;
 }
 
@@ -111,6 +113,9 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     conf->indexnow_key = MERGE_UNSET(indexnow_key, NULL);
     conf->indexnow_endpoint = MERGE_UNSET(indexnow_endpoint, NULL);
     conf->indexnow_interval = MERGE_UNSET(indexnow_interval, -1);
+    /* Per vhost: a mass host is opted in where it is declared only. */
+    conf->host_re = add->host_re;
+    conf->hosts_max = MERGE_UNSET(hosts_max, -1);
     return conf;
 }
 
@@ -426,7 +431,8 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         conf->config_tag = config_tag(conf);
         conf->loaded = apr_time_now();
         robots_lines(pconf, conf);
-        if (sitemap_indexnow_resolve(pconf, s, conf) != OK)
+        if (sitemap_indexnow_resolve(pconf, s, conf) != OK
+            || sitemap_hosts_post_config(pconf, s, conf) != OK)
             return HTTP_INTERNAL_SERVER_ERROR;
 
         if (!apr_hash_get(prepared, conf->db_path, APR_HASH_KEY_STRING)) {
@@ -493,6 +499,12 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
         }
         sm_recorder_add_site(rec, &conf->site);
         conf->recorder = rec;
+        if (sitemap_hosts_child_init(pchild, conf) != APR_SUCCESS) {
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "SitemapSiteFromHost: "
+                         "cannot set up the sites in this process");
+            conf->recorder = NULL;
+            continue;
+        }
         sitemap_cache_child_init(pchild, s, conf, renditions);
 
         conf->readers = apr_hash_get(readers, conf->db_path,

@@ -53,6 +53,9 @@ typedef struct {
     const char *indexnow_key;           /* SitemapIndexNowKey */
     const char *indexnow_endpoint;      /* SitemapIndexNowEndpoint */
     apr_interval_time_t indexnow_interval; /* SitemapIndexNowInterval */
+    sm_regex *host_re;                  /* SitemapSiteFromHost, anchored
+                                           (per vhost: not inherited) */
+    int hosts_max;                      /* SitemapSiteFromHostMax */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
@@ -80,6 +83,11 @@ typedef struct {
     sm_rend_dir *renditions;            /* cache_dir, opened (child_init);
                                            NULL when it cannot be used */
     const char *cache_error;            /* and then why */
+    /* SitemapSiteFromHost: the vhost's base split around its host name
+     * (post_config), and this process's sites (child_init). */
+    const char *host_prefix, *host_suffix;
+    int host_port;
+    struct sm_sites *hosts;
 } sitemap_server_conf;
 
 /* What the head filter (mod_sitemap_head.c) leaves for log_transaction,
@@ -118,6 +126,22 @@ apr_status_t sitemap_prepare_dir(const char *dir, char *err, apr_size_t len);
 int sitemap_prepare_database(apr_pool_t *p, server_rec *s, const char *path,
                              const sm_logger *log);
 int sitemap_log_transaction(request_rec *r);
+/* The request's site: the vhost's own (&conf->site), or with
+ * SitemapSiteFromHost the site of r's Host when it is allowed, else NULL
+ * (not recorded, no sitemap).  mod_sitemap_hosts.c. */
+const sm_site_conf *sitemap_site(request_rec *r,
+                                 const sitemap_server_conf *conf);
+/* SitemapSiteFromHost's start-up work for one vhost (the base split) and
+ * a child's registry; an HTTP status (OK or 500) / APR status. */
+int sitemap_hosts_post_config(apr_pool_t *p, server_rec *s,
+                              sitemap_server_conf *conf);
+apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
+                                      sitemap_server_conf *conf);
+/* The URLs robots.txt lists for site (conf->robots_urls for the vhost's
+ * own). */
+apr_array_header_t *sitemap_robots_urls(request_rec *r,
+                                        const sitemap_server_conf *conf,
+                                        const sm_site_conf *site);
 int sitemap_translate_name(request_rec *r);
 void sitemap_record_prefetch(const request_rec *r,
                              const sitemap_server_conf *conf);

@@ -66,6 +66,16 @@ static void prepare_dir(server_rec *s, const char *dir)
                      dir, err);
 }
 
+/* A site's files in cache_dir: sites (and stores) sharing a directory
+ * keep them apart. */
+static const char *site_stem(apr_pool_t *p, const sitemap_server_conf *conf,
+                             const char *base)
+{
+    return apr_psprintf(p, "%016" APR_UINT64_T_HEX_FMT,
+                        sm_hash_str(sm_hash_str(SM_HASH_SEED, conf->db_path),
+                                    base));
+}
+
 int sitemap_cache_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,
                               server_rec *s, sitemap_server_conf *conf,
                               apr_hash_t *prepared)
@@ -86,10 +96,7 @@ int sitemap_cache_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,
                                              : conf->db_path,
                                       ".renditions", NULL);
     /* Sites (and stores) sharing a directory keep their files apart. */
-    conf->rendition_stem = apr_psprintf(pconf, "%016" APR_UINT64_T_HEX_FMT,
-                                        sm_hash_str(sm_hash_str(SM_HASH_SEED,
-                                                    conf->db_path),
-                                                    conf->site.base));
+    conf->rendition_stem = site_stem(pconf, conf, conf->site.base);
     if (!build_tag)
         build_tag = module_file_tag();
     key = apr_pstrcat(ptemp, "cache:", conf->cache_dir, NULL);
@@ -148,18 +155,25 @@ static void trouble(request_rec *r, const sitemap_server_conf *conf,
                   what);
 }
 
+/* The files of one document of one site: a mass vhost's hosts share the
+ * vhost's configuration, so the site's base is in the name. */
 static const char *rendition_stem(apr_pool_t *p,
                                   const sitemap_server_conf *conf,
-                                  const sm_doc *doc)
+                                  const sitemap_doc_req *dr)
 {
+    const char *stem = conf->rendition_stem;
+    const sm_doc *doc = dr->doc;
+
+    if (conf->host_re)
+        stem = site_stem(p, conf, dr->site->base);
     switch (doc->kind) {
     case SM_DOC_URLSET:
-        return apr_psprintf(p, "%s-p%" APR_INT64_T_FMT, conf->rendition_stem,
+        return apr_psprintf(p, "%s-p%" APR_INT64_T_FMT, stem,
                             doc->page->page);
     case SM_DOC_INDEX:
-        return apr_pstrcat(p, conf->rendition_stem, "-index", NULL);
+        return apr_pstrcat(p, stem, "-index", NULL);
     default:
-        return apr_pstrcat(p, conf->rendition_stem, "-root", NULL);
+        return apr_pstrcat(p, stem, "-root", NULL);
     }
 }
 
@@ -221,7 +235,7 @@ apr_status_t sitemap_rendition(request_rec *r, const sitemap_server_conf *conf,
                                sm_store *st, const sitemap_doc_req *dr,
                                sitemap_file *out, sm_doc_stats *stats)
 {
-    const char *stem = rendition_stem(r->pool, conf, dr->doc);
+    const char *stem = rendition_stem(r->pool, conf, dr);
     sm_rend_enc enc = dr->gzip ? SM_REND_GZIP : SM_REND_PLAIN;
     sm_rend_key key = dr->key;
     apr_thread_mutex_t *lock;

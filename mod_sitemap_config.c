@@ -108,6 +108,39 @@ static const char *set_page_size(cmd_parms *cmd, void *dconf, const char *arg)
     return err;
 }
 
+/* SitemapSiteFromHost: the pattern must match the whole normal name. */
+static const char *set_site_from_host(cmd_parms *cmd, void *dconf,
+                                      const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    sm_regex *re;
+    (void)dconf;
+
+    if (err)
+        return err;
+    /* Alone first: a pattern such as "a)|(b" must not balance the
+     * anchoring group. */
+    if (!*arg || !sm_regex_compile(cmd->temp_pool, arg, &err)
+        || !(re = sm_regex_compile(cmd->pool, apr_pstrcat(cmd->temp_pool,
+                                   "^(?:", arg, ")$", NULL), &err)))
+        return apr_psprintf(cmd->pool, "SitemapSiteFromHost: '%s' is not a "
+                            "valid regular expression: %s", arg,
+                            *arg ? err : "empty");
+    SITEMAP_CONF(cmd->server)->host_re = re;
+    return NULL;
+}
+
+static const char *set_hosts_max(cmd_parms *cmd, void *dconf,
+                                 const char *arg)
+{
+    apr_int64_t n;
+    const char *err = parse_count(cmd, arg, 1, 1000000, &n);
+    (void)dconf;
+    if (!err)
+        SITEMAP_CONF(cmd->server)->hosts_max = (int)n;
+    return err;
+}
+
 /* Does the nearest existing ancestor of path look usable for the store?
  * Creating it and handing it to User/Group happens in post_config. */
 const char *sitemap_db_location_problem(apr_pool_t *p, const char *path)
@@ -566,6 +599,13 @@ const command_rec sitemap_directives[] = {
     AP_INIT_TAKE1("SitemapDatabase", set_database, NULL, RSRC_CONF,
                   "the SQLite file of the store (relative to ServerRoot), "
                   "or a postgresql:// URI"),
+    AP_INIT_TAKE1("SitemapSiteFromHost", set_site_from_host, NULL,
+                  RSRC_CONF, "a regular expression allowing the host names "
+                  "that get a site of their own in this vhost (matched "
+                  "whole against the lowercase name; default none)"),
+    AP_INIT_TAKE1("SitemapSiteFromHostMax", set_hosts_max, NULL, RSRC_CONF,
+                  "the most sites SitemapSiteFromHost makes per process, 1 "
+                  "to 1000000 (default 1000)"),
     AP_INIT_TAKE1("SitemapBaseURL", set_base_url, NULL, RSRC_CONF,
                   "scheme://host[:port] of every URL (default: the vhost's)"),
     AP_INIT_ITERATE("SitemapContentTypes", add_content_type, NULL, RSRC_CONF,

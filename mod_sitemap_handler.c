@@ -212,7 +212,8 @@ static int unavailable(request_rec *r, sitemap_server_conf *conf,
  * this away unless removals left many pages nearly empty), and rows of the
  * store that are not in the stored form (written by hand or corrupt). */
 static void document_notes(request_rec *r, const sitemap_server_conf *conf,
-                           const sm_doc *doc, const sm_doc_stats *stats)
+                           const char *base, const sm_doc *doc,
+                           const sm_doc_stats *stats)
 {
     static apr_time_t last;
     apr_time_t now;
@@ -234,7 +235,7 @@ static void document_notes(request_rec *r, const sitemap_server_conf *conf,
                       "being a URL as the module stores them (first: "
                       "\"%s\"); run sitemapctl check", conf->db_shown,
                       stats->skipped, stats->skipped == 1 ? "" : "s",
-                      conf->site.base, r->uri, stats->first_skipped);
+                      base, r->uri, stats->first_skipped);
 }
 
 typedef struct {
@@ -275,6 +276,7 @@ static void abort_response(request_rec *r)
 static SM_NOINLINE int serve(request_rec *r)
 {
     sitemap_server_conf *conf;
+    const sm_site_conf *own;
     apr_int64_t name;
     sm_store *st;
     sm_site_info info;
@@ -296,6 +298,9 @@ static SM_NOINLINE int serve(request_rec *r)
     name = sm_name_parse_gz(conf->sitemap_path, r->uri, &gz_file);
     if (name < 0)
         return HTTP_NOT_FOUND;
+    /* A mass vhost's Host without a site has no sitemap. */
+    if (!(own = sitemap_site(r, conf)))
+        return HTTP_NOT_FOUND;
     r->allowed |= (AP_METHOD_BIT << M_GET);
     if (r->method_number != M_GET)
         return not_allowed(r);
@@ -303,7 +308,7 @@ static SM_NOINLINE int serve(request_rec *r)
     if (!(st = sitemap_reader_acquire(conf->readers)))
         return unavailable(r, conf, "cannot open it");
     if (sm_store_read_begin(st) != APR_SUCCESS
-        || sm_store_site_info(st, r->pool, conf->site.base, name, &info)
+        || sm_store_site_info(st, r->pool, own->base, name, &info)
            != APR_SUCCESS) {
         const char *why = apr_pstrdup(r->pool, sm_store_error(st));
         sm_store_read_end(st);
@@ -358,7 +363,7 @@ static SM_NOINLINE int serve(request_rec *r)
 
     /* Settings not stored yet (this generation's writer is starting):
      * they are at most as old as this configuration. */
-    if ((!info.settings || strcmp(info.settings, conf->site.settings) != 0)
+    if ((!info.settings || strcmp(info.settings, own->settings) != 0)
         && conf->loaded > mtime)
         mtime = conf->loaded;
     /* Which bytes: the .xml.gz forms are gzip files; with renditions on, a
@@ -394,7 +399,7 @@ static SM_NOINLINE int serve(request_rec *r)
     ctx.r = r;
     ctx.out = APR_SUCCESS;
     ctx.sent = 0;
-    site.base = conf->site.base;
+    site.base = own->base;
     site.sitemap_path = conf->sitemap_path;
     site.changefreq = conf->changefreq;
     site.priority = conf->priority;
@@ -410,7 +415,7 @@ static SM_NOINLINE int serve(request_rec *r)
         dr.gzip = gzip;
         if (sitemap_rendition(r, conf, st, &dr, &file, &stats)
             == APR_SUCCESS) {
-            document_notes(r, conf, &doc, &stats);
+            document_notes(r, conf, own->base, &doc, &stats);
             sm_store_read_end(st);
             apr_reslist_release(conf->readers, st);
             return sitemap_send_file(r, &file);
@@ -428,7 +433,7 @@ static SM_NOINLINE int serve(request_rec *r)
                       gz ? (void *)gz : (void *)&ctx, &stats);
     if (gz && rv == APR_SUCCESS)
         rv = sm_gzip_finish(gz);
-    document_notes(r, conf, &doc, &stats);
+    document_notes(r, conf, own->base, &doc, &stats);
     if (rv != APR_SUCCESS && ctx.out == APR_SUCCESS && !ctx.sent) {
         /* The store failed before a byte left the XML writer's buffer
          * (16 KiB): nothing is sent yet, so the answer can still be a

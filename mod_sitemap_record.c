@@ -58,12 +58,13 @@ SM_HOT static void find_headers(request_rec *last, response_headers *h)
 }
 
 /* The raw facts known when the request arrives: the site's configuration,
- * the method and the request target.  They pick the recorder's memory line
+ * (the site's: a mass vhost's hosts each have their own), the method and
+ * the request target.  They pick the recorder's memory line
  * (sm_recorder_raw), which sitemap_record_prefetch starts loading then. */
-SM_HOT static apr_uint64_t raw_facts_first(const sitemap_server_conf *conf,
+SM_HOT static apr_uint64_t raw_facts_first(const sm_site_conf *site,
                                            const request_rec *orig)
 {
-    apr_uint64_t x = ((apr_uint64_t)(apr_uintptr_t)conf << 16)
+    apr_uint64_t x = ((apr_uint64_t)(apr_uintptr_t)site << 16)
                      ^ (apr_uint64_t)orig->method_number;
 
     return sm_hash_str(x ^ SM_HASH_SEED, orig->unparsed_uri);
@@ -72,21 +73,24 @@ SM_HOT static apr_uint64_t raw_facts_first(const sitemap_server_conf *conf,
 SM_HOT void sitemap_record_prefetch(const request_rec *r,
                                     const sitemap_server_conf *conf)
 {
-    if (conf->recorder && !r->prev && r->unparsed_uri)
-        sm_recorder_prefetch(conf->recorder, raw_facts_first(conf, r));
+    const sm_site_conf *site;
+
+    if (conf->recorder && !r->prev && r->unparsed_uri
+        && (site = sitemap_site((request_rec *)r, conf)))
+        sm_recorder_prefetch(conf->recorder, raw_facts_first(site, r));
 }
 
 /* Everything that still decides the verdict and the change once the cheap
  * checks (sm_rules_worth_deciding) have passed: the first part above, the
  * status and the headers.  Not the content type: past those checks it is
  * one of the listed types, and sm_rules_decide looks at it no further. */
-SM_HOT static apr_uint64_t raw_facts_hash(const sitemap_server_conf *conf,
+SM_HOT static apr_uint64_t raw_facts_hash(const sm_site_conf *site,
                                           const request_rec *orig,
                                           int status,
                                           const response_headers *h)
 {
     const char *strs[4];
-    apr_uint64_t first = raw_facts_first(conf, orig);
+    apr_uint64_t first = raw_facts_first(site, orig);
 
     strs[0] = h->last_modified;
     strs[1] = h->etag;
@@ -98,7 +102,7 @@ SM_HOT static apr_uint64_t raw_facts_hash(const sitemap_server_conf *conf,
 
 /* The facts that need no header (sm_rules_worth_deciding's). */
 SM_HOT static void fill_response(const sitemap_server_conf *conf,
-                                 request_rec *orig, request_rec *last,
+                                 const sm_site_conf *site, request_rec *orig, request_rec *last,
                                  int status, sm_response *resp)
 {
     resp->method = orig->method;
@@ -108,7 +112,8 @@ SM_HOT static void fill_response(const sitemap_server_conf *conf,
     resp->has_path_info = (last->path_info && *last->path_info)
                           || (orig->path_info && *orig->path_info);
     resp->is_subrequest = orig->main != NULL;
-    resp->base_len = conf->base_len;
+    resp->base_len = site == &conf->site ? conf->base_len
+                                         : strlen(site->base);
     resp->authenticated = orig->user || last->user;
     resp->x_robots_tag = resp->cache_control = NULL;
 }
@@ -117,6 +122,7 @@ SM_HOT static void fill_response(const sitemap_server_conf *conf,
  * SM_RECORD to go on, SM_FORGET (noindex, or a canonical naming another
  * URL: removed if stored), SM_IGNORE (the head was not read whole). */
 static sm_verdict head_says(request_rec *r, const sitemap_server_conf *conf,
+                            const sm_site_conf *site,
                             const request_rec *orig,
                             const sitemap_head_note *note, const char *url,
                             const char **why)
@@ -138,7 +144,7 @@ static sm_verdict head_says(request_rec *r, const sitemap_server_conf *conf,
         *why = "meta robots noindex";
         return SM_FORGET;
     }
-    if (sm_head_names_other(r->pool, head, conf->site.base,
+    if (sm_head_names_other(r->pool, head, site->base,
                             orig->unparsed_uri, url, conf->allow_query)) {
         *why = "canonical names another URL";
         return SM_FORGET;
@@ -162,6 +168,7 @@ static int client_certificate(request_rec *r)
 /* Not a repeat: the rules decide, and a record or forget is handed to the
  * recorder.  Apart from the hot path, as it runs for few requests. */
 static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
+                              const sm_site_conf *site,
                               request_rec *orig, request_rec *last,
                               sm_response *resp,
                               const response_headers *h, apr_uint64_t raw,
@@ -198,7 +205,7 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
         verdict = SM_FORGET;
     }
     if (verdict == SM_RECORD)
-        verdict = head_says(r, conf, orig, note, url, &why);
+        verdict = head_says(r, conf, site, orig, note, url, &why);
     if (verdict == SM_IGNORE) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (%s): %s",
                       why ? why : "-", orig->unparsed_uri);
@@ -206,7 +213,7 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     }
 
     change.op = verdict == SM_RECORD ? SM_CHANGE_RECORD : SM_CHANGE_FORGET;
-    change.site = &conf->site;
+    change.site = site;
     change.url = url;
     change.seen = r->request_time;
     change.last_modified = 0;
@@ -224,7 +231,7 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     }
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "%s %s%s%s%s",
                   verdict == SM_RECORD ? "recording" : "forgetting",
-                  conf->site.base, url, why ? ": " : "", why ? why : "");
+                  site->base, url, why ? ": " : "", why ? why : "");
     sm_recorder_add(conf->recorder, &change, raw);
     /* The head filter's repeat check saw the headers before the filters
      * after it: mod_deflate appends "-gzip" to the ETag, mod_headers may
@@ -244,6 +251,7 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
     sm_response resp;
     apr_uint64_t raw;
     const sitemap_head_note *note;
+    const sm_site_conf *site;
     const char *why = NULL;
     int status;
 
@@ -260,7 +268,10 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
         && status != HTTP_MOVED_PERMANENTLY)
         return DECLINED;
 
-    fill_response(conf, orig, last, status, &resp);
+    /* A mass vhost's request whose Host has no site is not recorded. */
+    if (!(site = sitemap_site(r, conf)))
+        return DECLINED;
+    fill_response(conf, site, orig, last, status, &resp);
     if (!sm_rules_worth_deciding(&conf->rules, &resp, &why)) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (%s): %s",
                       why, orig->unparsed_uri);
@@ -269,10 +280,10 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
 
     note = ap_get_module_config(last->request_config, &sitemap_module);
     find_headers(last, &h);
-    raw = raw_facts_hash(conf, orig, status, &h);
+    raw = raw_facts_hash(site, orig, status, &h);
     if (sm_recorder_repeat(conf->recorder, raw, r->request_time))
         return OK;
-    return decide(r, conf, orig, last, &resp, &h, raw, note);
+    return decide(r, conf, site, orig, last, &resp, &h, raw, note);
 }
 
 int sitemap_record_wants_head(request_rec *r, int *repeat,
@@ -282,6 +293,7 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
     request_rec *orig = r;
     response_headers h;
     sm_response resp;
+    const sm_site_conf *site;
     const char *why, *url;
 
     *repeat = 0;
@@ -290,11 +302,13 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
         return 0;
     while (orig->prev)
         orig = orig->prev;
-    fill_response(conf, orig, r, HTTP_OK, &resp);
+    if (!(site = sitemap_site(r, conf)))
+        return 0;
+    fill_response(conf, site, orig, r, HTTP_OK, &resp);
     if (!sm_rules_worth_deciding(&conf->rules, &resp, &why))
         return 0;
     find_headers(r, &h);
-    *raw = raw_facts_hash(conf, orig, HTTP_OK, &h);
+    *raw = raw_facts_hash(site, orig, HTTP_OK, &h);
     if ((*repeat = sm_recorder_repeat(conf->recorder, *raw, r->request_time)))
         return 0;
     /* A page the rules leave out whatever its head says (an excluded

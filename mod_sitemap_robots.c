@@ -61,6 +61,9 @@ SM_HOT static int robots_wanted(request_rec *r,
         || orig->parsed_uri.path[1] != 'r'
         || strcmp(orig->parsed_uri.path, ROBOTS_PATH))
         return 0;
+    /* A mass vhost's Host without a site: no Sitemap line. */
+    if (conf->host_re && !sitemap_site(r, conf))
+        return 0;
     *out = conf;
     return 1;
 }
@@ -279,7 +282,8 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             return ap_pass_brigade(f->next, bb);
         }
         f->ctx = ctx = apr_pcalloc(r->pool, sizeof(*ctx));
-        ctx->scan = sm_robots_create(r->pool, conf->robots_urls);
+        ctx->scan = sm_robots_create(r->pool, sitemap_robots_urls(r, conf,
+                                                  sitemap_site(r, conf)));
         ctx->held = apr_brigade_create(r->pool, f->c->bucket_alloc);
     }
 

@@ -129,12 +129,16 @@ static int unavailable(request_rec *r, const sitemap_server_conf *conf,
 static int snapshot_open(request_rec *r, const sitemap_server_conf *conf,
                          apr_int64_t name, snapshot *s)
 {
+    const sm_site_conf *own = sitemap_site(r, conf);
     int i;
 
+    /* A mass vhost's Host without a site has no views. */
+    if (!own)
+        return HTTP_NOT_FOUND;
     if (!(s->st = sitemap_reader_acquire(conf->readers)))
         return unavailable(r, conf, "cannot open it");
     if (sm_store_read_begin(s->st) != APR_SUCCESS
-        || sm_store_site_info(s->st, r->pool, conf->site.base, name, &s->info)
+        || sm_store_site_info(s->st, r->pool, own->base, name, &s->info)
            != APR_SUCCESS) {
         const char *why = apr_pstrdup(r->pool, sm_store_error(s->st));
         sm_store_read_end(s->st);
@@ -142,7 +146,7 @@ static int snapshot_open(request_rec *r, const sitemap_server_conf *conf,
         return unavailable(r, conf, why);
     }
     sm_doc_choose(&s->info, name, &s->doc);
-    s->site.base = conf->site.base;
+    s->site.base = own->base;
     s->site.sitemap_path = conf->sitemap_path;
     s->site.changefreq = conf->changefreq;
     s->site.priority = conf->priority;
@@ -161,7 +165,7 @@ static int snapshot_open(request_rec *r, const sitemap_server_conf *conf,
     }
     if (conf->loaded > s->mtime
         && (!s->info.settings
-            || strcmp(s->info.settings, conf->site.settings) != 0))
+            || strcmp(s->info.settings, own->settings) != 0))
         s->mtime = conf->loaded;
     return OK;
 }
@@ -233,7 +237,7 @@ static int serve_html(request_rec *r, const sitemap_server_conf *conf,
     if ((status = snapshot_open(r, conf, SM_NAME_INDEX, &s)) != OK)
         return status;
     memset(&hs, 0, sizeof(hs));
-    hs.base = conf->site.base;
+    hs.base = s.site.base;
     hs.html_path = conf->html_path;
     hs.stylesheet = conf->html_stylesheet ? conf->html_stylesheet
                                           : conf->own_css_path;

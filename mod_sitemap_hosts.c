@@ -1,0 +1,122 @@
+/* mod_sitemap_hosts.c: SitemapSiteFromHost, one site per hostname in a mass
+ * virtual host.  The one place the module trusts the request's Host: only
+ * a name in its normal form (sm_host_normalise) that the administrator's
+ * anchored pattern allows, only for the vhost httpd routed the request to,
+ * and at most SitemapSiteFromHostMax sites per process (sm_sites).  Every
+ * other request of the vhost has no site: not recorded, no sitemap. */
+#include "httpd.h"
+#include "http_config.h"
+#include "http_log.h"
+
+#include <apr_strings.h>
+
+#include "mod_sitemap.h"
+#include "sm_sites.h"
+
+APLOG_USE_MODULE(sitemap);
+
+#define DEFAULT_HOSTS_MAX 1000
+/* The cap's warning, at most once per interval per process. */
+#define HOSTS_WARN_INTERVAL apr_time_from_sec(300)
+
+int sitemap_hosts_post_config(apr_pool_t *p, server_rec *s,
+                              sitemap_server_conf *conf)
+{
+    const char *base = conf->site.base, *host, *port;
+    apr_port_t default_port;
+
+    if (conf->hosts_max < 0)
+        conf->hosts_max = DEFAULT_HOSTS_MAX;
+    if (!conf->host_re)
+        return OK;
+    if (conf->indexnow == 1) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapSiteFromHost "
+                     "and SitemapIndexNow On cannot be used in the same "
+                     "vhost: IndexNow's key file and senders are per "
+                     "configured site; turn one of them off");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    /* base is "scheme://host[:port]" (checked by SitemapBaseURL or made
+     * from ServerName): the name is replaced, scheme and port kept. */
+    host = ap_strstr_c(base, "://");
+    if (!host)
+        return HTTP_INTERNAL_SERVER_ERROR;
+    host += 3;
+    conf->host_prefix = apr_pstrmemdup(p, base, (apr_size_t)(host - base));
+    default_port = apr_uri_port_of_scheme(apr_pstrmemdup(p, base,
+                                          (apr_size_t)(host - 3 - base)));
+    port = host[0] == '[' ? ap_strchr_c(host, ']') : host;
+    port = port ? ap_strchr_c(port, ':') : NULL;
+    conf->host_suffix = port ? apr_pstrdup(p, port) : "";
+    conf->host_port = port ? atoi(port + 1) : default_port;
+    return OK;
+}
+
+apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
+                                      sitemap_server_conf *conf)
+{
+    if (!conf->host_re)
+        return APR_SUCCESS;
+    return sm_sites_create(p, conf->hosts_max, &conf->site,
+                           conf->host_prefix, conf->host_suffix,
+                           &conf->hosts);
+}
+
+const sm_site_conf *sitemap_site(request_rec *r,
+                                 const sitemap_server_conf *conf)
+{
+    char name[SM_HOST_MAX + 1];
+    const sm_site_conf *site;
+    sm_sites_result res;
+    const char *host;
+    int warn;
+
+    if (!conf->host_re)
+        return &conf->site;
+    if (!conf->hosts)
+        return NULL;
+    /* The Host as sent (HTTP/1.1) or the request line's authority (an
+     * absolute-form target): r->hostname has already lost the port. */
+    host = apr_table_get(r->headers_in, "Host");
+    if (r->parsed_uri.hostinfo)
+        host = r->parsed_uri.hostinfo;
+    if (sm_host_normalise(host, conf->host_port, 0, name) != SM_HOST_OK
+        || !sm_regex_match(conf->host_re, name))
+        return NULL;
+    site = sm_sites_get(conf->hosts, name, r->request_time,
+                        HOSTS_WARN_INTERVAL, &warn, &res);
+    if (warn)
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "SitemapSiteFromHost: "
+                      "this process has %d sites, the SitemapSiteFromHostMax;"
+                      " \"%s\" and other new names are not recorded and get "
+                      "no sitemap (logged at most every %d s)",
+                      conf->hosts_max, name,
+                      (int)apr_time_sec(HOSTS_WARN_INTERVAL));
+    return site;
+}
+
+apr_array_header_t *sitemap_robots_urls(request_rec *r,
+                                        const sitemap_server_conf *conf,
+                                        const sm_site_conf *site)
+{
+    apr_array_header_t *urls;
+    int i;
+
+    if (site == &conf->site)
+        return conf->robots_urls;
+    if (!site)
+        return apr_array_make(r->pool, 1, sizeof(const char *));
+    /* The site's own sitemap instead of the vhost's first line. */
+    urls = apr_array_copy(r->pool, conf->robots_urls);
+    APR_ARRAY_IDX(urls, 0, const char *) =
+        apr_pstrcat(r->pool, site->base, conf->sitemap_path, NULL);
+    for (i = 1; i < urls->nelts; i++)
+        if (strcmp(APR_ARRAY_IDX(urls, i, const char *),
+                   APR_ARRAY_IDX(urls, 0, const char *)) == 0) {
+            APR_ARRAY_IDX(urls, i, const char *) =
+                APR_ARRAY_IDX(urls, urls->nelts - 1, const char *);
+            urls->nelts--;
+            break;
+        }
+    return urls;
+}

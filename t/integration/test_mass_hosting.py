@@ -1,0 +1,215 @@
+"""Mass virtual hosting (SitemapSiteFromHost): one <VirtualHost> serving
+every hostname (mod_vhost_alias's VirtualDocumentRoot, or a docroot per
+host from a RewriteMap) gets one site per allowed hostname: its own URLs,
+<loc>s, robots.txt line, views and renditions.  A Host outside the allow
+list, in a refused form, or past the cap is never recorded and gets no
+sitemap."""
+import re
+import urllib.robotparser
+
+HTML = "<html><head><title>t</title></head><body>x</body></html>\n"
+ALLOW = r"[a-z0-9-]+\.hosted\.test"
+HOSTS = ("a.hosted.test", "b.hosted.test", "c.hosted.test")
+
+
+def mass_vhost(srv, extra="", docroot=None):
+    root = docroot or f'VirtualDocumentRoot "{srv.root}/hosts/%0"'
+    return f"""
+Include /etc/apache2/mods-available/vhost_alias.load
+<VirtualHost 127.0.0.1:{srv.port}>
+    ServerName mass.test
+    ServerAlias *
+    UseCanonicalName Off
+    {root}
+    <Directory "{srv.root}/hosts">
+        Require all granted
+    </Directory>
+    SitemapSiteFromHost "{ALLOW}"
+    SitemapRobotsFallback On
+    {extra}
+</VirtualHost>
+"""
+
+
+def base(srv, host):
+    return f"http://{host}:{srv.port}"
+
+
+def host_pages(srv, names=HOSTS + ("evil.test",)):
+    # The same bytes and times everywhere: /shared.html's responses of two
+    # hosts differ in nothing but the Host (with FileETag None).
+    for name in names:
+        srv.write(f"hosts/{name}/only-{name[0]}.html", HTML, mtime=1700000000)
+        srv.write(f"hosts/{name}/shared.html", HTML, mtime=1700000000)
+
+
+def locs(body):
+    return re.findall(r"<loc>([^<]*)</loc>", body)
+
+
+def sentinel(srv, host="a.hosted.test"):
+    return srv.sentinel(host=f"{host}:{srv.port}", base=base(srv, host),
+                        docroot=srv.path(f"hosts/{host}"))
+
+
+def test_each_host_has_its_own_site(make_server):
+    srv = make_server()
+    host_pages(srv)
+    srv.conf_text = mass_vhost(srv, "FileETag None\n"
+                                    "SitemapHTMLPath /site-map.html\n"
+                                    "SitemapTextPath /sitemap.txt\n"
+                                    "SitemapCache On")
+    srv.start()
+    for name in HOSTS:
+        srv.get_ok(f"/only-{name[0]}.html", host=f"{name}:{srv.port}")
+        srv.get_ok("/shared.html", host=f"{name}:{srv.port}")
+    for name in HOSTS:
+        srv.wait_recorded(f"/only-{name[0]}.html", "/shared.html",
+                          base=base(srv, name))
+    s = sentinel(srv)
+    assert srv.all_urls() == {
+        base(srv, "a.hosted.test"): {"/only-a.html", "/shared.html", s},
+        base(srv, "b.hosted.test"): {"/only-b.html", "/shared.html"},
+        base(srv, "c.hosted.test"): {"/only-c.html", "/shared.html"},
+    }
+    # Twice each, in turn: a rendition of one host never answers another.
+    for _ in range(2):
+        for name in HOSTS:
+            b = base(srv, name)
+            r = srv.get_ok("/sitemap.xml", host=f"{name}:{srv.port}")
+            want = {b + "/only-%s.html" % name[0], b + "/shared.html"}
+            if name == "a.hosted.test":
+                want.add(b + s)
+            assert set(locs(r.body.decode("utf-8", "replace"))) == want, (name, r.body.decode("utf-8", "replace"))
+            txt = srv.get_ok("/sitemap.txt", host=f"{name}:{srv.port}").body.decode("utf-8", "replace")
+            assert set(txt.split()) == want, (name, txt)
+            html = srv.get_ok("/site-map.html", host=f"{name}:{srv.port}").body.decode("utf-8", "replace")
+            assert f"only-{name[0]}.html" in html
+            assert not any(f"only-{o[0]}.html" in html
+                           for o in HOSTS if o != name), html
+            robots = srv.get_ok("/robots.txt", host=f"{name}:{srv.port}").body.decode("utf-8", "replace")
+            rp = urllib.robotparser.RobotFileParser()
+            rp.parse(robots.splitlines())
+            assert rp.site_maps() == [b + "/sitemap.xml"], robots
+
+
+def test_host_outside_allow_list_has_no_site(make_server):
+    srv = make_server()
+    host_pages(srv)
+    srv.conf_text = mass_vhost(srv)
+    srv.start()
+    evil = f"evil.test:{srv.port}"
+    srv.get_ok("/only-e.html", host=evil)
+    srv.get_ok("/shared.html", host=evil)
+    assert srv.get("/sitemap.xml", host=evil).status == 404
+    robots = srv.get("/robots.txt", host=evil)
+    assert "sitemap" not in robots.body.decode("utf-8", "replace").lower(), robots.body.decode("utf-8", "replace")
+    s = sentinel(srv)
+    assert srv.all_urls() == {base(srv, "a.hosted.test"): {s}}
+
+
+def test_host_variants(make_server):
+    """Case, a trailing dot and the vhost's own port name the same site;
+    an IP literal, another port, invalid or over-long names have none."""
+    srv = make_server()
+    host_pages(srv, ("a.hosted.test",))
+    srv.conf_text = mass_vhost(srv, docroot=f'DocumentRoot "{srv.root}/hosts/a.hosted.test"')
+    srv.start()
+    good = ["A.Hosted.TEST", "a.hosted.test.", f"a.hosted.test.:{srv.port}",
+            f"A.HOSTED.test:{srv.port}"]
+    for i, host in enumerate(good):
+        srv.write(f"hosts/a.hosted.test/v{i}.html", HTML)
+        srv.get_ok(f"/v{i}.html", host=host)
+        r = srv.get_ok("/sitemap.xml", host=host)
+        assert all(loc.startswith(base(srv, "a.hosted.test") + "/")
+                   for loc in locs(r.body.decode("utf-8", "replace"))), r.body.decode("utf-8", "replace")
+    bad = ["127.0.0.1", f"127.0.0.1:{srv.port}", f"[::1]:{srv.port}",
+           "a.hosted.test:1", "a.hosted.test:80", "x.a.hosted.test",
+           "a_b.hosted.test", "-a.hosted.test", "a..hosted.test",
+           "x" * 64 + ".hosted.test", ("a" * 60 + ".") * 5 + "hosted.test",
+           "hosted.test", "a.hosted.test.evil.test"]
+    for i, host in enumerate(bad):
+        srv.write(f"hosts/a.hosted.test/bad{i}.html", HTML)
+        srv.get(f"/bad{i}.html", host=host)
+        r = srv.get("/sitemap.xml", host=host)
+        assert r.status != 200, (host, r.body.decode("utf-8", "replace"))
+    s = sentinel(srv)
+    assert srv.all_urls() == {
+        base(srv, "a.hosted.test"): {f"/v{i}.html" for i in range(len(good))} | {s}}
+
+
+def test_flood_of_allowed_names_stops_at_the_cap(make_server):
+    srv = make_server()
+    names = [f"n{i}.hosted.test" for i in range(12)]
+    srv.write("hosts/one/page.html", HTML)
+    srv.conf_text = mass_vhost(srv, "SitemapSiteFromHostMax 4",
+                               docroot=f'DocumentRoot "{srv.root}/hosts/one"')
+    srv.expect_log(r"SitemapSiteFromHost: this process has 4 sites")
+    srv.start()
+    for n in names:
+        srv.get_ok("/page.html", host=n)
+    srv.wait_recorded("/page.html", base=f"http://n3.hosted.test:{srv.port}")
+    # n0..n3 got sites; a sentinel through n0 drains the queue.
+    s = srv.sentinel(host="n0.hosted.test", base=f"http://n0.hosted.test:{srv.port}",
+                     docroot=srv.path("hosts/one"))
+    got = srv.all_urls()
+    assert set(got) == {f"http://n{i}.hosted.test:{srv.port}" for i in range(4)}, got
+    for n in names[4:]:
+        assert srv.get("/sitemap.xml", host=n).status == 404
+    warned = [ln for ln in srv.log_text().splitlines()
+              if "SitemapSiteFromHost: this process has 4 sites" in ln]
+    assert len(warned) == 1, warned
+    assert s
+
+
+def test_docroot_per_host_from_a_rewrite_map(make_server):
+    srv = make_server(modules=("rewrite",))
+    host_pages(srv, HOSTS[:2])
+    srv.write("conf/hosts.map", "".join(
+        f"{h} {h}\n" for h in HOSTS[:2]))
+    srv.conf_text = mass_vhost(srv, f"""
+    RewriteEngine On
+    RewriteMap hosts "txt:{srv.root}/conf/hosts.map"
+    RewriteCond %{{REQUEST_URI}} !^/(sitemap|robots)
+    RewriteCond %{{SERVER_NAME}} ^(.+)$
+    RewriteCond ${{hosts:%1|NONE}} ^([a-z0-9.-]+)$
+    RewriteRule ^/(.*)$ {srv.root}/hosts/%1/$1 [L]
+""", docroot=f'DocumentRoot "{srv.root}/hosts/none"')
+    srv.write("hosts/none/x", "")
+    srv.start()
+    for name in HOSTS[:2]:
+        srv.get_ok(f"/only-{name[0]}.html", host=f"{name}:{srv.port}")
+    for name in HOSTS[:2]:
+        srv.wait_recorded(f"/only-{name[0]}.html", base=base(srv, name))
+    s = sentinel(srv)
+    assert srv.all_urls() == {
+        base(srv, "a.hosted.test"): {"/only-a.html", s},
+        base(srv, "b.hosted.test"): {"/only-b.html"},
+    }
+    r = srv.get_ok("/sitemap.xml", host=f"b.hosted.test:{srv.port}")
+    assert locs(r.body.decode("utf-8", "replace")) == [base(srv, "b.hosted.test") + "/only-b.html"]
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("line,needles", [
+    ("SitemapSiteFromHostMax 0", ("SitemapSiteFromHostMax", "'0'", "1 to 1000000")),
+    ("SitemapSiteFromHostMax 10x", ("SitemapSiteFromHostMax", "'10x'", "1 to 1000000")),
+    ("SitemapSiteFromHostMax 1000001", ("SitemapSiteFromHostMax", "1 to 1000000")),
+    ("SitemapSiteFromHostMax -1", ("SitemapSiteFromHostMax", "'-1'")),
+    ('SitemapSiteFromHost "a)|(b"', ("SitemapSiteFromHost", "a)|(b", "not a valid regular expression")),
+    ('SitemapSiteFromHost "("', ("SitemapSiteFromHost", "not a valid regular expression")),
+    ('SitemapSiteFromHost ""', ("SitemapSiteFromHost", "takes one argument")),
+])
+def test_bad_directives_stop_start_up(make_server, line, needles):
+    srv = make_server()
+    srv.config_fails(*needles, conf=line)
+
+
+def test_indexnow_refused_with_site_from_host(make_server):
+    srv = make_server()
+    srv.config_fails("SitemapSiteFromHost", "SitemapIndexNow On",
+                     conf=mass_vhost(srv, "SitemapIndexNow On\n"
+                                          "SitemapIndexNowKey 0123456789abcdef"),
+                     check_syntax=False)
