@@ -57,6 +57,9 @@ apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
 {
     if (!conf->host_re)
         return APR_SUCCESS;
+    /* Each site made from a Host joins the recorder's (expiry, settings,
+     * spills): room for all of them now, before its writer starts. */
+    sm_recorder_reserve_sites(conf->recorder, conf->hosts_max);
     return sm_sites_create(p, conf->hosts_max, &conf->site,
                            conf->host_prefix, conf->host_suffix,
                            &conf->hosts);
@@ -85,6 +88,8 @@ const sm_site_conf *sitemap_site(request_rec *r,
         return NULL;
     site = sm_sites_get(conf->hosts, name, r->request_time,
                         HOSTS_WARN_INTERVAL, &warn, &res);
+    if (site && res == SM_SITES_ADDED && conf->recorder)
+        sm_recorder_add_site(conf->recorder, site);
     if (warn)
         ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "SitemapSiteFromHost: "
                       "this process has %d sites, the SitemapSiteFromHostMax;"

@@ -59,7 +59,13 @@ struct sm_recorder {
     apr_thread_t *thread;
     int running, stopping, faulted;
     batch *pending, *spare;
-    apr_array_header_t *sites;  /* const sm_site_conf * */
+    /* The sites written through this recorder (expiry, settings, spills):
+     * site_v never moves once the writer runs (its room is reserved
+     * before, sm_recorder_reserve_sites), so that sites added later, from
+     * request threads (under lock), are read by the writer without it:
+     * site_n is published last (release) and read with acquire. */
+    const sm_site_conf **site_v;
+    int site_n, site_cap;
     sm_recorder_stats stats;
     sm_recorder_shared *shared; /* NULL: not shared */
 
@@ -76,6 +82,12 @@ struct sm_recorder {
     apr_uint64_t faults_unlogged, refused_unlogged, dropped_unlogged;
     char reason[600];           /* why the last write failed */
 };
+
+/* The sites added so far (see site_v). */
+static int sites_now(const sm_recorder *rec)
+{
+    return __atomic_load_n(&rec->site_n, __ATOMIC_ACQUIRE);
+}
 
 /* Compile-time check: the memory and the lock share the first line. */
 typedef char hot_fields_are_one_line[offsetof(struct sm_recorder, lock)
@@ -284,8 +296,7 @@ static apr_status_t ensure_store(sm_recorder *rec)
      * configuration changes even before any traffic. */
     if (rv == APR_SUCCESS
         && sm_store_sync_sites(rec->store,
-                               (const sm_site_conf *const *)rec->sites->elts,
-                               rec->sites->nelts) != APR_SUCCESS) {
+                               rec->site_v, sites_now(rec)) != APR_SUCCESS) {
         apr_cpystrn(rec->reason, sm_store_error(rec->store),
                     sizeof(rec->reason));
         sm_store_close(rec->store);
@@ -301,14 +312,14 @@ static apr_status_t ensure_store(sm_recorder *rec)
 
 static void run_expiry(sm_recorder *rec, apr_time_t now)
 {
-    int i;
+    int i, n;
 
     if (rec->last_expire && now - rec->last_expire < rec->expire_every)
         return;
     rec->last_expire = now;
-    for (i = 0; i < rec->sites->nelts; i++) {
-        const sm_site_conf *site = APR_ARRAY_IDX(rec->sites, i,
-                                                 const sm_site_conf *);
+    n = sites_now(rec);
+    for (i = 0; i < n; i++) {
+        const sm_site_conf *site = rec->site_v[i];
         int removed = 0;
         if (site->expire <= 0)
             continue;
@@ -432,6 +443,7 @@ static void settle_batch(sm_recorder *rec, batch *b, int ok, const char *why,
 
 /* ---- changes kept across a stop (sm_spill) ------------------------------ */
 
+
 static const char *spill_path(const sm_recorder *rec)
 {
     return rec->conf.spill_path ? rec->conf.spill_path : rec->conf.db_path;
@@ -450,9 +462,8 @@ static void replay_one(void *baton, const char *base, const sm_change *c)
     sm_change copy = *c;
     int i;
 
-    for (i = 0; i < rec->sites->nelts; i++) {
-        const sm_site_conf *site = APR_ARRAY_IDX(rec->sites, i,
-                                                 const sm_site_conf *);
+    for (i = 0; i < sites_now(rec); i++) {
+        const sm_site_conf *site = rec->site_v[i];
         if (strcmp(site->base, base) == 0) {
             copy.site = site;
             apr_thread_mutex_lock(rec->lock);
@@ -615,7 +626,7 @@ static void *APR_THREAD_FUNC writer_main(apr_thread_t *thd, void *data)
                 continue;
             }
             /* Expire old URLs when due, then sleep until work. */
-            if (rec->sites->nelts
+            if (sites_now(rec)
                 && now - rec->last_expire >= rec->expire_every) {
                 apr_thread_mutex_unlock(rec->lock);
                 if (ensure_store(rec) == APR_SUCCESS)
@@ -798,7 +809,6 @@ apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
         rec->conf.queue_max = rec->conf.batch_size;
     rec->pool = p;
     rec->expire_every = EXPIRE_EVERY;
-    rec->sites = apr_array_make(p, 4, sizeof(const sm_site_conf *));
     if ((rv = apr_thread_mutex_create(&rec->lock, APR_THREAD_MUTEX_DEFAULT,
                                       p)) != APR_SUCCESS)
         return rv;
@@ -817,18 +827,52 @@ apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
     return APR_SUCCESS;
 }
 
-void sm_recorder_add_site(sm_recorder *rec, const sm_site_conf *site)
+/* Room for n more sites: before the writer starts only (site_v moves). */
+static void sites_grow(sm_recorder *rec, int n)
 {
-    APR_ARRAY_PUSH(rec->sites, const sm_site_conf *) = site;
-    /* Expiry runs hourly, or four times per SitemapExpire when shorter. */
-    if (site->expire > 0 && site->expire / 4 < rec->expire_every)
+    const sm_site_conf **v;
+
+    if (rec->site_n + n <= rec->site_cap)
+        return;
+    v = apr_palloc(rec->pool, sizeof(*v) * (apr_size_t)(rec->site_n + n));
+    if (rec->site_n)
+        memcpy(v, rec->site_v, sizeof(*v) * (apr_size_t)rec->site_n);
+    rec->site_v = v;
+    rec->site_cap = rec->site_n + n;
+}
+
+void sm_recorder_reserve_sites(sm_recorder *rec, int n)
+{
+    if (!rec->running && n > 0)
+        sites_grow(rec, rec->site_cap - rec->site_n + n);
+}
+
+int sm_recorder_add_site(sm_recorder *rec, const sm_site_conf *site)
+{
+    apr_thread_mutex_lock(rec->lock);
+    if (rec->site_n == rec->site_cap) {
+        if (rec->running) {
+            apr_thread_mutex_unlock(rec->lock);
+            return 0;           /* no room reserved */
+        }
+        sites_grow(rec, rec->site_cap + 4);
+    }
+    rec->site_v[rec->site_n] = site;
+    __atomic_store_n(&rec->site_n, rec->site_n + 1, __ATOMIC_RELEASE);
+    /* Expiry runs hourly, or four times per SitemapExpire when shorter
+     * (a site added later has its vhost's SitemapExpire: no change). */
+    if (!rec->running && site->expire > 0
+        && site->expire / 4 < rec->expire_every)
         rec->expire_every = site->expire / 4 > apr_time_from_sec(1)
                           ? site->expire / 4 : apr_time_from_sec(1);
     /* A URL is refreshed often enough that it never expires while served. */
-    if (site->expire > 0 && site->expire / 4 < rec->memory.refresh)
+    if (!rec->running && site->expire > 0
+        && site->expire / 4 < rec->memory.refresh)
         sm_memory_refresh_set(&rec->memory,
                               site->expire / 4 > apr_time_from_sec(1)
                               ? site->expire / 4 : apr_time_from_sec(1));
+    apr_thread_mutex_unlock(rec->lock);
+    return 1;
 }
 
 apr_status_t sm_recorder_start(sm_recorder *rec)

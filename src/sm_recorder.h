@@ -76,8 +76,12 @@ void sm_recorder_share(sm_recorder *rec, sm_recorder_shared *shared);
 apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
                                 const sm_recorder_conf *conf);
 
-/* Sites written through this recorder, for expiry (kept by reference). */
-void sm_recorder_add_site(sm_recorder *rec, const sm_site_conf *site);
+/* Sites written through this recorder, for expiry, their settings and
+ * spills (kept by reference).  Thread-safe.  Before sm_recorder_start any
+ * number; after it, as many as were reserved: 0 when there is no room. */
+int sm_recorder_add_site(sm_recorder *rec, const sm_site_conf *site);
+/* Room for n sites added once the writer runs (SitemapSiteFromHost's). */
+void sm_recorder_reserve_sites(sm_recorder *rec, int n);
 
 /* Start the background writer thread.  Without it (tests, sitemapctl),
  * sm_recorder_flush writes. */

@@ -213,3 +213,27 @@ def test_indexnow_refused_with_site_from_host(make_server):
                      conf=mass_vhost(srv, "SitemapIndexNow On\n"
                                           "SitemapIndexNowKey 0123456789abcdef"),
                      check_syntax=False)
+
+
+def test_host_sites_expire(make_server):
+    """A site made from a Host joins the recorder's sites: its URLs not
+    served for SitemapExpire leave the store, the ones served stay."""
+    import time
+    srv = make_server()
+    host_pages(srv, HOSTS[:1])
+    srv.conf_text = mass_vhost(srv, "SitemapExpire 4s")
+    srv.start()
+    h = f"{HOSTS[0]}:{srv.port}"
+    b = base(srv, HOSTS[0])
+    srv.get_ok("/only-a.html", host=h)
+    srv.get_ok("/shared.html", host=h)
+    srv.wait_recorded("/only-a.html", "/shared.html", base=b)
+    deadline = time.monotonic() + 9
+    while time.monotonic() < deadline:
+        srv.get_ok("/shared.html", host=h)
+        time.sleep(0.25)
+    deadline = time.monotonic() + 15
+    while "/only-a.html" in srv.all_urls().get(b, set()):
+        assert time.monotonic() < deadline, srv.all_urls()
+        time.sleep(0.2)
+    assert "/shared.html" in srv.all_urls()[b]
