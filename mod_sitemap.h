@@ -141,6 +141,7 @@ const sm_site_conf *sitemap_site(request_rec *r,
                                  const sitemap_server_conf *conf);
 /* SitemapSiteFromHost's start-up work for one vhost (the base split) and
  * a child's registry; an HTTP status (OK or 500) / APR status. */
+int sitemap_hosts_check(server_rec *s, const sitemap_server_conf *conf);
 int sitemap_hosts_post_config(apr_pool_t *p, server_rec *s,
                               sitemap_server_conf *conf);
 apr_status_t sitemap_hosts_child_init(apr_pool_t *p,

@@ -19,6 +19,19 @@ APLOG_USE_MODULE(sitemap);
 /* The cap's warning, at most once per interval per process. */
 #define HOSTS_WARN_INTERVAL apr_time_from_sec(300)
 
+/* What cannot go with SitemapSiteFromHost: said at -t and start-up. */
+int sitemap_hosts_check(server_rec *s, const sitemap_server_conf *conf)
+{
+    if (conf->host_re && conf->indexnow == 1) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapSiteFromHost "
+                     "and SitemapIndexNow On cannot be used in the same "
+                     "vhost: IndexNow's key file and senders are per "
+                     "configured site; turn one of them off");
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    return OK;
+}
+
 int sitemap_hosts_post_config(apr_pool_t *p, server_rec *s,
                               sitemap_server_conf *conf)
 {
@@ -29,13 +42,8 @@ int sitemap_hosts_post_config(apr_pool_t *p, server_rec *s,
         conf->hosts_max = DEFAULT_HOSTS_MAX;
     if (!conf->host_re)
         return OK;
-    if (conf->indexnow == 1) {
-        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapSiteFromHost "
-                     "and SitemapIndexNow On cannot be used in the same "
-                     "vhost: IndexNow's key file and senders are per "
-                     "configured site; turn one of them off");
+    if (sitemap_hosts_check(s, conf) != OK)
         return HTTP_INTERNAL_SERVER_ERROR;
-    }
     /* base is "scheme://host[:port]" (checked by SitemapBaseURL or made
      * from ServerName): the name is replaced, scheme and port kept. */
     host = ap_strstr_c(base, "://");

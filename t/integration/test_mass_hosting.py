@@ -211,8 +211,7 @@ def test_indexnow_refused_with_site_from_host(make_server):
     srv = make_server()
     srv.config_fails("SitemapSiteFromHost", "SitemapIndexNow On",
                      conf=mass_vhost(srv, "SitemapIndexNow On\n"
-                                          "SitemapIndexNowKey 0123456789abcdef"),
-                     check_syntax=False)
+                                          "SitemapIndexNowKey 0123456789abcdef"))
 
 
 def test_host_sites_expire(make_server):
