@@ -38,6 +38,7 @@
 
 #include "sitemapctl.h"
 #include "sm_ctl.h"
+#include "sm_alternates.h"
 #include "sm_document.h"
 #include "sm_rules.h"
 #include "sm_sitemap.h"
@@ -498,6 +499,9 @@ int cmd_stats(ctl *c)
         printf("oldest lastmod: %s\n", w3c(c->pool, s->lastmod_oldest));
         printf("newest seen:    %s\n", w3c(c->pool, s->seen_newest));
         printf("oldest seen:    %s\n", w3c(c->pool, s->seen_oldest));
+        printf("alternates:     %" APR_INT64_T_FMT " hreflang alternates of "
+               "%" APR_INT64_T_FMT " URLs\n", s->alternates,
+               s->urls_with_alternates);
         print_indexnow(c, indexnow, s->base);
     }
     return EX_OK;
@@ -508,13 +512,19 @@ int cmd_stats(ctl *c)
 typedef struct {
     const char *base;
     apr_int64_t n;
+    apr_pool_t *scratch;
 } list_ctx;
 
+/* A URL's line, then one line per hreflang alternate (as the documents
+ * write them: the valid ones), indented by a tab: "\threflang\thref". */
 static apr_status_t list_one(void *baton, const char *url, apr_int64_t page,
-                             apr_time_t lastmod, apr_time_t last_seen)
+                             apr_time_t lastmod, apr_time_t last_seen,
+                             const char *alternates)
 {
     list_ctx *l = baton;
     char date[SM_W3C_DATETIME_LEN];
+    apr_array_header_t *alts;
+    int i;
     (void)last_seen;
 
     sm_w3c_datetime(date, lastmod);
@@ -522,17 +532,25 @@ static apr_status_t list_one(void *baton, const char *url, apr_int64_t page,
     if (printf("%s%s\t%s\t%" APR_INT64_T_FMT "\n", l->base, url, date,
                page) < 0)
         return APR_EGENERAL;
+    sm_alternates_parse(l->scratch, alternates, &alts);
+    for (i = 0; i < alts->nelts; i++) {
+        const sm_alternate *a = &APR_ARRAY_IDX(alts, i, sm_alternate);
+        if (printf("\t%s\t%s\n", a->hreflang, a->href) < 0)
+            return APR_EGENERAL;
+    }
+    apr_pool_clear(l->scratch);
     return APR_SUCCESS;
 }
 
 int cmd_list(ctl *c)
 {
     sm_site_row row;
-    list_ctx l = { c->site, 0 };
+    list_ctx l = { c->site, 0, NULL };
     sm_store *st;
     apr_status_t rv;
     int rc;
 
+    apr_pool_create(&l.scratch, c->pool);
     if ((rc = open_store(c, OPEN_READ, &st)) != EX_OK)
         return rc;
     if (sm_store_read_begin(st) != APR_SUCCESS) {
@@ -562,10 +580,10 @@ int cmd_list(ctl *c)
 
 static apr_status_t collect_url(void *baton, const char *url,
                                 apr_int64_t page, apr_time_t lastmod,
-                                apr_time_t last_seen)
+                                apr_time_t last_seen, const char *alternates)
 {
     apr_array_header_t *urls = baton;
-    (void)page; (void)lastmod; (void)last_seen;
+    (void)page; (void)lastmod; (void)last_seen; (void)alternates;
     APR_ARRAY_PUSH(urls, const char *) = apr_pstrdup(urls->pool, url);
     return APR_SUCCESS;
 }

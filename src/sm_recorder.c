@@ -144,6 +144,9 @@ static apr_uint32_t change_fingerprint(const sm_change *c)
     /* A title that changed is written (NULL: not read, says nothing). */
     if (c->title)
         h = sm_hash_str(h, c->title);
+    /* Alternates likewise ("" marks them read, apart from a title). */
+    if (c->alternates)
+        h = sm_hash_str(sm_hash_u64(h, 1), c->alternates);
     return ((apr_uint32_t)(h ^ (h >> 32)) & ~SM_MEMORY_FORGET)
            | (c->op == SM_CHANGE_FORGET ? SM_MEMORY_FORGET : 0);
 }
@@ -245,6 +248,8 @@ static void batch_put(batch *b, const sm_change *c, apr_uint64_t key,
     item->change.url = apr_pstrdup(b->pool, c->url);
     item->change.etag = c->etag ? apr_pstrdup(b->pool, c->etag) : NULL;
     item->change.title = c->title ? apr_pstrdup(b->pool, c->title) : NULL;
+    item->change.alternates = c->alternates
+                              ? apr_pstrdup(b->pool, c->alternates) : NULL;
 }
 
 /* ---- writing (caller holds write_lock, not lock) ------------------------- */

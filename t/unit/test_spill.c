@@ -53,9 +53,11 @@ static void test_round_trip(void **state)
     char *db = apr_pstrcat(u->pool, u->dir, "/s.db", NULL);
     sm_change in[3] = {
         { SM_CHANGE_RECORD, &site, "/a?b=%20c", 1234000000, "W/\"x\ty%\n\"",
-          1700000000123456, "Caf\xc3\xa9 & \"tabs\"\there, 100%" },
-        { SM_CHANGE_FORGET, &site, "/gone", 0, NULL, 1700000000000001, NULL },
-        { SM_CHANGE_SEED, &site, "/empty-etag", 0, "", 1700000000000002, "" },
+          1700000000123456, "Caf\xc3\xa9 & \"tabs\"\there, 100%", NULL },
+        { SM_CHANGE_FORGET, &site, "/gone", 0, NULL, 1700000000000001, NULL,
+          NULL },
+        { SM_CHANGE_SEED, &site, "/empty-etag", 0, "", 1700000000000002, "",
+          NULL },
     };
     taken t = { u->pool, 0, { { 0 } }, { 0 } };
     char err[256];

@@ -30,7 +30,7 @@ static void apply1(sm_store *st, sm_change_op op, const sm_site_conf *site,
                    const char *url, apr_time_t lm, const char *etag,
                    apr_time_t seen, sm_apply_stats *stats)
 {
-    sm_change c = { op, site, url, lm, etag, seen, NULL };
+    sm_change c = { op, site, url, lm, etag, seen, NULL, NULL };
     sm_apply_stats local;
     if (sm_store_apply(st, &c, 1, stats ? stats : &local) != APR_SUCCESS)
         fail_msg("apply %s: %s", url, sm_store_error(st));
@@ -156,7 +156,8 @@ static const char *titles(sm_store *st)
 static void apply_titled(sm_store *st, const char *url, apr_time_t lm,
                          const char *title, apr_time_t seen)
 {
-    sm_change c = { SM_CHANGE_RECORD, &site_b, url, lm, NULL, seen, title };
+    sm_change c = { SM_CHANGE_RECORD, &site_b, url, lm, NULL, seen, title,
+                    NULL };
     sm_apply_stats stats;
     if (sm_store_apply(st, &c, 1, &stats) != APR_SUCCESS)
         fail_msg("apply %s: %s", url, sm_store_error(st));
@@ -337,7 +338,7 @@ static void assert_sound(unit_ctx *u, const char *path)
 static sm_change change(sm_change_op op, const sm_site_conf *site,
                         const char *url, apr_time_t lm, apr_time_t seen)
 {
-    sm_change c = { op, site, url, lm, NULL, seen, NULL };
+    sm_change c = { op, site, url, lm, NULL, seen, NULL, NULL };
     return c;
 }
 
@@ -596,10 +597,10 @@ typedef struct {
 } url_text;
 
 static apr_status_t url_text_add(void *baton, const char *url,
-                                 apr_time_t lastmod)
+                                 apr_time_t lastmod, const char *alternates)
 {
     url_text *t = baton;
-    (void)lastmod;
+    (void)lastmod; (void)alternates;
     t->text = *t->text ? apr_pstrcat(t->pool, t->text, " ", url, NULL)
                        : apr_pstrdup(t->pool, url);
     return APR_SUCCESS;
@@ -607,11 +608,11 @@ static apr_status_t url_text_add(void *baton, const char *url,
 
 static apr_status_t url_row_add(void *baton, const char *url,
                                 apr_int64_t page, apr_time_t lastmod,
-                                apr_time_t seen)
+                                apr_time_t seen, const char *alternates)
 {
     url_text *t = baton;
     (void)lastmod;
-    (void)seen;
+    (void)seen; (void)alternates;
     t->text = apr_psprintf(t->pool, "%s%s%" APR_INT64_T_FMT ":%s", t->text,
                            *t->text ? " " : "", page, url);
     return APR_SUCCESS;
@@ -929,7 +930,7 @@ static void test_wal_is_bounded(void **state)
                                          (unsigned)((i * 1000 + j)
                                                     * 2654435761u), j),
                             0, "\"etag-1234567890\"", apr_time_now(),
-                            NULL };
+                            NULL, NULL };
             batch[j] = c;
         }
         if (sm_store_apply(st, batch, 1000, &stats) != APR_SUCCESS)
