@@ -568,6 +568,19 @@ static void test_alternates_stored_form(void **state)
     assert_int_equal(sm_alternates_count(stored), 6);
     assert_string_equal(APR_ARRAY_IDX(back, 1, sm_alternate).href,
                         "http://www.example/de/%C3%A4%20x");
+    /* two that end up the same: the first wins (the scanner already
+     * folds case; another caller may not) */
+    {
+        apr_array_header_t *two = apr_array_make(p, 2,
+                                                 sizeof(sm_head_alternate));
+        APR_ARRAY_PUSH(two, sm_head_alternate).hreflang = "EN";
+        APR_ARRAY_IDX(two, 0, sm_head_alternate).href = "https://a.example/1";
+        APR_ARRAY_PUSH(two, sm_head_alternate).hreflang = "en";
+        APR_ARRAY_IDX(two, 1, sm_head_alternate).href = "https://a.example/2";
+        assert_string_equal(sm_alternates_from_head(p, two, "https://a.example",
+                                                    "/", allow),
+                            "en https://a.example/1");
+    }
     /* none, and a head without any */
     assert_string_equal(sm_alternates_from_head(p, NULL, "https://www.example",
                                                 "/", allow), "");
