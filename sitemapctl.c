@@ -87,11 +87,12 @@ static const command commands[] = {
       "stats DB [--site BASE]",
       "Show the store file (size, schema version, id) and, for every site or\n"
       "the one named, its URLs, pages, newest and oldest lastmod and\n"
-      "last-seen times.\n" },
+      "last-seen times, and its hreflang alternates.\n" },
     { "list", O_SITE | O_PAGE, 1, 0, 0, cmd_list,
       "list DB --site BASE [--page N]",
       "Print the site's URLs, one a line: URL, lastmod (W3C, UTC) and page,\n"
-      "separated by tabs, in sitemap order (page by page).\n"
+      "separated by tabs, in sitemap order (page by page); each hreflang\n"
+      "alternate follows on a line of its own: tab, hreflang, tab, href.\n"
       "  --page N   only the URLs of page N\n" },
     { "import", O_SITE | O_EXCLUDE | O_ALLOW_QUERY | O_PAGE_SIZE
                 | O_ALL_TYPES, 1, 1, -1, cmd_import,
@@ -150,8 +151,9 @@ static const command commands[] = {
       "check DB",
       "Check the file without changing it: SQLite's integrity_check, that it\n"
       "is a mod_sitemap store (application_id) of a schema version this\n"
-      "sitemapctl knows, and that page summaries and URL counts agree with\n"
-      "the URLs.  Exit status 0 when sound, 1 when not, 3 when the file\n"
+      "sitemapctl knows, that page summaries and URL counts agree with\n"
+      "the URLs, and that stored hreflang alternates are well-formed.  Exit\n"
+      "status 0 when sound, 1 when not, 3 when the file\n"
       "cannot be opened at all (missing).\n" },
     { "indexnow", O_SITE | O_ALL, 1, 0, -1, cmd_indexnow,
       "indexnow DB --site BASE (URL... | --all)",
