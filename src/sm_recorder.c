@@ -217,15 +217,23 @@ static void batch_reset(batch *b)
     b->first = 0;
 }
 
-/* Put a copy of c into b (replacing an earlier change of the same URL). */
+/* Put a copy of c into b (replacing an earlier change of the same URL;
+ * a record whose head was not read keeps the title and alternates an
+ * earlier record of the batch brought: NULL says nothing of them). */
 static void batch_put(batch *b, const sm_change *c, apr_uint64_t key,
                       apr_time_t now)
 {
     pending_item *item;
     batch_slot_t *slot = batch_slot(b, key);
+    const char *title = NULL, *alternates = NULL;
 
     if (slot->pos) {
         item = &APR_ARRAY_IDX(b->items, slot->pos - 1, pending_item);
+        if (item->change.op == SM_CHANGE_RECORD
+            && c->op == SM_CHANGE_RECORD) {
+            title = item->change.title;
+            alternates = item->change.alternates;
+        }
     }
     else {
         item = apr_array_push(b->items);
@@ -247,9 +255,10 @@ static void batch_put(batch *b, const sm_change *c, apr_uint64_t key,
     item->change = *c;
     item->change.url = apr_pstrdup(b->pool, c->url);
     item->change.etag = c->etag ? apr_pstrdup(b->pool, c->etag) : NULL;
-    item->change.title = c->title ? apr_pstrdup(b->pool, c->title) : NULL;
+    item->change.title = c->title ? apr_pstrdup(b->pool, c->title) : title;
     item->change.alternates = c->alternates
-                              ? apr_pstrdup(b->pool, c->alternates) : NULL;
+                              ? apr_pstrdup(b->pool, c->alternates)
+                              : alternates;
 }
 
 /* ---- writing (caller holds write_lock, not lock) ------------------------- */

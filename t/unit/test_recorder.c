@@ -443,6 +443,48 @@ static void test_last_change_wins(void **state)
                                    "url='/kept'"), 1);
 }
 
+/* A later record of a URL in the same batch whose head was not read (title
+ * and alternates NULL) keeps what an earlier one read; one that read them
+ * replaces them ("" for none); a forget in between drops them. */
+static void test_unread_head_keeps_what_the_batch_read(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_recorder *rec = make(u, path, apr_time_from_sec(3600), 100, 1000);
+    apr_time_t now = apr_time_now();
+    sm_change read1 = { SM_CHANGE_RECORD, &site, "/a", 0, "\"1\"", now, "T",
+                        "de https://r.example/de" };
+    sm_change unread = { SM_CHANGE_RECORD, &site, "/a", 0, "\"2\"", now,
+                         NULL, NULL };
+    sm_change none = { SM_CHANGE_RECORD, &site, "/b", 0, "\"3\"", now, "",
+                       "" };
+    sm_change forget = { SM_CHANGE_FORGET, &site, "/b", 0, NULL, now, NULL,
+                         NULL };
+
+    sm_recorder_add(rec, &read1, 0);
+    sm_recorder_add(rec, &unread, 0);
+    read1.url = "/b";
+    sm_recorder_add(rec, &read1, 0);
+    sm_recorder_add(rec, &none, 0);
+    read1.url = "/c";
+    sm_recorder_add(rec, &read1, 0);
+    forget.url = "/c";
+    sm_recorder_add(rec, &forget, 0);
+    unread.url = "/c";
+    sm_recorder_add(rec, &unread, 0);
+    sm_recorder_stop(rec);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM urls WHERE url='/a'"
+                                   " AND etag='\"2\"' AND title='T' AND"
+                                   " alternates='de https://r.example/de'"),
+                     1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM urls WHERE url='/b'"
+                                   " AND title IS NULL"
+                                   " AND alternates IS NULL"), 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM urls WHERE url='/c'"
+                                   " AND title IS NULL"
+                                   " AND alternates IS NULL"), 1);
+}
+
 /* Many URLs in one batch (its index grows several times): each change
  * still replaces the earlier one of its own URL, and no other. */
 static void test_big_batch_last_change_wins(void **state)
@@ -600,6 +642,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_raw_repeats_while_changing, unit_setup, unit_teardown),
         cmocka_unit_test(test_hash),
         cmocka_unit_test_setup_teardown(test_raw_from_two_parts, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_unread_head_keeps_what_the_batch_read, unit_setup,
+            unit_teardown),
         cmocka_unit_test_setup_teardown(test_last_change_wins, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_big_batch_last_change_wins, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_writer_thread_flushes_in_time, unit_setup, unit_teardown),
