@@ -473,6 +473,23 @@ static void test_unread_head_keeps_what_the_batch_read(void **state)
     unread.url = "/c";
     sm_recorder_add(rec, &unread, 0);
     sm_recorder_stop(rec);
+    /* the same response with other alternates is not a repeat */
+    {
+        sm_recorder_stats st;
+        char *path2 = apr_pstrcat(u->pool, u->dir, "/r2.db", NULL);
+        sm_recorder *rec2 = make(u, path2, apr_time_from_sec(3600), 100,
+                                 1000);
+        sm_recorder_add(rec2, &read1, 0);
+        sm_recorder_add(rec2, &read1, 0);
+        read1.alternates = "fr https://r.example/fr";
+        sm_recorder_add(rec2, &read1, 0);
+        sm_recorder_get_stats(rec2, &st);
+        assert_int_equal(st.queued, 2);
+        sm_recorder_stop(rec2);
+        assert_int_equal(sql_int(path2, "SELECT count(*) FROM urls WHERE"
+                                        " alternates = 'fr https://r.example"
+                                        "/fr'"), 1);
+    }
     assert_int_equal(sql_int(path, "SELECT count(*) FROM urls WHERE url='/a'"
                                    " AND etag='\"2\"' AND title='T' AND"
                                    " alternates='de https://r.example/de'"),
