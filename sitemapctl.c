@@ -694,6 +694,18 @@ int cmd_export(ctl *c)
             "being a URL as the module stores them (first: \"%s\"); run "
             "sitemapctl check", res.rows_skipped,
             res.rows_skipped == 1 ? "" : "s", res.first_skipped);
+    if (res.alternates_skipped)
+        say("warning: %" APR_INT64_T_FMT " hreflang alternate%s of the store "
+            "left out, not being one as the module stores them; run "
+            "sitemapctl check", res.alternates_skipped,
+            res.alternates_skipped == 1 ? "" : "s");
+    if (res.urls_dropped)
+        say("warning: %" APR_INT64_T_FMT " URL%s written without their %"
+            APR_INT64_T_FMT " hreflang alternates, which would take a "
+            "document past %d bytes (as the module does; lower "
+            "SitemapPageSize)", res.urls_dropped,
+            res.urls_dropped == 1 ? "" : "s", res.alternates_dropped,
+            SM_PAGE_MAX_BYTES);
     fprintf(stderr, "%s: %d file%s (%s, %" APR_INT64_T_FMT " page%s, %"
             APR_INT64_T_FMT " URLs)\n", progname, res.files,
             res.files == 1 ? "" : "s",

@@ -660,3 +660,50 @@ def test_hreflang_on_postgresql(make_server, pg_db, tmp_path):
                        stdout=subprocess.PIPE, text=True, timeout=60)
     assert x.returncode != 0 and "alternates" in x.stdout, x.stdout
     srv.expect_log(r"hreflang alternate")
+
+
+def test_hreflang_tampered_rows_are_skipped(make_server, tmp_path):
+    """Alternates no writer could have stored (written by hand, a damaged
+    store) are left out of the <url>, the others kept; the document stays
+    valid; the module and sitemapctl export warn, check names the row."""
+    import sqlite3
+    from conftest import as_run_user
+    srv = make_server()
+    paths = {l: f"/{l}.html" for l in LANGS}
+    for l in LANGS:
+        srv.write(f"htdocs/{l}.html", cluster_page(srv.base, paths, l))
+    srv.expect_log(r"hreflang alternates? of .* left out")
+    srv.start()
+    for p in paths.values():
+        srv.get_ok(p)
+    srv.wait_recorded(*paths.values())
+    wait_row(srv, "/fr.html", lambda row: row and row["alternates"])
+    with as_run_user():
+        con = sqlite3.connect(srv.db_path, timeout=10)
+        con.execute("UPDATE urls SET alternates = ? WHERE url = '/de.html'",
+                    ("DE https://x.example/upper\n"
+                     "fr https://x.example/\"><evil/>&\n"
+                     "it javascript:alert(1)\n"
+                     "en https://x.example/ok",))
+        con.execute("UPDATE pages SET version = version + 1")
+        con.commit()
+        con.close()
+    r = fetch(srv)
+    assert alternates_in(r.doc, srv.base + "/de.html") == [
+        ("en", "https://x.example/ok")]
+    assert b"evil" not in r.body
+    assert alternates_in(r.doc, srv.base + "/en.html") == \
+        cluster_expected(srv.base, paths)
+    srv.wait_log(r"3 hreflang alternates of .* left out", module="sitemap")
+    out = tmp_path / "export"
+    x = subprocess.run([SITEMAPCTL, "export", srv.db_path, "--site", srv.base,
+                        str(out)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    assert x.returncode == 0, x.stderr
+    assert "warning: 3 hreflang alternates of the store left out" \
+        in x.stderr, x.stderr
+    assert (out / "sitemap.xml").read_bytes() == r.body
+    x = subprocess.run([SITEMAPCTL, "check", srv.db_path],
+                       stdout=subprocess.PIPE, text=True, timeout=60)
+    assert x.returncode == 1 and "alternates no writer could have stored " \
+        "(1 rows, the first /de.html)" in x.stdout, x.stdout
