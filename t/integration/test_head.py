@@ -707,3 +707,38 @@ def test_hreflang_tampered_rows_are_skipped(make_server, tmp_path):
                        stdout=subprocess.PIPE, text=True, timeout=60)
     assert x.returncode == 1 and "alternates no writer could have stored " \
         "(1 rows, the first /de.html)" in x.stdout, x.stdout
+
+
+def test_hreflang_postgresql_schema_3_upgraded_in_place(make_server, pg_db):
+    """A database of schema version 3 (titles, no alternates): sitemapctl's
+    readers refuse it until the module's writer upgrades it in place; its
+    URLs and titles stay, and alternates are stored from then on."""
+    base = "https://www.example.com"
+    r = subprocess.run([SITEMAPCTL, "add", pg_db.uri, "--site", base,
+                        "/kept"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    pg_db.sql("ALTER TABLE sitemap_urls DROP COLUMN alternates;"
+              " UPDATE sitemap_urls SET title = 'Kept';"
+              " UPDATE sitemap_meta SET value = '3'"
+              " WHERE key = 'schema_version'")
+    r = subprocess.run([SITEMAPCTL, "list", pg_db.uri, "--site", base],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "schema version 3" in r.stderr, r.stderr
+    srv = make_server(db=pg_db.uri, conf=f"SitemapBaseURL {base}")
+    paths = {l: f"/{l}.html" for l in LANGS}
+    for l in LANGS:
+        srv.write(f"htdocs/{l}.html", cluster_page(base, paths, l))
+    srv.start()
+    for p in paths.values():
+        srv.get_ok(p)
+    pg_db.wait_urls(base, {"/kept"} | set(paths.values()))
+    assert pg_db.sql("SELECT value FROM sitemap_meta"
+                     " WHERE key = 'schema_version'") == [["4"]]
+    assert pg_db.sql("SELECT title FROM sitemap_urls"
+                     " WHERE url = '/kept'") == [["Kept"]]
+    doc = fetch(srv, base=base).doc
+    assert alternates_in(doc, base + "/en.html") == \
+        cluster_expected(base, paths)
+    r = subprocess.run([SITEMAPCTL, "check", pg_db.uri],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
