@@ -2,7 +2,6 @@
 #include "sm_alternates.h"
 #include "sm_url.h"
 
-#include <apr_lib.h>
 #include <apr_strings.h>
 #include <string.h>
 
@@ -15,8 +14,9 @@ const char *sm_hreflang_canon(apr_pool_t *p, const char *in)
     if (len == 0 || len > SM_HREFLANG_MAX)
         return NULL;
     out = apr_palloc(p, len + 1);
-    for (i = 0; i < len; i++)
-        out[i] = (char)apr_tolower(in[i]);
+    for (i = 0; i < len; i++)           /* ASCII only: no locale here */
+        out[i] = in[i] >= 'A' && in[i] <= 'Z' ? (char)(in[i] - 'A' + 'a')
+                                              : in[i];
     out[len] = '\0';
     if (strcmp(out, "x-default") == 0)
         return out;
