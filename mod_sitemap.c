@@ -13,7 +13,6 @@
 
 #include <apr_strings.h>
 #include <apr_hash.h>
-#include <apr_reslist.h>
 
 #include "sm_hash.h"
 #include "sm_sitemap.h"
@@ -34,6 +33,7 @@ static const char *const default_content_types[] = {
 #define BATCH_SIZE      1000
 #define QUEUE_MAX       20000
 #define BUSY_TIMEOUT_MS 5000
+#define READER_IDLE     apr_time_from_sec(60)
 
 static void *create_server_conf(apr_pool_t *p, server_rec *s)
 {
@@ -465,14 +465,35 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     return OK;
 }
 
-/* One recorder (queue and writer thread) per store file per process. */
+/* The writer's thread closes readers idle for READER_IDLE, so that only the
+ * sites being read keep connections (and their caches) open. */
+static void close_idle_readers(void *baton, apr_time_t now)
+{
+    const apr_array_header_t *reader_v = baton;
+    int i;
+
+    for (i = 0; i < reader_v->nelts; i++)
+        sm_readers_close_idle(APR_ARRAY_IDX(reader_v, i, sm_readers *), now);
+}
+
+/* One writer (queue, memory of written URLs, thread) per process, one
+ * recorder per store file (or URI) in it. */
 static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
 {
     apr_hash_t *recorders = apr_hash_make(pchild);
     apr_hash_t *readers = apr_hash_make(pchild);
     apr_hash_t *renditions = apr_hash_make(pchild);
-    apr_hash_index_t *hi;
+    apr_array_header_t *reader_v = apr_array_make(pchild, 4,
+                                                  sizeof(sm_readers *));
+    sm_writer *writer = NULL;
+    sm_recorder *any = NULL;
     server_rec *s;
+    int threads = 1;
+
+    /* A reader per request thread at most is kept idle. */
+    ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads);
+    if (threads < 1)
+        threads = 1;
 
     for (s = main_s; s; s = s->next) {
         sitemap_server_conf *conf = SITEMAP_CONF(s);
@@ -480,13 +501,23 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
 
         if (conf->enabled != 1 || !conf->site.base)
             continue;
+        if (!writer) {
+            apr_status_t rv = sm_writer_create(&writer, pchild, BATCH_SIZE,
+                                               QUEUE_MAX);
+            if (rv != APR_SUCCESS) {
+                ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "cannot set up "
+                             "recording in this process");
+                return;
+            }
+        }
         rec = apr_hash_get(recorders, conf->db_path, APR_HASH_KEY_STRING);
         if (!rec) {
             sm_recorder_conf rc = {
                 conf->db_shown, conf->flush_interval, BATCH_SIZE, QUEUE_MAX,
                 BUSY_TIMEOUT_MS, &conf->logger, conf->db_path,
                 sm_store_is_pg(conf->db_path)
-                ? pg_spill_path(pchild, conf->db_shown) : NULL
+                ? pg_spill_path(pchild, conf->db_shown) : NULL,
+                writer, 0
             };
             apr_status_t rv = sm_recorder_create(&rec, pchild, &rc);
             if (rv != APR_SUCCESS) {
@@ -496,6 +527,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
                 continue;
             }
             apr_hash_set(recorders, conf->db_path, APR_HASH_KEY_STRING, rec);
+            any = rec;
         }
         sm_recorder_add_site(rec, &conf->site);
         conf->recorder = rec;
@@ -510,8 +542,9 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
         conf->readers = apr_hash_get(readers, conf->db_path,
                                      APR_HASH_KEY_STRING);
         if (!conf->readers) {
-            apr_status_t rv = sitemap_readers_create(&conf->readers, pchild,
-                                                     conf->db_path);
+            apr_status_t rv = sm_readers_create(&conf->readers, pchild,
+                                                conf->db_path, threads,
+                                                READER_IDLE, &conf->logger);
             if (rv != APR_SUCCESS) {
                 ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase "
                              "'%s': cannot set up readers in this process",
@@ -521,11 +554,14 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
             }
             apr_hash_set(readers, conf->db_path, APR_HASH_KEY_STRING,
                          conf->readers);
+            APR_ARRAY_PUSH(reader_v, sm_readers *) = conf->readers;
         }
     }
+    if (writer)
+        sm_writer_upkeep(writer, close_idle_readers, reader_v);
     sitemap_indexnow_child_init(pchild, main_s);
-    for (hi = apr_hash_first(pchild, recorders); hi; hi = apr_hash_next(hi)) {
-        apr_status_t rv = sm_recorder_start(apr_hash_this_val(hi));
+    if (any) {
+        apr_status_t rv = sm_recorder_start(any);
         if (rv != APR_SUCCESS)
             ap_log_error(APLOG_MARK, APLOG_ERR, rv, main_s, "cannot start the "
                          "sitemap writer thread; URLs are written when the "

@@ -10,6 +10,7 @@
 
 #include "sm_document.h"
 #include "sm_hot.h"
+#include "sm_readers.h"
 #include "sm_recorder.h"
 #include "sm_rules.h"
 #include "sm_rendition.h"
@@ -79,7 +80,7 @@ typedef struct {
     sm_recorder_shared *shared;
     /* This process's writer and readers for db_path (child_init). */
     sm_recorder *recorder;
-    struct apr_reslist_t *readers;
+    sm_readers *readers;
     sm_rend_dir *renditions;            /* cache_dir, opened (child_init);
                                            NULL when it cannot be used */
     const char *cache_error;            /* and then why */
@@ -166,16 +167,11 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
                               apr_uint64_t *raw);
 void sitemap_views_register(apr_pool_t *p);
 void sitemap_status_register(apr_pool_t *p);
-/* A reader on the store file now at the path, NULL if none can be had;
- * give it back with apr_reslist_release (or _invalidate after a fault). */
-sm_store *sitemap_reader_acquire(struct apr_reslist_t *readers);
 int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf);
 int sitemap_indexnow_resolve(apr_pool_t *pconf, server_rec *s,
                               sitemap_server_conf *conf);
 void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s);
 int sitemap_indexnow_key_handler(request_rec *r);
-apr_status_t sitemap_readers_create(struct apr_reslist_t **out,
-                                    apr_pool_t *pchild, const char *path);
 /* Renditions (mod_sitemap_cache.c). */
 typedef struct {
     const sm_doc_site *site;

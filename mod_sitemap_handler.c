@@ -13,7 +13,6 @@
 #include "http_request.h"
 #include "ap_mpm.h"
 
-#include <apr_reslist.h>
 #include <apr_strings.h>
 
 #include "sm_document.h"
@@ -25,7 +24,6 @@ APLOG_USE_MODULE(sitemap);
 
 #define SITEMAP_HANDLER "sitemap"
 #define RETRY_AFTER "60"
-#define READER_TTL apr_time_from_sec(60)
 #define LOG_503_EVERY apr_time_from_sec(60)
 
 /* ---- claiming the URLs --------------------------------------------------- */
@@ -83,70 +81,6 @@ SM_HOT int sitemap_map_to_storage(request_rec *r)
 }
 
 /* ---- reader connections, one pool per store file per process ----------- */
-
-/* Readers are made by request threads at any time: each gets a pool of
- * its own (unmanaged, own allocator), destroyed with it, so nothing is
- * allocated from a shared pool and nothing piles up over the TTLs. */
-static apr_status_t reader_open(void **res, void *params, apr_pool_t *unused)
-{
-    const char *path = params;
-    apr_pool_t *p;
-    sm_store *st;
-    char err[512];
-    apr_status_t rv;
-    (void)unused;
-
-    if ((rv = apr_pool_create_unmanaged_ex(&p, NULL, NULL)) != APR_SUCCESS)
-        return rv;
-    if (sm_store_open(&st, p, path, SM_STORE_READER, 1000, NULL, err,
-                      sizeof(err))
-        != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, ap_server_conf,
-                     "store %s: %s", sm_uri_mask(p, path), err);
-        apr_pool_destroy(p);
-        return APR_EGENERAL;
-    }
-    *res = st;
-    return APR_SUCCESS;
-}
-
-static apr_status_t reader_close(void *res, void *params, apr_pool_t *unused)
-{
-    sm_store *st = res;
-    (void)params; (void)unused;
-    sm_store_close(st);
-    apr_pool_destroy(st->pool);
-    return APR_SUCCESS;
-}
-
-apr_status_t sitemap_readers_create(apr_reslist_t **out, apr_pool_t *pchild,
-                                    const char *path)
-{
-    int threads = 1;
-
-    ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads);
-    if (threads < 1)
-        threads = 1;
-    return apr_reslist_create(out, 0, threads, threads, READER_TTL,
-                              reader_open, reader_close, (void *)path,
-                              pchild);
-}
-
-/* A reader on the file now at the path (not a deleted or replaced one). */
-sm_store *sitemap_reader_acquire(apr_reslist_t *readers)
-{
-    void *res;
-    int tries;
-
-    for (tries = 0; tries < 3; tries++) {
-        if (apr_reslist_acquire(readers, &res) != APR_SUCCESS)
-            return NULL;
-        if (sm_store_is_current(res))
-            return res;
-        apr_reslist_invalidate(readers, res);
-    }
-    return NULL;
-}
 
 /* ---- answering ----------------------------------------------------------- */
 
@@ -322,14 +256,14 @@ static SM_NOINLINE int serve(request_rec *r)
     if (r->method_number != M_GET)
         return not_allowed(r);
 
-    if (!(st = sitemap_reader_acquire(conf->readers)))
+    if (!(st = sm_readers_acquire(conf->readers)))
         return unavailable(r, conf, "cannot open it");
     if (sm_store_read_begin(st) != APR_SUCCESS
         || sm_store_site_info(st, r->pool, own->base, name, &info)
            != APR_SUCCESS) {
         const char *why = apr_pstrdup(r->pool, sm_store_error(st));
         sm_store_read_end(st);
-        apr_reslist_invalidate(conf->readers, st);
+        sm_readers_invalidate(conf->readers, st);
         return unavailable(r, conf, why);
     }
 
@@ -346,7 +280,7 @@ static SM_NOINLINE int serve(request_rec *r)
     switch (doc.kind) {
     case SM_DOC_NONE:
         sm_store_read_end(st);
-        apr_reslist_release(conf->readers, st);
+        sm_readers_release(conf->readers, st);
         return HTTP_NOT_FOUND;
     case SM_DOC_URLSET:
         tag = fnv(tag, "page", 4);
@@ -407,7 +341,7 @@ static SM_NOINLINE int serve(request_rec *r)
     status = ap_meets_conditions(r);
     if (status != OK || r->header_only) {
         sm_store_read_end(st);
-        apr_reslist_release(conf->readers, st);
+        sm_readers_release(conf->readers, st);
         if (status == HTTP_NOT_MODIFIED)
             return sitemap_not_modified(r);
         return status;
@@ -435,7 +369,7 @@ static SM_NOINLINE int serve(request_rec *r)
             == APR_SUCCESS) {
             document_notes(r, conf, own->base, &doc, &stats);
             sm_store_read_end(st);
-            apr_reslist_release(conf->readers, st);
+            sm_readers_release(conf->readers, st);
             return sitemap_send_file(r, &file);
         }
     }
@@ -443,7 +377,7 @@ static SM_NOINLINE int serve(request_rec *r)
     if (gzip && sm_gzip_create(&gz, r->pool, SM_GZIP_LEVEL, to_client, &ctx)
                 != APR_SUCCESS) {
         sm_store_read_end(st);
-        apr_reslist_release(conf->readers, st);
+        sm_readers_release(conf->readers, st);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     rv = sm_doc_write(r->pool, st, &site, &doc, &info,
@@ -458,7 +392,7 @@ static SM_NOINLINE int serve(request_rec *r)
          * clean 503. */
         const char *why = apr_pstrdup(r->pool, sm_store_error(st));
         sm_store_read_end(st);
-        apr_reslist_invalidate(conf->readers, st);
+        sm_readers_invalidate(conf->readers, st);
         r->content_type = NULL;
         apr_table_unset(r->headers_out, "ETag");
         apr_table_unset(r->headers_out, "Last-Modified");
@@ -473,12 +407,12 @@ static SM_NOINLINE int serve(request_rec *r)
                       "streaming %s: %s", conf->db_shown, r->uri,
                       sm_store_error(st));
         sm_store_read_end(st);
-        apr_reslist_invalidate(conf->readers, st);
+        sm_readers_invalidate(conf->readers, st);
         abort_response(r);
         return OK;
     }
     sm_store_read_end(st);
-    apr_reslist_release(conf->readers, st);
+    sm_readers_release(conf->readers, st);
     return OK;
 }
 

@@ -20,7 +20,6 @@
 #include "mod_status.h"
 
 #include <apr_hash.h>
-#include <apr_reslist.h>
 #include <apr_shm.h>
 #include <apr_strings.h>
 
@@ -109,7 +108,7 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
                                      - 1] = '\0';
         out->have_counters = 1;
     }
-    if (!conf->readers || !(st = sitemap_reader_acquire(conf->readers))) {
+    if (!conf->readers || !(st = sm_readers_acquire(conf->readers))) {
         out->store_error = "cannot open it";
         sm_status_days(out, NULL, now);
         return;
@@ -125,12 +124,12 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
                                &out->recent, &days) != APR_SUCCESS)) {
         out->store_error = apr_pstrdup(p, sm_store_error(st));
         sm_store_read_end(st);
-        apr_reslist_invalidate(conf->readers, st);
+        sm_readers_invalidate(conf->readers, st);
         sm_status_days(out, NULL, now);
         return;
     }
     sm_store_read_end(st);
-    apr_reslist_release(conf->readers, st);
+    sm_readers_release(conf->readers, st);
     out->pages = info.pages->nelts;
     for (i = 0; i < info.pages->nelts; i++)
         out->urls += APR_ARRAY_IDX(info.pages, i, sm_page_info).url_count;

@@ -10,7 +10,6 @@
 #include "http_protocol.h"
 #include "http_request.h"
 
-#include <apr_reslist.h>
 #include <apr_strings.h>
 
 #include "sm_css.h"
@@ -135,14 +134,14 @@ static int snapshot_open(request_rec *r, const sitemap_server_conf *conf,
     /* A mass vhost's Host without a site has no views. */
     if (!own)
         return HTTP_NOT_FOUND;
-    if (!(s->st = sitemap_reader_acquire(conf->readers)))
+    if (!(s->st = sm_readers_acquire(conf->readers)))
         return unavailable(r, conf, "cannot open it");
     if (sm_store_read_begin(s->st) != APR_SUCCESS
         || sm_store_site_info(s->st, r->pool, own->base, name, &s->info)
            != APR_SUCCESS) {
         const char *why = apr_pstrdup(r->pool, sm_store_error(s->st));
         sm_store_read_end(s->st);
-        apr_reslist_invalidate(conf->readers, s->st);
+        sm_readers_invalidate(conf->readers, s->st);
         return unavailable(r, conf, why);
     }
     sm_doc_choose(&s->info, name, &s->doc);
@@ -176,9 +175,9 @@ static void snapshot_close(const sitemap_server_conf *conf, snapshot *s,
 {
     sm_store_read_end(s->st);
     if (rv == APR_SUCCESS)
-        apr_reslist_release(conf->readers, s->st);
+        sm_readers_release(conf->readers, s->st);
     else
-        apr_reslist_invalidate(conf->readers, s->st);
+        sm_readers_invalidate(conf->readers, s->st);
 }
 
 /* The body failed after the headers went out: close the connection so the

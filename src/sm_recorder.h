@@ -1,4 +1,4 @@
-/* sm_recorder.h: the per-process write path between requests and the store.
+/* sm_recorder.h: the per-process write path between requests and the stores.
  *
  * Requests never wait on SQLite in the steady state:
  *   - a fixed-size memory of recently written URLs (a 4-way set-associative
@@ -12,7 +12,12 @@
  *     then they are counted and logged, never silently lost.
  * A failed batch is put back (up to the queue's size) and retried; the
  * store is reopened after a fault, or when its file was replaced or
- * deleted.  sm_recorder_stop writes everything still pending. */
+ * deleted.  sm_recorder_stop writes everything still pending.
+ *
+ * One writer (sm_writer: the thread, the queue, the memory and its lock)
+ * serves any number of stores, one recorder each: a server with a thousand
+ * store files has one writer thread and one memory per process.  A store
+ * file not written for a minute is closed until its next batch. */
 #ifndef SM_RECORDER_H
 #define SM_RECORDER_H
 
@@ -23,6 +28,7 @@
 #include "sm_store.h"
 
 typedef struct sm_recorder sm_recorder;
+typedef struct sm_writer sm_writer;
 
 typedef struct {
     const char *db_path;
@@ -38,7 +44,20 @@ typedef struct {
      * <spill_path>.spill-*, read back by the next writer of the store;
      * NULL: db_path (beside the store's file).  A URI store needs one. */
     const char *spill_path;
+    /* The writer this store joins (sm_writer_create; it must not run yet);
+     * NULL: one of its own, with flush_interval, batch_size and queue_max
+     * above (given a writer, only flush_interval counts: the writer
+     * writes at least as often as its stores ask). */
+    sm_writer *writer;
+    /* A store file not written for this long is closed; 0: a minute. */
+    apr_interval_time_t idle_close;
 } sm_recorder_conf;
+
+/* A writer for stores to join: batches of batch_size, a queue of at most
+ * queue_max changes (all stores together).  It lives in (and is stopped
+ * with) pool p; the recorders that join it must live as long. */
+apr_status_t sm_writer_create(sm_writer **out, apr_pool_t *p, int batch_size,
+                              int queue_max);
 
 /* Counters, for tests, logs and benchmarks. */
 typedef struct {
@@ -72,7 +91,15 @@ typedef struct {
 /* From now on also count into shared (NULL: stop). */
 void sm_recorder_share(sm_recorder *rec, sm_recorder_shared *shared);
 
-/* conf is copied.  The recorder lives in (and is stopped with) pool p. */
+/* fn(baton, now) runs in the writer's thread every half minute (or half
+ * idle_close, when shorter), traffic or not: for upkeep that must not wait
+ * for a request (the module closes idle readers there).  One per writer;
+ * before it starts. */
+typedef void sm_writer_upkeep_fn(void *baton, apr_time_t now);
+void sm_writer_upkeep(sm_writer *w, sm_writer_upkeep_fn *fn, void *baton);
+
+/* conf is copied.  The recorder lives in pool p; without conf->writer
+ * it is stopped with p. */
 apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
                                 const sm_recorder_conf *conf);
 
@@ -83,8 +110,8 @@ int sm_recorder_add_site(sm_recorder *rec, const sm_site_conf *site);
 /* Room for n sites added once the writer runs (SitemapSiteFromHost's). */
 void sm_recorder_reserve_sites(sm_recorder *rec, int n);
 
-/* Start the background writer thread.  Without it (tests, sitemapctl),
- * sm_recorder_flush writes. */
+/* Start the writer's background thread (once for all its recorders).
+ * Without it (tests, sitemapctl), sm_recorder_flush writes. */
 apr_status_t sm_recorder_start(sm_recorder *rec);
 
 /* Hand over one change; its strings are copied.  Thread-safe.
@@ -121,11 +148,12 @@ int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw, apr_time_t seen);
 void sm_recorder_prefetch(const sm_recorder *rec, apr_uint64_t first);
 apr_uint64_t sm_recorder_raw(apr_uint64_t first, apr_uint64_t rest);
 
-/* Write everything pending now, in the calling thread. */
+/* Write everything pending now (for every store of the writer), in the
+ * calling thread; fails when a store did not take its part. */
 apr_status_t sm_recorder_flush(sm_recorder *rec);
 
-/* Stop the writer thread and write what is pending.  Idempotent; also run
- * by the pool cleanup. */
+/* Stop the writer thread and write what is pending, for every store of
+ * the writer.  Idempotent; also run by the writer's pool cleanup. */
 void sm_recorder_stop(sm_recorder *rec);
 
 void sm_recorder_get_stats(sm_recorder *rec, sm_recorder_stats *out);

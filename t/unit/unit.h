@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <dirent.h>
+#include <stdio.h>
 
 /* A pool and an empty directory for one test; removed afterwards. */
 typedef struct {
@@ -98,6 +100,30 @@ static inline apr_status_t to_buf(void *baton, const char *data,
     b->data = n;
     b->calls++;
     return APR_SUCCESS;
+}
+
+/* Descriptors of this process open on path or anything whose name starts
+ * with it (a store's -wal and -shm, the files of a directory). */
+static inline int unit_open_on(const char *path)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    char link[512], target[1024];
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d))) {
+        ssize_t len;
+        snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+        len = readlink(link, target, sizeof(target) - 1);
+        if (len <= 0)
+            continue;
+        target[len] = '\0';
+        n += strncmp(target, path, strlen(path)) == 0;
+    }
+    closedir(d);
+    return n;
 }
 
 #endif
