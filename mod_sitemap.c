@@ -319,6 +319,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                                apr_pool_t *ptemp, server_rec *main_s)
 {
     apr_hash_t *prepared = apr_hash_make(ptemp);
+    apr_array_header_t *missing = sitemap_missing_stores(ptemp);
     server_rec *s;
     (void)plog;
 
@@ -454,7 +455,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                  ? prepare_pg(ptemp, s, conf->db_path, conf->db_shown,
                               &conf->logger)
                  : sitemap_prepare_database(ptemp, s, conf->db_path,
-                                            &conf->logger);
+                                            &conf->logger, missing);
             if (rc != OK)
                 return rc;
             apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING, "");
@@ -462,6 +463,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         if (sitemap_cache_post_config(pconf, ptemp, s, conf, prepared) != OK)
             return HTTP_INTERNAL_SERVER_ERROR;
     }
+    sitemap_create_stores(main_s, missing);
     return OK;
 }
 

@@ -122,7 +122,8 @@ void sitemap_cache_child_init(apr_pool_t *pchild, server_rec *s,
                                         APR_THREAD_MUTEX_DEFAULT, pchild)
                 != APR_SUCCESS)
                 return;     /* conf->renditions stays NULL: streaming */
-    /* One directory, one descriptor (the first vhost's size bound). */
+    /* One directory, one handle (the first vhost's size bound); it is
+     * opened for each use, so thousands of vhosts hold no descriptors. */
     d = apr_hash_get(opened, conf->cache_dir, APR_HASH_KEY_STRING);
     if (!d) {
         apr_status_t rv = sm_rend_dir_open(&d, pchild, conf->cache_dir,

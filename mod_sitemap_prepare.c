@@ -215,6 +215,7 @@ int sitemap_check_store_places(apr_pool_t *ptemp, server_rec *main_s)
 {
     apr_hash_t *checked = apr_hash_make(ptemp);
     server_rec *s;
+    const char *dir, *name;
 
     for (s = main_s; s; s = s->next) {
         sitemap_server_conf *conf = SITEMAP_CONF(s);
@@ -227,10 +228,15 @@ int sitemap_check_store_places(apr_pool_t *ptemp, server_rec *main_s)
             return rc;
         path = conf->db_path ? conf->db_path : SITEMAP_DEFAULT_DB;
         /* A PostgreSQL URI names no place on this machine. */
-        if (sm_store_is_pg(path)
-            || apr_hash_get(checked, path, APR_HASH_KEY_STRING))
+        if (sm_store_is_pg(path))
             continue;
-        apr_hash_set(checked, path, APR_HASH_KEY_STRING, "");
+        /* Once per directory: a thousand vhosts with a store file each in
+         * one directory cost one check (a process as the User), not a
+         * thousand. */
+        sm_fs_split(ptemp, path, &dir, &name);
+        if (apr_hash_get(checked, dir, APR_HASH_KEY_STRING))
+            continue;
+        apr_hash_set(checked, dir, APR_HASH_KEY_STRING, "");
         if ((rc = check_reach(ptemp, s, path)) != OK)
             return rc;
     }
@@ -246,9 +252,8 @@ typedef struct {
     const sm_logger *log;
 } create_store;
 
-static int create_task(void *baton)
+static int create_one(create_store *cs)
 {
-    create_store *cs = baton;
     sm_store *st;
     char err[512];
     apr_status_t rv;
@@ -267,8 +272,44 @@ static int create_task(void *baton)
     return 0;
 }
 
+/* Every missing store of this start, in one process as the User. */
+static int create_task(void *baton)
+{
+    const apr_array_header_t *missing = baton;
+    int i, failed = 0;
+
+    for (i = 0; i < missing->nelts; i++)
+        failed |= create_one(&APR_ARRAY_IDX(missing, i, create_store));
+    return failed;
+}
+
+apr_array_header_t *sitemap_missing_stores(apr_pool_t *p)
+{
+    return apr_array_make(p, 4, sizeof(create_store));
+}
+
+/* Stores created before the children start: the rest, the children's
+ * writers create as they start (in the background: creating a store costs
+ * about 5 ms, mostly fsync, so a first start with thousands of new vhosts
+ * would otherwise wait that long for each). */
+#define CREATE_AT_START 64
+
+void sitemap_create_stores(server_rec *s, apr_array_header_t *missing)
+{
+    if (missing->nelts > CREATE_AT_START) {
+        ap_log_error(APLOG_MARK, APLOG_NOTICE, 0, s, "SitemapDatabase: %d "
+                     "stores are missing; %d are created now, the others by "
+                     "the children as they start", missing->nelts,
+                     CREATE_AT_START);
+        missing->nelts = CREATE_AT_START;
+    }
+    if (missing->nelts)
+        as_server_user(s, create_task, missing);
+}
+
 int sitemap_prepare_database(apr_pool_t *p, server_rec *s, const char *path,
-                             const sm_logger *log)
+                             const sm_logger *log,
+                             apr_array_header_t *missing_out)
 {
     static const char *const journals[] = { "", "-wal", "-shm" };
     int root = geteuid() == 0;
@@ -312,7 +353,7 @@ int sitemap_prepare_database(apr_pool_t *p, server_rec *s, const char *path,
         missing = apr_stat(&fi, path, APR_FINFO_LINK, p) != APR_SUCCESS;
     }
     if (missing)
-        as_server_user(s, create_task, &cs);
+        APR_ARRAY_PUSH(missing_out, create_store) = cs;
     return OK;
 }
 

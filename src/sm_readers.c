@@ -7,6 +7,26 @@
 
 /* How long a reader waits for a lock (a writer checkpointing). */
 #define READER_BUSY_MS 1000
+/* Idle readers kept in a process, all stores together (three descriptors
+ * each for a SQLite file in WAL mode): a crawler reading a thousand sites
+ * in turn leaves at most this many open; beyond it a released reader is
+ * closed at once (opening one costs far less than the document). */
+#define IDLE_MAX 16
+
+static apr_uint32_t idle_total;     /* of every pool of the process */
+
+static int idle_take(void)
+{
+    if (__atomic_add_fetch(&idle_total, 1, __ATOMIC_RELAXED) <= IDLE_MAX)
+        return 1;
+    __atomic_sub_fetch(&idle_total, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static void idle_give(int n)
+{
+    __atomic_sub_fetch(&idle_total, (apr_uint32_t)n, __ATOMIC_RELAXED);
+}
 
 typedef struct {
     sm_store *st;
@@ -58,6 +78,7 @@ static apr_status_t readers_cleanup(void *data)
 {
     sm_readers *r = data;
 
+    idle_give(r->idle_n);
     while (r->idle_n)
         reader_close(r->idle_v[--r->idle_n].st);
     return APR_SUCCESS;
@@ -92,7 +113,9 @@ sm_store *sm_readers_acquire(sm_readers *r)
     for (tries = 0; tries < 3; tries++) {
         apr_thread_mutex_lock(r->lock);
         st = r->idle_n ? r->idle_v[--r->idle_n].st : NULL;
-        if (!st)
+        if (st)
+            idle_give(1);
+        else
             r->open++;          /* counted before it is opened */
         apr_thread_mutex_unlock(r->lock);
         if (!st && !(st = reader_open(r))) {
@@ -111,7 +134,7 @@ sm_store *sm_readers_acquire(sm_readers *r)
 void sm_readers_release(sm_readers *r, sm_store *st)
 {
     apr_thread_mutex_lock(r->lock);
-    if (r->idle_n < r->keep) {
+    if (r->idle_n < r->keep && idle_take()) {
         r->idle_v[r->idle_n].st = st;
         r->idle_v[r->idle_n++].freed = apr_time_now();
         st = NULL;
@@ -147,6 +170,7 @@ void sm_readers_close_idle(sm_readers *r, apr_time_t now)
                     sizeof(*r->idle_v) * (apr_size_t)(r->idle_n - n));
             r->idle_n -= n;
             r->open -= n;
+            idle_give(n);
         }
         apr_thread_mutex_unlock(r->lock);
         for (i = 0; i < n; i++)

@@ -19,8 +19,9 @@
 typedef struct sm_readers sm_readers;
 
 /* Readers of the store at where (a path or URI; SM_STORE_READER).  At most
- * keep idle connections are kept (more are closed when released); one idle
- * for longer than idle is closed by sm_readers_close_idle.  Failures to
+ * keep idle connections are kept (more are closed when released), and at
+ * most 16 in the whole process, all stores together; one idle for longer
+ * than idle is closed by sm_readers_close_idle.  Failures to
  * open are logged at debug level through log (the caller answers 503). */
 apr_status_t sm_readers_create(sm_readers **out, apr_pool_t *p,
                                const char *where, int keep,

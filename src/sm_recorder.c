@@ -325,7 +325,7 @@ static void writer_stop(sm_writer *w)
     int i, faulted = 0;
 
     apr_thread_mutex_lock(w->lock);
-    w->stopping = 1;
+    __atomic_store_n(&w->stopping, 1, __ATOMIC_RELAXED);
     apr_thread_cond_broadcast(w->wake);
     apr_thread_cond_broadcast(w->room);
     apr_thread_mutex_unlock(w->lock);

@@ -33,7 +33,7 @@
  * three descriptors): opening one more closes the one written least
  * recently first, so a thousand stores starting at once, or written in
  * turn, never run the process out of descriptors. */
-#define SM_REC_MAX_OPEN_FILES 64
+#define SM_REC_MAX_OPEN_FILES 32
 #define SM_REC_CLOSED_CHECK apr_time_from_sec(30)
 
 typedef struct {
@@ -122,6 +122,8 @@ struct sm_recorder {
     sm_store *store;
     apr_time_t last_used;       /* opened or written */
     int closed_idle;            /* closed when idle, identity below */
+    int synced;                 /* sites whose rows the file has (0: none
+                                   known: sync at the next open) */
     apr_ino_t ino;
     apr_dev_t dev;
     apr_time_t last_expire;

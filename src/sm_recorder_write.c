@@ -20,6 +20,7 @@
  * (into whatever file is at the path by then). */
 static void forget_written(sm_recorder *rec)
 {
+    rec->synced = 0;
     apr_thread_mutex_lock(rec->w->lock);
     sm_rec_forget_locked(rec);
     apr_thread_mutex_unlock(rec->w->lock);
@@ -75,6 +76,8 @@ static int closed_file_is_same(sm_recorder *rec)
 static void close_idle(sm_recorder *rec)
 {
     rec->closed_idle = file_identity(rec, &rec->ino, &rec->dev);
+    if (rec->store)
+        rec->store->close_lightly = 1;
     drop_store(rec);
     if (!rec->closed_idle)
         forget_written(rec);
@@ -129,8 +132,12 @@ static apr_status_t ensure_store(sm_recorder *rec, apr_time_t now)
                        SM_STORE_CREATE, rec->conf.busy_timeout_ms,
                        rec->conf.log, rec->reason, sizeof(rec->reason));
     /* The sites' rows and settings, so the sitemap's Last-Modified follows
-     * configuration changes even before any traffic. */
+     * configuration changes even before any traffic: once per file (a
+     * store closed while idle and opened again is the same file, unless
+     * closed_file_is_same said otherwise), and again for sites added
+     * since. */
     if (rv == APR_SUCCESS
+        && (!rec->synced || rec->synced != sm_rec_sites_now(rec))
         && sm_store_sync_sites(rec->store, rec->site_v,
                                sm_rec_sites_now(rec)) != APR_SUCCESS) {
         apr_cpystrn(rec->reason, sm_store_error(rec->store),
@@ -146,6 +153,7 @@ static apr_status_t ensure_store(sm_recorder *rec, apr_time_t now)
         return rv;
     }
     rec->last_used = now;
+    rec->synced = sm_rec_sites_now(rec);
     if (rec->is_file)
         rec->w->open_files++;
     /* Spills of stopped processes are looked for at the next upkeep. */
@@ -569,13 +577,20 @@ static void upkeep(sm_recorder *rec, apr_time_t now)
                                                 + w->idle_close);
 }
 
+/* A stop is asked for: a pass over thousands of stores ends early (read
+ * without the lock: the next pass sees it anyway). */
+static int stopping(sm_writer *w)
+{
+    return __atomic_load_n(&w->stopping, __ATOMIC_RELAXED);
+}
+
 /* The upkeep of every store due; returns when the next is due. */
 static apr_time_t upkeep_all(sm_writer *w, apr_time_t now)
 {
     apr_time_t next = now + SM_REC_LOG_EVERY;
     int i;
 
-    for (i = 0; i < w->rec_n; i++) {
+    for (i = 0; i < w->rec_n && !stopping(w); i++) {
         sm_recorder *rec = w->rec_v[i];
         if (now >= rec->next_due)
             upkeep(rec, now);
@@ -603,7 +618,7 @@ void *APR_THREAD_FUNC sm_rec_writer_main(apr_thread_t *thd, void *data)
     apr_thread_mutex_lock(w->write_lock);
     /* Open every store (and store its sites' settings) at start, not at
      * the first batch; a failure here is retried with the first batch. */
-    for (i = 0; i < w->rec_n; i++) {
+    for (i = 0; i < w->rec_n && !stopping(w); i++) {
         sm_recorder *rec = w->rec_v[i];
         apr_time_t now = apr_time_now();
         if (ensure_store(rec, now) != APR_SUCCESS)

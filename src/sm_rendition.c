@@ -25,11 +25,19 @@ static const char magic[8] = "SMREND1";
 #define TMP_MAX_AGE 3600
 #define ATIME_STEP 60
 
+/* The directory is opened for each use, not held open: a server with
+ * thousands of vhosts, one directory each, would otherwise hold a
+ * descriptor per vhost in every process. */
 struct sm_rend_dir {
-    int fd;
     const char *path;
     apr_off_t max_bytes;
 };
+
+/* The directory, opened now (never through a link); -1 with errno. */
+static int dir_fd(const sm_rend_dir *d)
+{
+    return open(d->path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
 
 /* What the header holds besides the key: the header layout and the zlib
  * that made the gzip bytes (another zlib may compress differently). */
@@ -53,22 +61,13 @@ static void header_make(unsigned char *h, const sm_rend_key *key,
     memcpy(h + 8, v, sizeof(v));
 }
 
-static apr_status_t dir_cleanup(void *data)
-{
-    sm_rend_dir *d = data;
-    if (d->fd >= 0)
-        close(d->fd);
-    d->fd = -1;
-    return APR_SUCCESS;
-}
-
 apr_status_t sm_rend_dir_open(sm_rend_dir **out, apr_pool_t *p,
                               const char *path, apr_off_t max_bytes,
                               char *err, apr_size_t errlen)
 {
     sm_rend_dir *d = apr_pcalloc(p, sizeof(*d));
     struct stat sb;
-    int e;
+    int e, fd;
 
     if (mkdir(path, 0750) != 0 && errno != EEXIST) {
         e = errno;
@@ -76,22 +75,22 @@ apr_status_t sm_rend_dir_open(sm_rend_dir **out, apr_pool_t *p,
                      strerror(e));
         return e;
     }
-    d->fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (d->fd < 0) {
+    d->path = apr_pstrdup(p, path);
+    d->max_bytes = max_bytes;
+    fd = dir_fd(d);
+    if (fd < 0) {
         e = errno;
         apr_snprintf(err, errlen, "cannot open the directory%s: %s",
                      e == ELOOP || e == ENOTDIR ? " (a symlink or not a "
                      "directory)" : "", strerror(e));
         return e;
     }
-    if (fstat(d->fd, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        close(d->fd);
+    if (fstat(fd, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        close(fd);
         apr_snprintf(err, errlen, "not a directory");
         return APR_ENOTDIR;
     }
-    d->path = apr_pstrdup(p, path);
-    d->max_bytes = max_bytes;
-    apr_pool_cleanup_register(p, d, dir_cleanup, apr_pool_cleanup_null);
+    close(fd);
     *out = d;
     return APR_SUCCESS;
 }
@@ -124,11 +123,16 @@ apr_status_t sm_rend_open(sm_rend_dir *d, apr_pool_t *p, const char *stem,
     struct stat sb;
     apr_os_file_t fd;
     apr_status_t rv;
+    int dfd = dir_fd(d), e;
 
-    fd = openat(d->fd, final_name(p, stem, enc),
+    if (dfd < 0)
+        return errno;
+    fd = openat(dfd, final_name(p, stem, enc),
                 O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    e = errno;
+    close(dfd);
     if (fd < 0)
-        return errno == ENOENT || errno == ELOOP ? APR_ENOENT : errno;
+        return e == ENOENT || e == ELOOP ? APR_ENOENT : e;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)
         || sb.st_size < SM_REND_HEADER
         || pread(fd, got, SM_REND_KEY_BYTES, 0) != SM_REND_KEY_BYTES) {
@@ -171,6 +175,7 @@ typedef struct {
 
 struct sm_rend_writer {
     sm_rend_dir *d;
+    int dfd;                /* the directory, open while writing */
     sm_rend_key key;
     sm_gzip *gz;
     int committed;
@@ -234,8 +239,11 @@ static apr_status_t writer_cleanup(void *data)
             close(w->out[i].fd);
         w->out[i].fd = -1;
         if (!w->committed && w->out[i].tmp)
-            (void)unlinkat(w->d->fd, w->out[i].tmp, 0);
+            (void)unlinkat(w->dfd, w->out[i].tmp, 0);
     }
+    if (w->dfd >= 0)
+        close(w->dfd);
+    w->dfd = -1;
     return APR_SUCCESS;
 }
 
@@ -251,6 +259,7 @@ apr_status_t sm_rend_writer_create(sm_rend_writer **out, sm_rend_dir *d,
     int i;
 
     w->d = d;
+    w->dfd = -1;
     w->key = *key;
     w->committed = 0;
     w->gz = NULL;
@@ -262,11 +271,13 @@ apr_status_t sm_rend_writer_create(sm_rend_writer **out, sm_rend_dir *d,
         w->out[i].used = 0;
     }
     apr_pool_cleanup_register(p, w, writer_cleanup, apr_pool_cleanup_null);
+    if ((w->dfd = dir_fd(d)) < 0)
+        return errno;
     for (i = 0; i < 2; i++) {
         const char *tmp = apr_psprintf(p, TMP_PREFIX "%ld-%u-%s",
                                        (long)getpid(), (unsigned)n,
                                        w->out[i].name);
-        w->out[i].fd = openat(d->fd, tmp, O_WRONLY | O_CREAT | O_EXCL
+        w->out[i].fd = openat(w->dfd, tmp, O_WRONLY | O_CREAT | O_EXCL
                                           | O_NOFOLLOW | O_CLOEXEC, 0640);
         if (w->out[i].fd < 0)
             return errno;
@@ -313,7 +324,7 @@ apr_status_t sm_rend_commit(sm_rend_writer *w)
         o->fd = -1;
     }
     for (i = 0; i < 2; i++)
-        if (renameat(w->d->fd, w->out[i].tmp, w->d->fd, w->out[i].name)
+        if (renameat(w->dfd, w->out[i].tmp, w->dfd, w->out[i].name)
             != 0)
             return errno;
     w->committed = 1;
@@ -359,14 +370,17 @@ apr_status_t sm_rend_evict(sm_rend_dir *d, apr_pool_t *p, int *removed)
     apr_off_t total = 0;
     time_t now = time(NULL);
     struct dirent *de;
-    int fd, i, gone = 0;
+    int fd, dfd, i, gone = 0;
     DIR *dir;
 
-    if ((fd = dup(d->fd)) < 0)
+    if ((dfd = dir_fd(d)) < 0)
         return errno;
-    if (!(dir = fdopendir(fd))) {
-        close(fd);
-        return errno;
+    if ((fd = dup(dfd)) < 0 || !(dir = fdopendir(fd))) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        close(dfd);
+        return e;
     }
     rewinddir(dir);
     while ((de = readdir(dir))) {
@@ -375,18 +389,18 @@ apr_status_t sm_rend_evict(sm_rend_dir *d, apr_pool_t *p, int *removed)
 
         if (!tmp && !is_rendition_name(de->d_name))
             continue;
-        if (fstatat(d->fd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+        if (fstatat(dfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
         if (tmp) {
             if (S_ISREG(sb.st_mode) && sb.st_mtime + TMP_MAX_AGE < now
-                && unlinkat(d->fd, de->d_name, 0) == 0)
+                && unlinkat(dfd, de->d_name, 0) == 0)
                 gone++;
             continue;
         }
         if (!S_ISREG(sb.st_mode)) {
             /* Never ours: a rename would replace it; removing the entry
              * itself (not what a symlink points at) is safe. */
-            if (!S_ISDIR(sb.st_mode) && unlinkat(d->fd, de->d_name, 0) == 0)
+            if (!S_ISDIR(sb.st_mode) && unlinkat(dfd, de->d_name, 0) == 0)
                 gone++;
             continue;
         }
@@ -403,12 +417,13 @@ apr_status_t sm_rend_evict(sm_rend_dir *d, apr_pool_t *p, int *removed)
         qsort(files->elts, (size_t)files->nelts, sizeof(entry), older_first);
         for (i = 0; i < files->nelts && total > d->max_bytes; i++) {
             entry *e = &APR_ARRAY_IDX(files, i, entry);
-            if (unlinkat(d->fd, e->name, 0) == 0) {
+            if (unlinkat(dfd, e->name, 0) == 0) {
                 total -= e->size;
                 gone++;
             }
         }
     }
+    close(dfd);
     if (removed)
         *removed = gone;
     return APR_SUCCESS;

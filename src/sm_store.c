@@ -39,6 +39,14 @@ void sm_store_close(sm_store *st)
         st->ops->close(st);
 }
 
+void sm_store_close_idle(sm_store *st)
+{
+    if (st) {
+        st->close_lightly = 1;
+        st->ops->close(st);
+    }
+}
+
 apr_status_t sm_store_read_begin(sm_store *st)
 {
     return st->ops->read_begin(st);

@@ -286,6 +286,9 @@ struct sm_store {
     apr_pool_t *pool;       /* the pool the store was opened in */
     const sm_logger *log;
     char errmsg[512];       /* the last failure, for logs */
+    /* Close without the work a last close does (SQLite: no checkpoint,
+     * the -wal and -shm kept): sm_store_close_idle. */
+    int close_lightly;
 };
 
 /* Once per process, before SQLite is first used (later calls, or SQLite
@@ -410,6 +413,12 @@ apr_status_t sm_store_page_titles(sm_store *st, const char *base,
                                   apr_int64_t page, sm_title_fn *fn,
                                   void *baton);
 void sm_store_close(sm_store *st);
+/* Close a store that will be opened again soon (the module's writer
+ * closes a store file idle for a minute): SQLite keeps its -wal and -shm
+ * files as they are, with no checkpoint, fsync or unlink (and no file
+ * creation at the next open); what they hold is as durable as any
+ * committed write, and the next writer checkpoints it. */
+void sm_store_close_idle(sm_store *st);
 const char *sm_store_error(const sm_store *st);
 
 /* ---- administration (sitemapctl) ------------------------------------------

@@ -120,6 +120,35 @@ static void test_missing_store(void **state)
     assert_int_equal(sm_readers_open_count(r), 0);
 }
 
+/* A crawler reading many sites in turn: at most 16 idle readers stay open
+ * in the process, all stores together. */
+static void test_idle_readers_bounded_per_process(void **state)
+{
+    unit_ctx *u = *state;
+    sm_readers *r[20];
+    int i, open = 0;
+
+    for (i = 0; i < 20; i++) {
+        const char *path = make_store(u, apr_psprintf(u->pool, "m%d.db", i));
+        sm_store *st;
+        assert_int_equal(sm_readers_create(&r[i], u->pool, path, 4,
+                                           apr_time_from_sec(60), &quiet),
+                         APR_SUCCESS);
+        assert_non_null(st = sm_readers_acquire(r[i]));
+        sm_readers_release(r[i], st);
+    }
+    for (i = 0; i < 20; i++)
+        open += sm_readers_open_count(r[i]);
+    assert_int_equal(open, 16);
+    /* One taken and given back: the room it left is used again. */
+    sm_readers_release(r[0], sm_readers_acquire(r[0]));
+    sm_readers_close_idle(r[1], apr_time_now() + apr_time_from_sec(61));
+    sm_readers_release(r[19], sm_readers_acquire(r[19]));
+    assert_int_equal(sm_readers_open_count(r[19]), 1);
+    for (i = 0; i < 20; i++)
+        sm_readers_close_idle(r[i], apr_time_now() + apr_time_from_sec(61));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -128,6 +157,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_only_the_old_are_closed,
                                         unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_replaced_store_gets_a_new_reader,
+                                        unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_idle_readers_bounded_per_process,
                                         unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_missing_store,
                                         unit_setup, unit_teardown),
