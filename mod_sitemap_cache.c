@@ -242,7 +242,7 @@ apr_status_t sitemap_rendition(request_rec *r, const sitemap_server_conf *conf,
     apr_thread_mutex_t *lock;
     apr_status_t rv;
 
-    stats->urls = stats->skipped = 0;
+    memset(stats, 0, sizeof(*stats));
     if (!conf->renditions) {
         trouble(r, conf, 0, conf->cache_error ? conf->cache_error
                                               : "cannot be opened");

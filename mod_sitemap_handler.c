@@ -144,7 +144,8 @@ static int unavailable(request_rec *r, sitemap_server_conf *conf,
  * a document left out: pages past what an index may list (the
  * configuration check, SitemapMaxURLs <= 50,000 x SitemapPageSize, keeps
  * this away unless removals left many pages nearly empty), and rows of the
- * store that are not in the stored form (written by hand or corrupt). */
+ * store that are not in the stored form (written by hand or corrupt), hreflang
+ * alternates likewise, and alternates the document's bound left out. */
 static void document_notes(request_rec *r, const sitemap_server_conf *conf,
                            const char *base, const sm_doc *doc,
                            const sm_doc_stats *stats)
@@ -152,7 +153,8 @@ static void document_notes(request_rec *r, const sitemap_server_conf *conf,
     static apr_time_t last;
     apr_time_t now;
 
-    if (!doc->overflow && !stats->skipped)
+    if (!doc->overflow && !stats->skipped && !stats->alternates_skipped
+        && !stats->urls_dropped)
         return;
     now = apr_time_now();
     if (last && now - last < apr_time_from_sec(60))
@@ -170,6 +172,21 @@ static void document_notes(request_rec *r, const sitemap_server_conf *conf,
                       "\"%s\"); run sitemapctl check", conf->db_shown,
                       stats->skipped, stats->skipped == 1 ? "" : "s",
                       base, r->uri, stats->first_skipped);
+    if (stats->alternates_skipped)
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "store %s: %"
+                      APR_INT64_T_FMT " hreflang alternate%s of %s left out "
+                      "of %s, not being one as the module stores them; run "
+                      "sitemapctl check", conf->db_shown,
+                      stats->alternates_skipped,
+                      stats->alternates_skipped == 1 ? "" : "s", base,
+                      r->uri);
+    if (stats->urls_dropped)
+        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "%s: %" APR_INT64_T_FMT
+                      " URL%s written without their %" APR_INT64_T_FMT
+                      " hreflang alternates, which would take the document "
+                      "past %d bytes (lower SitemapPageSize)", r->uri,
+                      stats->urls_dropped, stats->urls_dropped == 1 ? "" : "s",
+                      stats->alternates_dropped, SM_PAGE_MAX_BYTES);
 }
 
 typedef struct {
@@ -338,6 +355,7 @@ static SM_NOINLINE int serve(request_rec *r)
     site.changefreq = conf->changefreq;
     site.priority = conf->priority;
     site.stylesheet = conf->stylesheet;
+    site.max_bytes = 0;                 /* the protocol's */
     if (cached) {
         /* From its rendition: the snapshot is let go before the bytes
          * are sent, however slow the client. */

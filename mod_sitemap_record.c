@@ -14,6 +14,7 @@
 
 #include <apr_strings.h>
 
+#include "sm_alternates.h"
 #include "sm_date.h"
 #include "sm_hash.h"
 #include "sm_head.h"
@@ -219,14 +220,20 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     change.last_modified = 0;
     change.etag = NULL;
     change.title = NULL;
+    change.alternates = NULL;
     if (verdict == SM_RECORD) {
         change.last_modified = sm_parse_http_date(h->last_modified);
         change.etag = h->etag;
         /* What the head said of its title ("" for none); NULL when the
          * head was not read, which leaves a stored title alone. */
         if (note && note->state == SITEMAP_HEAD_READ) {
-            const char *t = sm_head_result_get(note->scanner)->title;
-            change.title = t ? t : "";
+            const sm_head_result *head = sm_head_result_get(note->scanner);
+            change.title = head->title ? head->title : "";
+            /* Its hreflang alternates likewise, normalised as its own URL
+             * ("" for none: stored ones are cleared). */
+            change.alternates = sm_alternates_from_head(
+                r->pool, head->alternates, site->base, orig->unparsed_uri,
+                conf->allow_query);
         }
     }
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "%s %s%s%s%s",

@@ -150,6 +150,7 @@ static int snapshot_open(request_rec *r, const sitemap_server_conf *conf,
     s->site.changefreq = conf->changefreq;
     s->site.priority = conf->priority;
     s->site.stylesheet = conf->stylesheet;
+    s->site.max_bytes = 0;
     s->tag = sm_hash_str(SM_HASH_SEED, s->info.store_id);
     s->tag = sm_hash_u64(s->tag, conf->config_tag);
     s->tag = sm_hash_u64(s->tag, (apr_uint64_t)name);

@@ -38,6 +38,7 @@
 
 #include "sitemapctl.h"
 #include "sm_ctl.h"
+#include "sm_alternates.h"
 #include "sm_document.h"
 #include "sm_rules.h"
 #include "sm_sitemap.h"
@@ -86,11 +87,12 @@ static const command commands[] = {
       "stats DB [--site BASE]",
       "Show the store file (size, schema version, id) and, for every site or\n"
       "the one named, its URLs, pages, newest and oldest lastmod and\n"
-      "last-seen times.\n" },
+      "last-seen times, and its hreflang alternates.\n" },
     { "list", O_SITE | O_PAGE, 1, 0, 0, cmd_list,
       "list DB --site BASE [--page N]",
       "Print the site's URLs, one a line: URL, lastmod (W3C, UTC) and page,\n"
-      "separated by tabs, in sitemap order (page by page).\n"
+      "separated by tabs, in sitemap order (page by page); each hreflang\n"
+      "alternate follows on a line of its own: tab, hreflang, tab, href.\n"
       "  --page N   only the URLs of page N\n" },
     { "import", O_SITE | O_EXCLUDE | O_ALLOW_QUERY | O_PAGE_SIZE
                 | O_ALL_TYPES, 1, 1, -1, cmd_import,
@@ -149,8 +151,9 @@ static const command commands[] = {
       "check DB",
       "Check the file without changing it: SQLite's integrity_check, that it\n"
       "is a mod_sitemap store (application_id) of a schema version this\n"
-      "sitemapctl knows, and that page summaries and URL counts agree with\n"
-      "the URLs.  Exit status 0 when sound, 1 when not, 3 when the file\n"
+      "sitemapctl knows, that page summaries and URL counts agree with\n"
+      "the URLs, and that stored hreflang alternates are well-formed.  Exit\n"
+      "status 0 when sound, 1 when not, 3 when the file\n"
       "cannot be opened at all (missing).\n" },
     { "indexnow", O_SITE | O_ALL, 1, 0, -1, cmd_indexnow,
       "indexnow DB --site BASE (URL... | --all)",
@@ -498,6 +501,9 @@ int cmd_stats(ctl *c)
         printf("oldest lastmod: %s\n", w3c(c->pool, s->lastmod_oldest));
         printf("newest seen:    %s\n", w3c(c->pool, s->seen_newest));
         printf("oldest seen:    %s\n", w3c(c->pool, s->seen_oldest));
+        printf("alternates:     %" APR_INT64_T_FMT " hreflang alternates of "
+               "%" APR_INT64_T_FMT " URLs\n", s->alternates,
+               s->urls_with_alternates);
         print_indexnow(c, indexnow, s->base);
     }
     return EX_OK;
@@ -508,13 +514,19 @@ int cmd_stats(ctl *c)
 typedef struct {
     const char *base;
     apr_int64_t n;
+    apr_pool_t *scratch;
 } list_ctx;
 
+/* A URL's line, then one line per hreflang alternate (as the documents
+ * write them: the valid ones), indented by a tab: "\threflang\thref". */
 static apr_status_t list_one(void *baton, const char *url, apr_int64_t page,
-                             apr_time_t lastmod, apr_time_t last_seen)
+                             apr_time_t lastmod, apr_time_t last_seen,
+                             const char *alternates)
 {
     list_ctx *l = baton;
     char date[SM_W3C_DATETIME_LEN];
+    apr_array_header_t *alts;
+    int i;
     (void)last_seen;
 
     sm_w3c_datetime(date, lastmod);
@@ -522,17 +534,25 @@ static apr_status_t list_one(void *baton, const char *url, apr_int64_t page,
     if (printf("%s%s\t%s\t%" APR_INT64_T_FMT "\n", l->base, url, date,
                page) < 0)
         return APR_EGENERAL;
+    sm_alternates_parse(l->scratch, alternates, &alts);
+    for (i = 0; i < alts->nelts; i++) {
+        const sm_alternate *a = &APR_ARRAY_IDX(alts, i, sm_alternate);
+        if (printf("\t%s\t%s\n", a->hreflang, a->href) < 0)
+            return APR_EGENERAL;
+    }
+    apr_pool_clear(l->scratch);
     return APR_SUCCESS;
 }
 
 int cmd_list(ctl *c)
 {
     sm_site_row row;
-    list_ctx l = { c->site, 0 };
+    list_ctx l = { c->site, 0, NULL };
     sm_store *st;
     apr_status_t rv;
     int rc;
 
+    apr_pool_create(&l.scratch, c->pool);
     if ((rc = open_store(c, OPEN_READ, &st)) != EX_OK)
         return rc;
     if (sm_store_read_begin(st) != APR_SUCCESS) {
@@ -562,10 +582,10 @@ int cmd_list(ctl *c)
 
 static apr_status_t collect_url(void *baton, const char *url,
                                 apr_int64_t page, apr_time_t lastmod,
-                                apr_time_t last_seen)
+                                apr_time_t last_seen, const char *alternates)
 {
     apr_array_header_t *urls = baton;
-    (void)page; (void)lastmod; (void)last_seen;
+    (void)page; (void)lastmod; (void)last_seen; (void)alternates;
     APR_ARRAY_PUSH(urls, const char *) = apr_pstrdup(urls->pool, url);
     return APR_SUCCESS;
 }
@@ -674,6 +694,18 @@ int cmd_export(ctl *c)
             "being a URL as the module stores them (first: \"%s\"); run "
             "sitemapctl check", res.rows_skipped,
             res.rows_skipped == 1 ? "" : "s", res.first_skipped);
+    if (res.alternates_skipped)
+        say("warning: %" APR_INT64_T_FMT " hreflang alternate%s of the store "
+            "left out, not being one as the module stores them; run "
+            "sitemapctl check", res.alternates_skipped,
+            res.alternates_skipped == 1 ? "" : "s");
+    if (res.urls_dropped)
+        say("warning: %" APR_INT64_T_FMT " URL%s written without their %"
+            APR_INT64_T_FMT " hreflang alternates, which would take a "
+            "document past %d bytes (as the module does; lower "
+            "SitemapPageSize)", res.urls_dropped,
+            res.urls_dropped == 1 ? "" : "s", res.alternates_dropped,
+            SM_PAGE_MAX_BYTES);
     fprintf(stderr, "%s: %d file%s (%s, %" APR_INT64_T_FMT " page%s, %"
             APR_INT64_T_FMT " URLs)\n", progname, res.files,
             res.files == 1 ? "" : "s",

@@ -54,6 +54,11 @@ typedef struct {
                                    list (served, but not in the index) */
     apr_int64_t rows_skipped;   /* store rows not in the stored form */
     const char *first_skipped;  /* the first of them, printable */
+    apr_int64_t alternates_skipped;  /* stored hreflang alternates not in
+                                        the stored form */
+    apr_int64_t urls_dropped;   /* URLs written without their alternates
+                                   (the 50 MiB bound) */
+    apr_int64_t alternates_dropped;  /* and their alternates */
 } sm_export_result;
 
 /* Write the documents the module serves for base, from one read snapshot

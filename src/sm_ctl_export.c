@@ -46,7 +46,7 @@ static sm_export_status write_doc(apr_pool_t *p, sm_store *st,
 {
     sink_guard g = { sink, baton, APR_SUCCESS };
     sm_doc_site site = { base, set->path, set->changefreq, set->priority,
-                          set->stylesheet };
+                          set->stylesheet, 0 };
     sm_doc_stats stats;
     sm_doc doc;
     apr_status_t rv;
@@ -65,6 +65,9 @@ static sm_export_status write_doc(apr_pool_t *p, sm_store *st,
         res->rows_skipped += stats.skipped;
         if (stats.skipped && !res->first_skipped)
             res->first_skipped = apr_pstrdup(p, stats.first_skipped);
+        res->alternates_skipped += stats.alternates_skipped;
+        res->urls_dropped += stats.urls_dropped;
+        res->alternates_dropped += stats.alternates_dropped;
     }
     if (g.failed != APR_SUCCESS)
         return SM_EXPORT_WRITE;     /* the sink said why */

@@ -1,5 +1,6 @@
 /* sm_document.c: see sm_document.h. */
 #include "sm_document.h"
+#include "sm_alternates.h"
 #include "sm_sitemap.h"
 #include "sm_url.h"
 
@@ -43,6 +44,8 @@ typedef struct {
     apr_size_t base_len;
     sm_doc_stats *stats;
     int text;               /* the text format, not XML */
+    apr_pool_t *scratch;    /* a URL's alternates, cleared after each */
+    apr_int64_t budget;     /* bytes alternates may still take */
 } url_ctx;
 
 /* A row as a log can show it: printable ASCII kept, other bytes as \xHH. */
@@ -79,9 +82,36 @@ static apr_status_t text_line(sm_xml_writer *w, const char *base,
     return sm_xml_raw(w, "\n");
 }
 
-static apr_status_t one_url(void *baton, const char *url, apr_time_t lastmod)
+/* The URL's stored alternates that may be written: the valid ones, when
+ * all of them fit in what the document has left; NULL otherwise. */
+static const apr_array_header_t *alternates_of(url_ctx *ctx,
+                                               const char *stored)
+{
+    apr_array_header_t *alts;
+    apr_int64_t len;
+
+    if (!stored || !*stored)
+        return NULL;
+    ctx->stats->alternates_skipped += sm_alternates_parse(ctx->scratch,
+                                                          stored, &alts);
+    if (alts->nelts == 0)
+        return NULL;
+    len = (apr_int64_t)sm_xml_alternates_len(alts);
+    if (len > ctx->budget) {
+        ctx->stats->alternates_dropped += alts->nelts;
+        ctx->stats->urls_dropped++;
+        return NULL;
+    }
+    ctx->budget -= len;
+    ctx->stats->alternates += alts->nelts;
+    return alts;
+}
+
+static apr_status_t one_url(void *baton, const char *url, apr_time_t lastmod,
+                            const char *alternates)
 {
     url_ctx *ctx = baton;
+    apr_status_t rv;
 
     /* The stored form includes its length: the recorder never stores a
      * URL longer than SM_URL_MAX with its base, the schema's limit. */
@@ -95,9 +125,12 @@ static apr_status_t one_url(void *baton, const char *url, apr_time_t lastmod)
     ctx->stats->urls++;
     if (ctx->text)
         return text_line(ctx->w, ctx->site->base, url);
-    return sm_xml_url(ctx->w, ctx->site->base, url, lastmod,
-                      sm_annotation_find(ctx->site->changefreq, url),
-                      sm_annotation_find(ctx->site->priority, url));
+    rv = sm_xml_url_alternates(ctx->w, ctx->site->base, url, lastmod,
+                               sm_annotation_find(ctx->site->changefreq, url),
+                               sm_annotation_find(ctx->site->priority, url),
+                               alternates_of(ctx, alternates));
+    apr_pool_clear(ctx->scratch);
+    return rv;
 }
 
 /* stats may be NULL: then own counts. */
@@ -111,6 +144,23 @@ static void ctx_init(url_ctx *ctx, apr_pool_t *p, const sm_doc_site *site,
     ctx->site = site;
     ctx->base_len = strlen(site->base);
     ctx->text = text;
+    ctx->budget = 0;
+    apr_pool_create(&ctx->scratch, p);
+}
+
+/* What a <urlset> of page leaves to alternates, once begun (its prolog
+ * written): the bound, less what is written, what the page's entries may
+ * take and the end tag. */
+static apr_int64_t alternates_budget(const url_ctx *ctx,
+                                     const sm_page_info *page)
+{
+    apr_int64_t max = ctx->site->max_bytes > 0 ? ctx->site->max_bytes
+                                               : SM_PAGE_MAX_BYTES;
+    apr_int64_t left = max - (apr_int64_t)sm_xml_bytes(ctx->w)
+                       - page->xml_bytes
+                       - (apr_int64_t)sizeof("</urlset>\n");
+
+    return left > 0 ? left : 0;
 }
 
 apr_status_t sm_doc_write(apr_pool_t *p, sm_store *st,
@@ -128,6 +178,7 @@ apr_status_t sm_doc_write(apr_pool_t *p, sm_store *st,
     switch (doc->kind) {
     case SM_DOC_URLSET:
         sm_xml_urlset_begin(ctx.w);
+        ctx.budget = alternates_budget(&ctx, doc->page);
         rv = sm_store_page_urls(st, site->base, doc->page->page, one_url,
                                 &ctx);
         return rv == APR_SUCCESS ? sm_xml_urlset_end(ctx.w) : rv;

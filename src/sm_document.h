@@ -6,7 +6,15 @@
  * call it, so export writes exactly what the module serves.  Every URL
  * row read back is checked (sm_url_is_stored_form) before it is written:
  * a row the normaliser could not have stored (a tampered or corrupt store)
- * is skipped, so the document stays valid XML. */
+ * is skipped, so the document stays valid XML; so is each stored hreflang
+ * alternate (sm_alternates_parse).
+ *
+ * The bound: a <urlset> never passes max_bytes (the protocol's
+ * SM_PAGE_MAX_BYTES, 50 MiB).  The store keeps a page's <url> entries
+ * without alternates within it (sm_page_info.xml_bytes, an upper bound of
+ * their bytes); alternates get what that leaves, URL by URL in page order:
+ * a URL whose alternates do not all fit in what remains is written without
+ * them (its <loc> always is), and that is counted (sm_doc_stats). */
 #ifndef SM_DOCUMENT_H
 #define SM_DOCUMENT_H
 
@@ -41,6 +49,8 @@ typedef struct {
     const apr_array_header_t *changefreq;   /* sm_annotation */
     const apr_array_header_t *priority;     /* sm_annotation */
     const char *stylesheet;                 /* the PI's href, NULL: none */
+    apr_int64_t max_bytes;                  /* 0: SM_PAGE_MAX_BYTES (less
+                                               only in tests) */
 } sm_doc_site;
 
 /* The document that name (SM_NAME_INDEX, 0, or a page number) stands for,
@@ -55,6 +65,11 @@ typedef struct {
     apr_int64_t urls;           /* <url> entries written */
     apr_int64_t skipped;        /* rows skipped as not in the stored form */
     char first_skipped[128];    /* the first of them, made printable */
+    apr_int64_t alternates;     /* <xhtml:link> alternates written */
+    apr_int64_t alternates_skipped;  /* stored entries not in the stored
+                                        form (skipped, as rows are) */
+    apr_int64_t alternates_dropped;  /* valid ones left out by the bound */
+    apr_int64_t urls_dropped;   /* URLs written without their alternates */
 } sm_doc_stats;
 
 /* Write doc to sink, reading the URLs of a page from st (inside the read

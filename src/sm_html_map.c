@@ -40,10 +40,11 @@ typedef struct {
 
 /* Keep the page's slice; rows not in the stored form are left out, as in
  * the XML (sm_document.c). */
-static apr_status_t collect(void *baton, const char *url, apr_time_t lastmod)
+static apr_status_t collect(void *baton, const char *url, apr_time_t lastmod,
+                            const char *alternates)
 {
     collect_ctx *c = baton;
-    (void)lastmod;
+    (void)lastmod; (void)alternates;
 
     if (c->skip > 0) {
         c->skip--;

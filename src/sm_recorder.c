@@ -92,6 +92,9 @@ static apr_uint32_t change_fingerprint(const sm_change *c)
     /* A title that changed is written (NULL: not read, says nothing). */
     if (c->title)
         h = sm_hash_str(h, c->title);
+    /* Alternates likewise ("" marks them read, apart from a title). */
+    if (c->alternates)
+        h = sm_hash_str(sm_hash_u64(h, 1), c->alternates);
     return ((apr_uint32_t)(h ^ (h >> 32)) & ~SM_MEMORY_FORGET)
            | (c->op == SM_CHANGE_FORGET ? SM_MEMORY_FORGET : 0);
 }
@@ -163,16 +166,24 @@ void sm_rec_batch_reset(sm_rec_batch *b)
 }
 
 /* The key of an item is its store's (sm_rec_change_key seeds it with the
- * store's identity), so one URL of two stores is two items. */
+ * store's identity), so one URL of two stores is two items.  A record
+ * whose head was not read keeps the title and alternates an earlier
+ * record of the batch brought (NULL says nothing of them). */
 int sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
                      apr_uint64_t key, apr_time_t now)
 {
     sm_rec_item *item;
     sm_rec_slot *slot = batch_slot(b, key);
     int fresh = !slot->pos;
+    const char *title = NULL, *alternates = NULL;
 
     if (!fresh) {
         item = &APR_ARRAY_IDX(b->items, slot->pos - 1, sm_rec_item);
+        if (item->change.op == SM_CHANGE_RECORD
+            && c->op == SM_CHANGE_RECORD) {
+            title = item->change.title;
+            alternates = item->change.alternates;
+        }
     }
     else {
         item = apr_array_push(b->items);
@@ -195,7 +206,10 @@ int sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
     item->change = *c;
     item->change.url = apr_pstrdup(b->pool, c->url);
     item->change.etag = c->etag ? apr_pstrdup(b->pool, c->etag) : NULL;
-    item->change.title = c->title ? apr_pstrdup(b->pool, c->title) : NULL;
+    item->change.title = c->title ? apr_pstrdup(b->pool, c->title) : title;
+    item->change.alternates = c->alternates
+                              ? apr_pstrdup(b->pool, c->alternates)
+                              : alternates;
     return fresh;
 }
 

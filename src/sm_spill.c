@@ -1,6 +1,7 @@
 /* sm_spill.c: see sm_spill.h.  Written by hand: the format is ours, and
  * APR has no claim-by-rename or exclusive-link helper. */
 #include "sm_spill.h"
+#include "sm_alternates.h"
 
 #include <apr_file_io.h>
 #include <apr_strings.h>
@@ -104,6 +105,11 @@ static apr_status_t write_changes(apr_file_t *f, const sm_change *changes,
             apr_file_puts("\tT", f);
             put_field(f, c->title);
         }
+        /* The alternates after it, likewise ("A" alone: none). */
+        if (c->alternates) {
+            apr_file_puts("\tA", f);
+            put_field(f, c->alternates);
+        }
         apr_file_putc('\n', f);
     }
     apr_file_printf(f, "end %d\n", n);
@@ -202,21 +208,29 @@ static char *read_own_file(apr_pool_t *p, const char *path, const char **why)
     return buf;
 }
 
-/* Parse one line into c (base into *base); 0 when it is not a change. */
-static int parse_line(char *line, sm_change *c, const char **base)
+/* Parse one line into c (base into *base); 0 when it is not a change.
+ * Six fields, then optional ones named by their first letter, in order:
+ * T (the title), A (the alternates; spills of older modules have none). */
+static int parse_line(apr_pool_t *p, char *line, sm_change *c,
+                      const char **base)
 {
-    char *f[7], *last;
+    static const char optional[] = "TA";
+    char *f[6], *opt[sizeof(optional) - 1] = { NULL }, *o, *last;
     char *end;
-    int i;
+    int i, next = 0;
 
     for (i = 0; i < 6; i++) {
         f[i] = apr_strtok(i ? NULL : line, "\t", &last);
         if (!f[i])
             return 0;
     }
-    f[6] = apr_strtok(NULL, "\t", &last);
-    if (f[6] && (f[6][0] != 'T' || apr_strtok(NULL, "\t", &last)))
-        return 0;
+    while ((o = apr_strtok(NULL, "\t", &last)) != NULL) {
+        const char *at = strchr(optional + next, o[0]);
+        if (!o[0] || !at)
+            return 0;
+        next = (int)(at - optional);
+        opt[next++] = o + 1;
+    }
     memset(c, 0, sizeof(*c));
     if (strlen(f[0]) != 1 || !strchr(op_letter + 1, f[0][0]))
         return 0;
@@ -238,10 +252,15 @@ static int parse_line(char *line, sm_change *c, const char **base)
     }
     else if (strcmp(f[5], "-") != 0)
         return 0;
-    if (f[6]) {
-        if (!get_field(f[6] + 1))
+    if (opt[0]) {
+        if (!get_field(opt[0]))
             return 0;
-        c->title = f[6] + 1;
+        c->title = opt[0];
+    }
+    if (opt[1]) {
+        if (!get_field(opt[1]) || !sm_alternates_valid(p, opt[1]))
+            return 0;
+        c->alternates = opt[1];
     }
     return 1;
 }
@@ -266,7 +285,7 @@ static int parse_file(apr_pool_t *p, char *buf, apr_array_header_t *changes,
             declared = (int)strtol(line + 4, &end, 10);
             return !*end && !*next && declared == changes->nelts;
         }
-        if (!parse_line(line, apr_array_push(changes),
+        if (!parse_line(p, line, apr_array_push(changes),
                         apr_array_push(bases)))
             return 0;
     }

@@ -29,7 +29,7 @@
 #define SM_PAGE_OVERHEAD   256
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SM_SCHEMA_VERSION  4
+#define SM_SCHEMA_VERSION  5
 /* Days of removal counts the store keeps per site (the status page's
  * chart shows 42). */
 #define SM_REMOVED_DAYS 60
@@ -120,6 +120,13 @@ typedef struct {
     const char *title;      /* the page's <title> as the head reader saw
                                it (SM_CHANGE_RECORD), NULL: not read, or
                                none; stored for the HTML site map */
+    const char *alternates; /* the page's hreflang alternates as the head
+                               reader saw them (SM_CHANGE_RECORD), in their
+                               stored form (sm_alternates.h: "hreflang
+                               href" lines, normalised and checked); ""
+                               the head has none (stored ones are
+                               cleared), NULL: not read (stored ones
+                               stay); served in the page's <url> */
 } sm_change;
 
 /* An ETag without its weakness mark ("W/"), for the weak comparison
@@ -140,6 +147,10 @@ typedef struct {
     apr_int64_t version;    /* grows on every change of the page */
     apr_time_t lastmod;     /* newest lastmod of its URLs (or of a removal) */
     apr_time_t changed;     /* when the page last changed */
+    apr_int64_t xml_bytes;  /* the bytes its <url> entries may take at
+                               most without alternates (SM_ENTRY_OVERHEAD
+                               each plus the escaped <loc>): what the page's
+                               document leaves to alternates follows */
 } sm_page_info;
 
 typedef struct {
@@ -152,10 +163,11 @@ typedef struct {
     const char *settings;       /* the stored settings (sm_settings_format) */
 } sm_site_info;
 
-/* Called for each URL of a page, in page order; a non-success return
- * stops the walk and is returned. */
+/* Called for each URL of a page, in page order, with its stored
+ * alternates (sm_alternates.h; NULL: none); a non-success return stops
+ * the walk and is returned. */
 typedef apr_status_t sm_url_fn(void *baton, const char *url,
-                               apr_time_t lastmod);
+                               apr_time_t lastmod, const char *alternates);
 
 /* Called for each URL of a page that has a stored title. */
 typedef apr_status_t sm_title_fn(void *baton, const char *url,
@@ -182,6 +194,8 @@ typedef struct {
     int page_size;
     apr_time_t lastmod_newest, lastmod_oldest;  /* 0 when it has no URL */
     apr_time_t seen_newest, seen_oldest;        /* last_seen, likewise */
+    apr_int64_t urls_with_alternates;   /* URLs with hreflang alternates */
+    apr_int64_t alternates;             /* their alternates in all */
 } sm_site_stats;
 
 /* The file as a whole. */
@@ -193,11 +207,12 @@ typedef struct {
     apr_int64_t free_bytes;     /* of which on the freelist */
 } sm_store_about;
 
-/* Called for each URL by sm_store_url_rows; a non-success return stops
- * the walk and is returned. */
+/* Called for each URL by sm_store_url_rows (alternates as for
+ * sm_url_fn); a non-success return stops the walk and is returned. */
 typedef apr_status_t sm_url_row_fn(void *baton, const char *url,
                                    apr_int64_t page, apr_time_t lastmod,
-                                   apr_time_t last_seen);
+                                   apr_time_t last_seen,
+                                   const char *alternates);
 
 /* What the status page shows of a site's recent history. */
 typedef struct {
@@ -310,7 +325,7 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
  * schema when it is missing and the role may; READONLY: never write; BULK
  * and PROBE change nothing).  busy_timeout_ms bounds every wait for a lock
  * (lock_timeout); connecting and statements have their own bounds. */
-#define SM_PG_SCHEMA_VERSION 3
+#define SM_PG_SCHEMA_VERSION 4
 int sm_store_is_pg(const char *where);
 /* NULL when libpq can parse uri, otherwise why not (from p). */
 const char *sm_store_pg_uri_check(apr_pool_t *p, const char *uri);

@@ -311,14 +311,20 @@ static int tx_commit(pg_store *s)
 
 /* ---- writing --------------------------------------------------------- */
 
-static int set_title(pg_store *s, apr_int64_t id, const char *title)
+/* A URL's title (alternates 0) or alternates (1). */
+static int set_shown(pg_store *s, apr_int64_t id, int alternates,
+                     const char *value)
 {
     params ps = { .n = 0 };
 
     p_i64(&ps, id);
-    p_str(&ps, title);
-    return sm_pg_run(s, "cannot set a URL's title", "UPDATE sitemap_urls"
-                     " SET title = $2 WHERE id = $1", &ps, NULL);
+    p_str(&ps, value);
+    return alternates
+           ? sm_pg_run(s, "cannot set a URL's alternates", "UPDATE"
+                       " sitemap_urls SET alternates = $2 WHERE id = $1",
+                       &ps, NULL)
+           : sm_pg_run(s, "cannot set a URL's title", "UPDATE sitemap_urls"
+                       " SET title = $2 WHERE id = $1", &ps, NULL);
 }
 
 int sm_pg_plan_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
@@ -359,8 +365,8 @@ static int add_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
     p_i64(&ps, seen);
     p_i64(&ps, entry);
     p_i64(&ps, id);
-    /* (eight parameters at most: the title is set by a second statement
-     * when there is one) */
+    /* (eight parameters at most: the title and the alternates are set by
+     * more statements when there are some) */
     if (sm_pg_run(s, "cannot add a URL",
                   "INSERT INTO sitemap_urls(id, site_id,"
                   " url, page, lastmod, etag, first_seen, last_seen, xml_len)"
@@ -371,7 +377,10 @@ static int add_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
         return 0;
     sm_tx_added(&s->tx, ts, page, id, entry, lastmod);
     *added = 1;
-    if (SM_TX_TITLE(c) && set_title(s, id, SM_TX_TITLE(c)) != 0)
+    if (SM_TX_TITLE(c) && set_shown(s, id, 0, SM_TX_TITLE(c)) != 0)
+        return -1;
+    if (SM_TX_ALTERNATES(c)
+        && set_shown(s, id, 1, SM_TX_ALTERNATES(c)) != 0)
         return -1;
     return sm_pg_indexnow_note(s, ts, c->url);
 }
@@ -411,7 +420,7 @@ static int record(pg_store *s, const sm_change *c, sm_tx_site *ts,
     p_i64(&ps, ts->row.id);
     p_str(&ps, c->url);
     if (!(res = sm_pg_q(s, "cannot read a URL",
-                        "SELECT id, lastmod, etag, page, title"
+                        "SELECT id, lastmod, etag, page, title, alternates"
                         " FROM sitemap_urls WHERE site_id = $1 AND url = $2",
                         &ps)))
         return -1;
@@ -423,13 +432,22 @@ static int record(pg_store *s, const sm_change *c, sm_tx_site *ts,
                                         &new_lastmod);
         int retitled = sm_tx_title_changes(c, PQgetisnull(res, 0, 4) ? NULL
                                            : PQgetvalue(res, 0, 4));
+        int realternated = sm_tx_alternates_change(c, PQgetisnull(res, 0, 5)
+                                                   ? NULL
+                                                   : PQgetvalue(res, 0, 5));
         params up = { .n = 0 };
 
         PQclear(res);
         /* A title shown by the HTML site map moved: so does the page's
          * version, which its validators follow. */
         if (retitled) {
-            if (set_title(s, id, SM_TX_TITLE(c)) != 0)
+            if (set_shown(s, id, 0, SM_TX_TITLE(c)) != 0)
+                return -1;
+            sm_tx_count(&s->tx, ts, page, 0, 0, 0);
+        }
+        /* Alternates are in the page's document: likewise. */
+        if (realternated) {
+            if (set_shown(s, id, 1, SM_TX_ALTERNATES(c)) != 0)
                 return -1;
             sm_tx_count(&s->tx, ts, page, 0, 0, 0);
         }

@@ -133,7 +133,7 @@ typedef struct {
     apr_hash_t *stored;         /* "site id/url" of the stored URLs */
     apr_hash_t *pending;        /* "site id/url" of the rows below */
     apr_array_header_t *site, *id, *page, *lastmod, *seen, *len;  /* int64 */
-    apr_array_header_t *url, *etag, *title;                   /* char * */
+    apr_array_header_t *url, *etag, *title, *alternates;      /* char * */
 } sm_pg_new_rows;
 
 void sm_pg_new_rows_init(sm_pg_new_rows *nr, apr_pool_t *p);

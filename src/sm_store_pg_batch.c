@@ -28,7 +28,7 @@ void sm_pg_new_rows_init(sm_pg_new_rows *nr, apr_pool_t *p)
 #define STRS apr_array_make(p, 64, sizeof(char *))
     nr->site = I64S; nr->id = I64S; nr->page = I64S; nr->lastmod = I64S;
     nr->seen = I64S; nr->len = I64S;
-    nr->url = STRS; nr->etag = STRS; nr->title = STRS;
+    nr->url = STRS; nr->etag = STRS; nr->title = STRS; nr->alternates = STRS;
 #undef I64S
 #undef STRS
 }
@@ -93,6 +93,7 @@ int sm_pg_queue_new(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
     APR_ARRAY_PUSH(nr->url, const char *) = c->url;
     APR_ARRAY_PUSH(nr->etag, const char *) = c->etag;
     APR_ARRAY_PUSH(nr->title, const char *) = SM_TX_TITLE(c);
+    APR_ARRAY_PUSH(nr->alternates, const char *) = SM_TX_ALTERNATES(c);
     apr_hash_set(nr->pending, key, APR_HASH_KEY_STRING, "");
     sm_tx_added(&s->tx, ts, page, id, entry, lastmod);
     stats->added++;
@@ -119,15 +120,17 @@ int sm_pg_write_new(pg_store *s, sm_pg_new_rows *nr)
     p_str(&ps, INTS(nr->seen));
     p_str(&ps, INTS(nr->len));
     p_str(&ps, TEXTS(nr->title));
+    p_str(&ps, TEXTS(nr->alternates));
 #undef INTS
 #undef TEXTS
     if (sm_pg_run(s, "cannot add URLs", "INSERT INTO sitemap_urls(id,"
                   " site_id, url, page, lastmod, etag, first_seen, last_seen,"
-                  " xml_len, title) SELECT i, si, u, pg, lm, e, se, se, l, t"
+                  " xml_len, title, alternates)"
+                  " SELECT i, si, u, pg, lm, e, se, se, l, t, a"
                   " FROM unnest($1::bigint[], $2::bigint[], $3::text[],"
                   " $4::bigint[], $5::bigint[], $6::text[], $7::bigint[],"
-                  " $8::bigint[], $9::text[])"
-                  " AS x(i, si, u, pg, lm, e, se, l, t)", &ps, &done) != 0)
+                  " $8::bigint[], $9::text[], $10::text[])"
+                  " AS x(i, si, u, pg, lm, e, se, l, t, a)", &ps, &done) != 0)
         return -1;
     if (done != n) {
         apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg), "cannot add "
@@ -139,6 +142,6 @@ int sm_pg_write_new(pg_store *s, sm_pg_new_rows *nr)
     apr_array_clear(nr->page); apr_array_clear(nr->lastmod);
     apr_array_clear(nr->seen); apr_array_clear(nr->len);
     apr_array_clear(nr->url); apr_array_clear(nr->etag);
-    apr_array_clear(nr->title);
+    apr_array_clear(nr->title); apr_array_clear(nr->alternates);
     return 0;
 }

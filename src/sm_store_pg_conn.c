@@ -74,6 +74,11 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     "CREATE TABLE sitemap_removed_days("
     "  site_id bigint NOT NULL, day bigint NOT NULL, n bigint NOT NULL,"
     "  PRIMARY KEY(site_id, day));",
+    /* 3 -> 4: the page's hreflang alternates (sm_alternates.h: "hreflang
+     * href" lines; NULL: none or not known).  A column, not a table, for
+     * the reasons given in sm_store_sqlite.c (read and written whole with
+     * their URL, nothing to keep in step on removals). */
+    "ALTER TABLE sitemap_urls ADD COLUMN alternates text;",
 };
 
 /* ---- statements -------------------------------------------------------- */

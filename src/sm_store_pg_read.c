@@ -1,6 +1,7 @@
 /* sm_store_pg_read.c: reading the PostgreSQL store (the sitemap handler,
  * sitemapctl) and checking it (see sm_store_pg.h). */
 #include "sm_store_pg.h"
+#include "sm_alternates.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,8 @@ apr_status_t sm_pg_site_info(sm_store *st, apr_pool_t *p,
     p_i64(&ps, site_id);
     p_i64(&ps, page);
     if (!(res = sm_pg_q(s, "cannot read the pages", "SELECT page, url_count,"
-                        " version, lastmod, changed FROM sitemap_pages"
+                        " version, lastmod, changed, xml_bytes"
+                        " FROM sitemap_pages"
                         " WHERE site_id = $1 AND url_count > 0"
                         " AND ($2 = 0 OR page = $2) ORDER BY page", &ps)))
         return APR_EGENERAL;
@@ -71,6 +73,7 @@ apr_status_t sm_pg_site_info(sm_store *st, apr_pool_t *p,
         pi->version = i64(res, i, 2);
         pi->lastmod = apr_time_from_sec(i64(res, i, 3));
         pi->changed = apr_time_from_sec(i64(res, i, 4));
+        pi->xml_bytes = i64(res, i, 5);
     }
     PQclear(res);
     return APR_SUCCESS;
@@ -170,7 +173,9 @@ static apr_status_t page_url(void *baton, const PGresult *res, int row)
 {
     walk *w = baton;
     return w->url_fn(w->baton, PQgetvalue(res, row, 0),
-                     apr_time_from_sec(i64(res, row, 1)));
+                     apr_time_from_sec(i64(res, row, 1)),
+                     PQgetisnull(res, row, 2) ? NULL
+                     : PQgetvalue(res, row, 2));
 }
 
 /* The URLs of a page (0: of the site) in id order, through fn. */
@@ -195,7 +200,8 @@ apr_status_t sm_pg_page_urls(sm_store *st, const char *base,
     walk w = { fn, NULL, baton, NULL };
 
     return walk_ids((pg_store *)st, "cannot read the page's URLs", base,
-                    page, CURSOR "SELECT url, lastmod FROM sitemap_urls"
+                    page, CURSOR "SELECT url, lastmod, alternates"
+                    " FROM sitemap_urls"
                     " WHERE id >= $1 AND id < $2 ORDER BY id", page_url, &w);
 }
 
@@ -273,7 +279,10 @@ apr_status_t sm_pg_site_stats(sm_store *st, apr_pool_t *p,
                         " sitemap_pages p WHERE p.site_id = s.id"
                         " AND p.url_count > 0), u.*"
                         " FROM sitemap_sites s, LATERAL (SELECT max(lastmod),"
-                        " min(lastmod), max(last_seen), min(last_seen)"
+                        " min(lastmod), max(last_seen), min(last_seen),"
+                        " count(alternates), coalesce(sum(length(alternates)"
+                        " - length(replace(alternates, chr(10), '')) + 1),"
+                        " 0)"
                         " FROM sitemap_urls WHERE id >= s.id << "
                         SITE_ID_SHIFT_SQL " AND id < (s.id + 1) << "
                         SITE_ID_SHIFT_SQL ") u"
@@ -293,6 +302,8 @@ apr_status_t sm_pg_site_stats(sm_store *st, apr_pool_t *p,
         ss->lastmod_oldest = opt_time(res, i, 6);
         ss->seen_newest = opt_time(res, i, 7);
         ss->seen_oldest = opt_time(res, i, 8);
+        ss->urls_with_alternates = i64(res, i, 9);
+        ss->alternates = i64(res, i, 10);
     }
     PQclear(res);
     return APR_SUCCESS;
@@ -303,7 +314,9 @@ static apr_status_t url_row(void *baton, const PGresult *res, int row)
     walk *w = baton;
     return w->row_fn(w->baton, PQgetvalue(res, row, 0), i64(res, row, 1),
                      apr_time_from_sec(i64(res, row, 2)),
-                     apr_time_from_sec(i64(res, row, 3)));
+                     apr_time_from_sec(i64(res, row, 3)),
+                     PQgetisnull(res, row, 4) ? NULL
+                     : PQgetvalue(res, row, 4));
 }
 
 apr_status_t sm_pg_url_rows(sm_store *st, const char *base,
@@ -317,7 +330,8 @@ apr_status_t sm_pg_url_rows(sm_store *st, const char *base,
         && sm_pg_connection(s) != 0)
         return APR_EGENERAL;
     return walk_ids(s, "cannot read the site's URLs", base, page, CURSOR
-                    "SELECT url, page, lastmod, last_seen FROM sitemap_urls"
+                    "SELECT url, page, lastmod, last_seen, alternates"
+                    " FROM sitemap_urls"
                     " WHERE id >= $1 AND id < $2 ORDER BY id", url_row, &w);
 }
 
@@ -419,6 +433,47 @@ apr_status_t sm_pg_about(sm_store *st, apr_pool_t *p, sm_store_about *out)
 }
 
 /* ---- check ----------------------------------------------------------- */
+
+/* Stored alternates read back as the documents read them (see
+ * sm_store_sqlite_check.c). */
+typedef struct {
+    apr_pool_t *p, *scratch;
+    apr_int64_t bad;
+    const char *first;
+} alternates_check;
+
+static apr_status_t check_alternates_row(void *baton, const PGresult *res,
+                                         int row)
+{
+    alternates_check *ac = baton;
+    const char *alts = PQgetvalue(res, row, 1);
+
+    if (!*alts || !sm_alternates_valid(ac->scratch, alts)) {
+        if (ac->bad++ == 0)
+            ac->first = apr_pstrdup(ac->p, PQgetvalue(res, row, 0));
+    }
+    apr_pool_clear(ac->scratch);
+    return APR_SUCCESS;
+}
+
+static void check_alternates(pg_store *s, apr_pool_t *p,
+                             apr_array_header_t *problems)
+{
+    alternates_check ac = { p, NULL, 0, NULL };
+
+    apr_pool_create(&ac.scratch, p);
+    if (stream(s, "cannot check the URLs' alternates", CURSOR "SELECT url,"
+               " alternates FROM sitemap_urls WHERE alternates IS NOT NULL",
+               NULL, check_alternates_row, &ac) != APR_SUCCESS)
+        APR_ARRAY_PUSH(problems, const char *) =
+            apr_pstrdup(p, s->base.errmsg);
+    else if (ac.bad)
+        APR_ARRAY_PUSH(problems, const char *) =
+            apr_psprintf(p, "URLs have hreflang alternates no writer could "
+                         "have stored (%" APR_INT64_T_FMT " rows, the first "
+                         "%s)", ac.bad, ac.first);
+    apr_pool_destroy(ac.scratch);
+}
 
 static const struct {
     const char *sql, *what;
@@ -540,6 +595,7 @@ apr_status_t sm_store_check_pg(apr_pool_t *p, const char *uri,
                 apr_psprintf(p, "%s (%" APR_INT64_T_FMT " rows)",
                              consistency[i].what, bad);
     }
+    check_alternates(s, p, problems);
 
 out:
     sm_pg_rollback(s);

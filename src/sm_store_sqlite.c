@@ -193,6 +193,14 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "CREATE TABLE removed_days("
     "  site_id INTEGER NOT NULL, day INTEGER NOT NULL, n INTEGER NOT NULL,"
     "  PRIMARY KEY(site_id, day)) WITHOUT ROWID;",
+    /* 4 -> 5: the page's hreflang alternates as the head reader saw them
+     * (sm_alternates.h: "hreflang href" lines; NULL: none or not known).
+     * A column, not a table of their own: they are always written and
+     * read whole with their URL (64 at most), never looked up one by
+     * one, so one row read per URL serves them, and removals, expiry and
+     * pages need no second table kept in step.  Writers of schema 4 still
+     * running (a graceful restart) leave it alone. */
+    "ALTER TABLE urls ADD COLUMN alternates TEXT;",
 };
 
 
@@ -220,12 +228,12 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "SELECT url_count, xml_bytes, lastmod FROM pages"
         " WHERE site_id = ?1 AND page = ?2",
     [STMT_URL_GET] =
-        "SELECT id, lastmod, etag, page, title FROM urls"
+        "SELECT id, lastmod, etag, page, title, alternates FROM urls"
         " WHERE site_id = ?1 AND url = ?2",
     [STMT_URL_ADD] =
         "INSERT INTO urls(id, site_id, url, page, lastmod, etag, first_seen,"
-        " last_seen, xml_len, title)"
-        " VALUES (?8, ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?9)"
+        " last_seen, xml_len, title, alternates)"
+        " VALUES (?8, ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?9, ?10)"
         " ON CONFLICT(site_id, url) DO NOTHING",
     [STMT_URL_CHANGE] =
         "UPDATE urls SET lastmod = ?2, etag = ?3, last_seen = max(last_seen, ?4)"
@@ -259,16 +267,18 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_STORE_ID] =
         "SELECT value FROM meta WHERE key = 'store_id'",
     [STMT_PAGES_ALL] =
-        "SELECT page, url_count, version, lastmod, changed FROM pages"
+        "SELECT page, url_count, version, lastmod, changed, xml_bytes"
+        " FROM pages"
         " WHERE site_id = ?1 AND url_count > 0 ORDER BY page",
     [STMT_PAGES_ONE] =
-        "SELECT page, url_count, version, lastmod, changed FROM pages"
+        "SELECT page, url_count, version, lastmod, changed, xml_bytes"
+        " FROM pages"
         " WHERE site_id = ?1 AND page = ?2 AND url_count > 0",
     [STMT_SITE_CHANGED] =
         "SELECT index_changed, settings_changed, settings FROM sites"
         " WHERE id = ?1",
     [STMT_PAGE_URLS] =
-        "SELECT u.url, u.lastmod FROM " PAGE_IDS " r, urls u"
+        "SELECT u.url, u.lastmod, u.alternates FROM " PAGE_IDS " r, urls u"
         " WHERE u.id >= r.lo AND u.id < r.hi ORDER BY u.id",
     [STMT_PAGE_TITLES] =
         "SELECT u.url, u.title FROM " PAGE_IDS " r, urls u"
@@ -276,6 +286,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
         " ORDER BY u.id",
     [STMT_URL_TITLE] =
         "UPDATE urls SET title = ?2 WHERE id = ?1",
+    [STMT_URL_ALTERNATES] =
+        "UPDATE urls SET alternates = ?2 WHERE id = ?1",
     [STMT_REMOVED_ADD] =
         "INSERT INTO removed_days(site_id, day, n) VALUES (?1, ?2, ?3)"
         " ON CONFLICT(site_id, day) DO UPDATE SET n = n + excluded.n",
@@ -290,13 +302,14 @@ static const char *const stmt_sql[STMT_COUNT] = {
         " WHERE base = ?1",
     /* Id order is page order, and within a page the order of arrival. */
     [STMT_URL_ROWS_ALL] =
-        "SELECT u.url, u.page, u.lastmod, u.last_seen FROM"
+        "SELECT u.url, u.page, u.lastmod, u.last_seen, u.alternates FROM"
         " (SELECT id << " SITE_ID_SHIFT_SQL " AS lo,"
         "  (id + 1) << " SITE_ID_SHIFT_SQL " AS hi FROM sites"
         "  WHERE base = ?1) r, urls u"
         " WHERE u.id >= r.lo AND u.id < r.hi ORDER BY u.id",
     [STMT_URL_ROWS_ONE] =
-        "SELECT u.url, u.page, u.lastmod, u.last_seen FROM " PAGE_IDS " r,"
+        "SELECT u.url, u.page, u.lastmod, u.last_seen, u.alternates FROM "
+        PAGE_IDS " r,"
         " urls u WHERE u.id >= r.lo AND u.id < r.hi ORDER BY u.id",
     /* A URL pending already is pending once, as of its latest change. */
     [STMT_IN_REQUEUE] =
@@ -870,6 +883,7 @@ static int add_url(sqlite_store *s, const sm_change *c, sm_tx_site *ts,
     sqlite3_bind_int64(q, 7, entry);
     sqlite3_bind_int64(q, 8, id);
     sm_sqlite_text(q, 9, SM_TX_TITLE(c));
+    sm_sqlite_text(q, 10, SM_TX_ALTERNATES(c));
     if ((rc = run(s, q, "cannot add a URL")) != SQLITE_OK
         || sqlite3_changes(s->db) == 0)
         return rc;
@@ -878,19 +892,22 @@ static int add_url(sqlite_store *s, const sm_change *c, sm_tx_site *ts,
     return indexnow_note(s, ts, c->url);
 }
 
-/* A stored URL's title changed (the HTML site map shows it): its page's
- * version moves, as the HTML map's validators follow the pages'. */
-static int retitle(sqlite_store *s, sm_tx_site *ts, sqlite3_int64 id,
-                   sqlite3_int64 page, const char *title)
+/* A stored URL's title (STMT_URL_TITLE: the HTML site map shows it) or
+ * alternates (STMT_URL_ALTERNATES: its <url> holds them) changed: its
+ * page's version moves, as the page's validators follow it. */
+static int set_shown(sqlite_store *s, sm_tx_site *ts, sqlite3_int64 id,
+                     sqlite3_int64 page, int which, const char *value)
 {
-    sqlite3_stmt *q = sm_sqlite_stmt(s, STMT_URL_TITLE);
+    sqlite3_stmt *q = sm_sqlite_stmt(s, which);
 
     if (!q)
         return SQLITE_ERROR;
     sqlite3_bind_int64(q, 1, id);
-    sm_sqlite_text(q, 2, title);
+    sm_sqlite_text(q, 2, value);
     sm_tx_count(&s->tx, ts, page, 0, 0, 0);
-    return run(s, q, "cannot update a URL's title");
+    return run(s, q, which == STMT_URL_TITLE
+                     ? "cannot update a URL's title"
+                     : "cannot update a URL's alternates");
 }
 
 /* A URL served (RECORD) or learned (SEED).  What the module records is
@@ -929,11 +946,17 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
                                         &new_lastmod);
         int retitled = sm_tx_title_changes(c, (const char *)
                                            sqlite3_column_text(q, 4));
+        int realternated = sm_tx_alternates_change(c, (const char *)
+                                                   sqlite3_column_text(q, 5));
         sqlite3_reset(q);
         sqlite3_clear_bindings(q);
 
-        if (retitled && (rc = retitle(s, ts, id, page, SM_TX_TITLE(c)))
-                        != SQLITE_OK)
+        if (retitled && (rc = set_shown(s, ts, id, page, STMT_URL_TITLE,
+                                        SM_TX_TITLE(c))) != SQLITE_OK)
+            return rc;
+        if (realternated
+            && (rc = set_shown(s, ts, id, page, STMT_URL_ALTERNATES,
+                               SM_TX_ALTERNATES(c))) != SQLITE_OK)
             return rc;
 
         /* Learned from a log or an admin: what is stored stays, only

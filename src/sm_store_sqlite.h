@@ -45,6 +45,7 @@ enum {
     STMT_PAGE_URLS,
     STMT_PAGE_TITLES,
     STMT_URL_TITLE,
+    STMT_URL_ALTERNATES,
     STMT_REMOVED_ADD,
     STMT_REMOVED_PRUNE,
     /* sitemapctl and the settings kept with a site */

@@ -2,6 +2,7 @@
  * integrity check, that it is ours, and that the writers' summaries agree
  * with the URLs. */
 #include "sm_store_sqlite.h"
+#include "sm_alternates.h"
 
 #include <apr_strings.h>
 #include <errno.h>
@@ -69,6 +70,46 @@ static const struct {
       " AND length(value) > 0",
       "the store id is missing" },
 };
+
+/* Every stored set of alternates read back as the documents read it:
+ * rows holding an entry no writer could have stored (the documents skip
+ * those entries) are a problem. */
+static void check_alternates(sqlite_store *s, apr_pool_t *p,
+                             apr_array_header_t *problems)
+{
+    sqlite3_stmt *q;
+    apr_pool_t *scratch;
+    apr_int64_t bad = 0;
+    const char *first = NULL;
+    int rc;
+
+    if (sqlite3_prepare_v2(s->db, "SELECT url, alternates FROM urls"
+                           " WHERE alternates IS NOT NULL", -1, &q, NULL)
+        != SQLITE_OK) {
+        problem(problems, "cannot check the URLs' alternates: %s",
+                sqlite3_errmsg(s->db));
+        return;
+    }
+    apr_pool_create(&scratch, p);
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *alts = (const char *)sqlite3_column_text(q, 1);
+        if (!*alts || !sm_alternates_valid(scratch, alts)) {
+            if (bad++ == 0)
+                first = apr_pstrdup(p, (const char *)
+                                       sqlite3_column_text(q, 0));
+        }
+        apr_pool_clear(scratch);
+    }
+    if (rc != SQLITE_DONE)
+        problem(problems, "cannot check the URLs' alternates: %s",
+                sqlite3_errmsg(s->db));
+    else if (bad)
+        problem(problems, "URLs have hreflang alternates no writer could "
+                "have stored (%" APR_INT64_T_FMT " rows, the first %s)", bad,
+                first);
+    sqlite3_finalize(q);
+    apr_pool_destroy(scratch);
+}
 
 apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
                                    int busy_timeout_ms,
@@ -193,6 +234,7 @@ apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
             problem(problems, "%s (%" APR_INT64_T_FMT " rows)",
                     consistency[i].what, (apr_int64_t)bad);
     }
+    check_alternates(s, p, problems);
 
 out:
     sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);

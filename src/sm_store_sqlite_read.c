@@ -79,6 +79,7 @@ apr_status_t sm_sqlite_site_info(sm_store *st, apr_pool_t *p,
         pi->version = sqlite3_column_int64(q, 2);
         pi->lastmod = apr_time_from_sec(sqlite3_column_int64(q, 3));
         pi->changed = apr_time_from_sec(sqlite3_column_int64(q, 4));
+        pi->xml_bytes = sqlite3_column_int64(q, 5);
     }
     if (rc != SQLITE_DONE)
         return read_error(s, q, "cannot read the pages");
@@ -137,7 +138,8 @@ static apr_status_t url_row(void *ctx, sqlite3_stmt *q)
 {
     page_walk *w = ctx;
     return w->url_fn(w->baton, (const char *)sqlite3_column_text(q, 0),
-                     apr_time_from_sec(sqlite3_column_int64(q, 1)));
+                     apr_time_from_sec(sqlite3_column_int64(q, 1)),
+                     (const char *)sqlite3_column_text(q, 2));
 }
 
 static apr_status_t title_row(void *ctx, sqlite3_stmt *q)
@@ -228,8 +230,12 @@ apr_status_t sm_sqlite_site_stats(sm_store *st, apr_pool_t *p,
                          " FROM sites s WHERE ?1 IS NULL OR s.base = ?1"
                          " ORDER BY s.base", &sites)) != APR_SUCCESS)
         return rv;
+    /* Alternates are lines: one more than the line feeds. */
     if ((rv = prepare(s, "SELECT max(lastmod), min(lastmod), max(last_seen),"
-                         " min(last_seen) FROM urls WHERE id >= ?1"
+                         " min(last_seen), count(alternates),"
+                         " coalesce(sum(length(alternates)"
+                         "  - length(replace(alternates, char(10), '')) + 1),"
+                         "  0) FROM urls WHERE id >= ?1"
                          " AND id < ?2", &urls)) != APR_SUCCESS)
         goto done;
     sm_sqlite_text(sites, 1, base);
@@ -264,6 +270,8 @@ apr_status_t sm_sqlite_site_stats(sm_store *st, apr_pool_t *p,
         ss->lastmod_oldest = opt_time(urls, 1);
         ss->seen_newest = opt_time(urls, 2);
         ss->seen_oldest = opt_time(urls, 3);
+        ss->urls_with_alternates = sqlite3_column_int64(urls, 4);
+        ss->alternates = sqlite3_column_int64(urls, 5);
         sqlite3_reset(urls);
     }
     rv = APR_SUCCESS;
@@ -292,7 +300,8 @@ apr_status_t sm_sqlite_url_rows(sm_store *st, const char *base,
         rv = fn(baton, (const char *)sqlite3_column_text(q, 0),
                 sqlite3_column_int64(q, 1),
                 apr_time_from_sec(sqlite3_column_int64(q, 2)),
-                apr_time_from_sec(sqlite3_column_int64(q, 3)));
+                apr_time_from_sec(sqlite3_column_int64(q, 3)),
+                (const char *)sqlite3_column_text(q, 4));
         if (rv != APR_SUCCESS)
             break;
     }

@@ -159,3 +159,8 @@ int sm_tx_title_changes(const sm_change *c, const char *old)
 {
     return c->title && strcmp(c->title, old ? old : "") != 0;
 }
+
+int sm_tx_alternates_change(const sm_change *c, const char *old)
+{
+    return c->alternates && strcmp(c->alternates, old ? old : "") != 0;
+}

@@ -87,6 +87,12 @@ int sm_tx_site_changed(const sm_tx_site *ts);
 int sm_tx_title_changes(const sm_change *c, const char *old);
 /* The title to store for c: NULL for none. */
 #define SM_TX_TITLE(c) ((c)->title && *(c)->title ? (c)->title : NULL)
+/* The same for alternates (c->alternates NULL: the head was not read; ""
+ * it has none): do they differ from old (NULL: none stored)? */
+int sm_tx_alternates_change(const sm_change *c, const char *old);
+/* The alternates to store for c: NULL for none. */
+#define SM_TX_ALTERNATES(c) \
+    ((c)->alternates && *(c)->alternates ? (c)->alternates : NULL)
 
 /* A RECORD of a stored URL (old_lastmod, old_etag): its new lastmod (the
  * response's Last-Modified; without one the first-seen time, moved forward

@@ -1,5 +1,7 @@
 /* sm_xml.c: see sm_xml.h. */
 #include "sm_xml.h"
+#include "sm_alternates.h"
+#include "sm_store.h"
 
 #include <apr_strings.h>
 #include <string.h>
@@ -133,7 +135,43 @@ apr_status_t sm_xml_url(sm_xml_writer *w, const char *base, const char *path,
                         apr_time_t lastmod, const char *changefreq,
                         const char *priority)
 {
-    puts_(w, "<url><loc>");
+    return sm_xml_url_alternates(w, base, path, lastmod, changefreq, priority,
+                                 NULL);
+}
+
+#define XHTML_DECL " xmlns:xhtml=\"" SM_XHTML_NS "\""
+#define LINK_OPEN "<xhtml:link rel=\"alternate\" hreflang=\""
+#define LINK_HREF "\" href=\""
+#define LINK_CLOSE "\"/>"
+
+apr_size_t sm_xml_alternates_len(const apr_array_header_t *alternates)
+{
+    apr_size_t n;
+    int i;
+
+    if (!alternates || alternates->nelts == 0)
+        return 0;
+    n = sizeof(XHTML_DECL) - 1;
+    for (i = 0; i < alternates->nelts; i++) {
+        const sm_alternate *a = &APR_ARRAY_IDX(alternates, i, sm_alternate);
+        n += sizeof(LINK_OPEN) - 1 + sm_xml_escaped_len(a->hreflang)
+             + sizeof(LINK_HREF) - 1 + sm_xml_escaped_len(a->href)
+             + sizeof(LINK_CLOSE) - 1;
+    }
+    return n;
+}
+
+apr_status_t sm_xml_url_alternates(sm_xml_writer *w, const char *base,
+                                   const char *path, apr_time_t lastmod,
+                                   const char *changefreq,
+                                   const char *priority,
+                                   const apr_array_header_t *alternates)
+{
+    int i, n = alternates ? alternates->nelts : 0;
+
+    /* Declared here, not on <urlset>: documents without alternates keep
+     * their bytes. */
+    puts_(w, n ? "<url" XHTML_DECL "><loc>" : "<url><loc>");
     put_escaped(w, base);
     put_escaped(w, path);
     puts_(w, "</loc>");
@@ -147,6 +185,14 @@ apr_status_t sm_xml_url(sm_xml_writer *w, const char *base, const char *path,
         puts_(w, "<priority>");
         puts_(w, priority);
         puts_(w, "</priority>");
+    }
+    for (i = 0; i < n; i++) {
+        const sm_alternate *a = &APR_ARRAY_IDX(alternates, i, sm_alternate);
+        puts_(w, LINK_OPEN);
+        put_escaped(w, a->hreflang);
+        puts_(w, LINK_HREF);
+        put_escaped(w, a->href);
+        puts_(w, LINK_CLOSE);
     }
     puts_(w, "</url>\n");
     return w->status;

@@ -8,6 +8,7 @@
 #define SM_XML_H
 
 #include <apr_pools.h>
+#include <apr_tables.h>
 #include <apr_time.h>
 
 #define SM_XML_NS "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -32,6 +33,19 @@ apr_status_t sm_xml_urlset_begin(sm_xml_writer *w);
 apr_status_t sm_xml_url(sm_xml_writer *w, const char *base, const char *path,
                         apr_time_t lastmod, const char *changefreq,
                         const char *priority);
+/* The same with the URL's hreflang alternates (sm_alternate, in their
+ * stored form; NULL or none: exactly sm_xml_url's bytes) after priority,
+ * one <xhtml:link rel="alternate" hreflang="..." href="..."/> each, the
+ * xhtml prefix declared on this <url> (SM_XHTML_NS). */
+#define SM_XHTML_NS "http://www.w3.org/1999/xhtml"
+apr_status_t sm_xml_url_alternates(sm_xml_writer *w, const char *base,
+                                   const char *path, apr_time_t lastmod,
+                                   const char *changefreq,
+                                   const char *priority,
+                                   const apr_array_header_t *alternates);
+/* The bytes sm_xml_url_alternates writes for alternates beyond what
+ * sm_xml_url writes for the same URL (0 for none). */
+apr_size_t sm_xml_alternates_len(const apr_array_header_t *alternates);
 apr_status_t sm_xml_urlset_end(sm_xml_writer *w);
 
 /* <?xml ...?><sitemapindex xmlns=...> */

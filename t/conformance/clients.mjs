@@ -9,6 +9,13 @@
 //               sitemaps (XMLToSitemapIndexStream / XMLToSitemapItemStream
 //               with ErrorLevel.THROW, every item through validateSMIOptions
 //               with THROW), following indexes;
+//   links:      the hreflang alternates the `sitemap` package reads, one
+//               "url lang href" string each;
+//   refused:    what its strict mode refused in a <urlset> that the
+//               package then read again with ErrorLevel.WARN: only its
+//               "unhandled attr: url xmlns:xhtml" (the strict parser knows
+//               no attribute on <url>, a namespace declaration included),
+//               every other error still ends the program;
 //   sitemapper: the URLs sitemapper fetches from the same sitemap URLs;
 //   encodings:  the Content-Encoding of every answer (robots.txt first).
 // Any error ends the program with status 1 and the error on stderr.
@@ -60,7 +67,21 @@ function collect(stream, body) {
 }
 
 // The pages of one sitemap URL, following an index, strictly.
-async function pages(url, encoding, encodings) {
+// The items of a <urlset>: strictly, or, when the strict parser refuses
+// only the xhtml namespace declared on a <url>, read again with WARN.
+async function urlset(body, refused) {
+  try {
+    return await collect(new XMLToSitemapItemStream(
+      { level: ErrorLevel.THROW, logger: false }), body);
+  } catch (e) {
+    if (!/^unhandled attr: url xmlns:xhtml$/.test(e.message)) throw e;
+    refused.push(e.message);
+    return collect(new XMLToSitemapItemStream(
+      { level: ErrorLevel.WARN, logger: false }), body);
+  }
+}
+
+async function pages(url, encoding, encodings, links, refused) {
   const { body, ce } = await get(url, encoding);
   encodings.push(ce);
   const text = body.toString('utf8');
@@ -69,12 +90,18 @@ async function pages(url, encoding, encodings) {
     const entries = await collect(new XMLToSitemapIndexStream(opts), body);
     if (!entries.length) throw new Error(`${url}: an index of nothing`);
     const out = [];
-    for (const e of entries) out.push(...await pages(e.url, encoding, encodings));
+    for (const e of entries) {
+      out.push(...await pages(e.url, encoding, encodings, links, refused));
+    }
     return out;
   }
-  const items = await collect(new XMLToSitemapItemStream(opts), body);
+  const items = await urlset(body, refused);
   if (!items.length) throw new Error(`${url}: a urlset of nothing`);
-  return items.map((item) => validateSMIOptions(item, ErrorLevel.THROW).url);
+  return items.map((item) => {
+    const valid = validateSMIOptions(item, ErrorLevel.THROW);
+    for (const l of valid.links || []) links.push(`${valid.url} ${l.lang} ${l.url}`);
+    return valid.url;
+  });
 }
 
 async function run(robotsUrl, encoding) {
@@ -84,8 +111,10 @@ async function run(robotsUrl, encoding) {
   const sitemaps = robotsParser(robotsUrl, robots.body.toString('utf8')).getSitemaps();
   const byPackage = [];
   const bySitemapper = [];
+  const links = [];
+  const refused = [];
   for (const sm of sitemaps) {
-    byPackage.push(...await pages(sm, encoding, encodings));
+    byPackage.push(...await pages(sm, encoding, encodings, links, refused));
     const mapper = new Sitemapper({
       url: sm, timeout: 15000, requestHeaders: { 'Accept-Encoding': encoding },
     });
@@ -94,7 +123,8 @@ async function run(robotsUrl, encoding) {
     bySitemapper.push(...got.sites);
   }
   return {
-    robots: sitemaps, sitemap: byPackage, sitemapper: bySitemapper, encodings,
+    robots: sitemaps, sitemap: byPackage, links, refused, sitemapper: bySitemapper,
+    encodings,
   };
 }
 

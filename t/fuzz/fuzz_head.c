@@ -12,10 +12,16 @@
  *     without controls or spaces and a non-empty hreflang;
  *   - the title has no leading, trailing or doubled space;
  *   - a canonical resolved against a page gives a target starting with '/'
- *     and a base sm_url_parse_base accepts. */
+ *     and a base sm_url_parse_base accepts;
+ *   - the alternates' stored form (sm_alternates_from_head) reads back
+ *     whole (every entry valid, at most SM_ALTERNATES_MAX), and their XML
+ *     (sm_xml_url_alternates) is as long as sm_xml_alternates_len says,
+ *     and no '<', '>' or '"' of a value unescaped. */
 #include "fuzz.h"
+#include "sm_alternates.h"
 #include "sm_head.h"
 #include "sm_url.h"
+#include "sm_xml.h"
 
 #include <apr_strings.h>
 #include <strings.h>
@@ -36,6 +42,50 @@ static const char *answer(apr_pool_t *p, sm_head *h)
         s = apr_pstrcat(p, s, " ", a->hreflang, "=", a->href, NULL);
     }
     return s;
+}
+
+/* An XML writer's sink: the bytes appended to an array of char. */
+static apr_status_t to_array(void *baton, const char *data, apr_size_t len)
+{
+    while (len--)
+        APR_ARRAY_PUSH((apr_array_header_t *)baton, char) = *data++;
+    return APR_SUCCESS;
+}
+
+/* The stored form, read back, and its XML. */
+static void check_alternates(apr_pool_t *p, const sm_head_result *r)
+{
+    apr_array_header_t *allow = apr_array_make(p, 1, sizeof(char *));
+    apr_array_header_t *back;
+    const char *stored, *c;
+    apr_array_header_t *plain = apr_array_make(p, 256, 1);
+    apr_array_header_t *with = apr_array_make(p, 1024, 1);
+    sm_xml_writer *w;
+    size_t quotes = 0, opens = 0, closes = 0;
+
+    APR_ARRAY_PUSH(allow, const char *) = "q";
+    stored = sm_alternates_from_head(p, r->alternates, "http://ex.com",
+                                     "/a/b?c", allow);
+    FUZZ_ASSERT(sm_alternates_parse(p, stored, &back) == 0);
+    FUZZ_ASSERT(back->nelts <= SM_ALTERNATES_MAX);
+    FUZZ_ASSERT(back->nelts == sm_alternates_count(stored));
+    w = sm_xml_writer_create(p, to_array, plain);
+    sm_xml_url(w, "http://ex.com", "/a/b", 0, NULL, NULL);
+    sm_xml_flush(w);
+    w = sm_xml_writer_create(p, to_array, with);
+    sm_xml_url_alternates(w, "http://ex.com", "/a/b", 0, NULL, NULL, back);
+    sm_xml_flush(w);
+    FUZZ_ASSERT((apr_size_t)with->nelts
+                == (apr_size_t)plain->nelts + sm_xml_alternates_len(back));
+    for (c = with->elts; c < with->elts + with->nelts; c++) {
+        quotes += *c == '"';
+        opens += *c == '<';
+        closes += *c == '>';
+    }
+    /* <url><loc></loc></url> and one tag an alternate: no '<', '>' or '"'
+     * of a value went out unescaped */
+    FUZZ_ASSERT(opens == 4 + (size_t)back->nelts && closes == opens);
+    FUZZ_ASSERT(quotes == (back->nelts ? 2 + 6 * (size_t)back->nelts : 0));
 }
 
 static void check_result(apr_pool_t *p, const sm_head_result *r)
@@ -65,6 +115,7 @@ static void check_result(apr_pool_t *p, const sm_head_result *r)
         FUZZ_ASSERT(sm_url_parse_base(p, base, &err) != NULL);
     }
     sm_head_names_other(p, r, "http://ex.com", "/a/b?c", "/a/b", NULL);
+    check_alternates(p, r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)

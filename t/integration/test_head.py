@@ -8,9 +8,18 @@ site.  With SitemapReadHead Off the same site lists every page."""
 
 import gzip
 import http.server
+import os
+import re
+import subprocess
 import time
 
 import pytest
+
+from conftest import TOP_BUILDDIR
+from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
+from sitemap_check import fetch
+
+SITEMAPCTL = os.path.join(TOP_BUILDDIR, "sitemapctl")
 
 # ---- the pages ---------------------------------------------------------------
 
@@ -405,3 +414,331 @@ def test_pages_the_rules_leave_out_are_not_read(make_server):
     assert reads(srv, "/q.html?utm_source=x") == 0
     assert reads(srv, "/q.html") == 1       # the plain GET only
     assert srv.urls() == {"/q.html"}
+
+
+# ---- hreflang alternates ------------------------------------------------------
+
+LANGS = ("en", "de", "fr")
+# A hostile href: quotes, <, & and ' in the path; normalised (the quote and
+# '<' percent-encoded) and then entity-escaped.
+HOSTILE = "https://other.example/it&#39;s/&quot;q&quot;&lt;b&gt;&amp;c"
+HOSTILE_STORED = "https://other.example/it's/%22q%22%3Cb%3E&c"
+HOSTILE_XML = "https://other.example/it&apos;s/%22q%22%3Cb%3E&amp;c"
+
+
+def cluster_page(base, paths, lang, extra=""):
+    """A page of the cluster: names every language's page and x-default
+    (its own spelling of the hrefs: case, dot segments),
+    plus what must be ignored: a relative href, another scheme, a bad
+    hreflang."""
+    links = "".join(
+        f'<link rel="alternate" hreflang="{l.upper() if l == "de" else l}" '
+        f'href="{base.upper()}/./x/..{paths[l]}">\n'
+        if l == "de" else
+        f'<link rel="alternate" hreflang="{l}" href="{base}{paths[l]}">\n'
+        for l in LANGS)
+    links += f'<link rel="alternate" hreflang="x-default" href="{base}/">\n'
+    links += ('<link rel="alternate" hreflang="it" href="/it/page.html">\n'
+              '<link rel="alternate" hreflang="es" href="ftp://ex.com/es">\n'
+              '<link rel="alternate" hreflang="en_US" href="https://ex.com/">\n'
+              '<link rel="alternate" hreflang="pt" href="javascript:x">\n')
+    return html(f"<title>{lang}</title>\n" + links + extra)
+
+
+def cluster_expected(base, paths):
+    return [(l, base + paths[l]) for l in LANGS] + [("x-default", base + "/")]
+
+
+def url_entry(body, loc):
+    """The bytes of the <url> of loc (None when absent)."""
+    m = re.search(rb"<url[ >](?:(?!</url>).)*?<loc>" + re.escape(loc.encode())
+                  + rb"</loc>.*?</url>\n", body, re.S)
+    return m.group(0) if m else None
+
+
+def alternates_in(doc, loc):
+    return doc.by_loc()[loc].get("alternates", [])
+
+
+def serve_cluster(srv, way, backend=None):
+    """The cluster's three pages and the hostile one, served one way;
+    returns {name: path}."""
+    prefix = {"static": "/s/", "cgi": "/cgi-bin/", "proxy": "/p/"}[way]
+    suffix = "" if way == "cgi" else ".html"
+    paths = {n: f"{prefix}{n}{suffix}" for n in LANGS + ("hostile", "plain")}
+    docs = {l: cluster_page(srv.base, paths, l) for l in LANGS}
+    docs["hostile"] = html(f'<link rel=alternate hreflang=ES-419 '
+                           f'href="{HOSTILE}">')
+    docs["plain"] = html("<title>never had any</title>")
+    if way == "static":
+        for n, d in docs.items():
+            srv.write(f"htdocs{paths[n]}", d, mtime=1_700_000_000)
+    elif way == "cgi":
+        for n, d in docs.items():
+            lines = ["printf 'Content-Type: text/html\\r\\n\\r\\n'"]
+            for i, piece in enumerate(pieces(d)):
+                lines.append("printf '%s' '" + piece.decode()
+                             .replace("'", "'\\''") + "'")
+                if i in (3, 20, 41):
+                    lines.append("sleep 0.02")
+            srv.cgi(n, "\n".join(lines) + "\n")
+    else:
+        port = backend({paths[n]: d for n, d in docs.items()})
+        srv.conf_text += f"\nProxyPass /p/ http://127.0.0.1:{port}/p/\n"
+    return paths
+
+
+@pytest.mark.parametrize("way", ["static", "cgi", "proxy"])
+def test_hreflang_cluster_is_served(make_server, backend, tmp_path, way):
+    """Three pages in en/de/fr and x-default naming each other: each <url>
+    carries the four alternates, normalised, in the page's order, the
+    xhtml prefix declared on that <url>; what is relative, another scheme
+    or a bad hreflang is ignored; a hostile href is escaped; a page without
+    any keeps today's bytes; sitemapctl export gives the same bytes."""
+    srv = make_server(modules=("proxy", "proxy_http"))
+    paths = serve_cluster(srv, way, backend)
+    srv.start()
+    for p in paths.values():
+        srv.get_ok(p)
+    srv.wait_recorded(*paths.values())
+    srv.sentinel()
+    r = fetch(srv)
+    doc, body, base = r.doc, r.body, srv.base
+    for l in LANGS:
+        loc = base + paths[l]
+        assert alternates_in(doc, loc) == cluster_expected(base, paths), l
+        entry = url_entry(body, loc)
+        assert entry.startswith(b'<url xmlns:xhtml="http://www.w3.org/1999/'
+                                b'xhtml"><loc>' + loc.encode() + b"</loc>")
+        assert (b'<xhtml:link rel="alternate" hreflang="de" href="'
+                + (base + paths["de"]).encode() + b'"/>') in entry
+    assert alternates_in(doc, base + paths["hostile"]) == [
+        ("es-419", HOSTILE_STORED)]
+    assert (b'hreflang="es-419" href="' + HOSTILE_XML.encode() + b'"/>'
+            in url_entry(body, base + paths["hostile"]))
+    plain = url_entry(body, base + paths["plain"])
+    assert re.fullmatch(rb"<url><loc>[^<]+</loc><lastmod>[^<]+</lastmod>"
+                        rb"</url>\n", plain), plain
+    assert b"xmlns:xhtml" not in body.split(b"<url", 1)[0]
+    # what is stored, as sitemapctl lists it
+    row = srv.row(paths["en"])
+    assert row["alternates"] == "\n".join(
+        f"{h} {u}" for h, u in cluster_expected(base, paths))
+    out = tmp_path / "export"
+    x = subprocess.run([SITEMAPCTL, "export", srv.db_path, "--site", base,
+                        str(out)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    assert x.returncode == 0, x.stderr
+    assert (out / "sitemap.xml").read_bytes() == body
+    x = subprocess.run([SITEMAPCTL, "list", srv.db_path, "--site", base],
+                       stdout=subprocess.PIPE, text=True, timeout=60)
+    lines = x.stdout.splitlines()
+    at = lines.index(next(ln for ln in lines
+                          if ln.startswith(base + paths["en"] + "\t")))
+    assert lines[at + 1:at + 5] == [f"\t{h}\t{u}" for h, u in
+                                    cluster_expected(base, paths)]
+    x = subprocess.run([SITEMAPCTL, "stats", srv.db_path, "--site", base],
+                       stdout=subprocess.PIPE, text=True, timeout=60)
+    assert "alternates:     13 hreflang alternates of 4 URLs" in x.stdout, \
+        x.stdout
+
+
+def wait_row(srv, url, ok, timeout=20):
+    deadline = time.monotonic() + timeout
+    while not ok(srv.row(url)):
+        assert time.monotonic() < deadline, srv.row(url)
+        time.sleep(0.1)
+
+
+def test_hreflang_changes_follow_the_page(make_server):
+    """New alternates move the page's version (ETag) even when the page's
+    Last-Modified stays; the new ones are served; a page losing them all
+    serves the bytes of a page that never had any."""
+    srv = make_server()
+    paths = {l: f"/{l}.html" for l in LANGS}
+    for l in LANGS:
+        srv.write(f"htdocs/{l}.html", cluster_page(srv.base, paths, l),
+                  mtime=1_700_000_000)
+    srv.write("htdocs/never.html", html("<title>never</title>"),
+              mtime=1_700_000_000)
+    srv.start()
+    for p in list(paths.values()) + ["/never.html"]:
+        srv.get_ok(p)
+    srv.sentinel()
+    before = fetch(srv)
+    en = srv.base + "/en.html"
+    assert len(alternates_in(before.doc, en)) == 4
+
+    # the same Last-Modified, another size (so another ETag): only the
+    # alternates differ in the sitemap
+    srv.write("htdocs/en.html", html(
+        "<title>en</title>"
+        f'<link rel=alternate hreflang=en href="{srv.base}/en.html">'
+        f'<link rel=alternate hreflang=it href="{srv.base}/it.html">'),
+        mtime=1_700_000_000)
+    srv.get_ok("/en.html")
+    # no sentinel: a new URL would move the page's version by itself
+    wait_row(srv, "/en.html", lambda row: "\nit " in (row["alternates"] or ""))
+    after = fetch(srv)
+    assert alternates_in(after.doc, en) == [
+        ("en", srv.base + "/en.html"), ("it", srv.base + "/it.html")]
+    assert after.doc.by_loc()[en]["lastmod"] == \
+        before.doc.by_loc()[en]["lastmod"]
+    assert after.header("ETag") != before.header("ETag")
+    assert srv.get("/sitemap.xml", headers={
+        "If-None-Match": before.header("ETag")}).status == 200
+
+    # losing them all: the bytes of a page that never had any
+    for l in LANGS:
+        srv.write(f"htdocs/{l}.html", html(f"<title>{l}</title>"),
+                  mtime=1_700_000_000)
+        srv.get_ok(f"/{l}.html")
+    srv.sentinel()
+    cleared = fetch(srv)
+    assert b"xhtml" not in cleared.body
+    never = url_entry(cleared.body, srv.base + "/never.html")
+    for l in LANGS:
+        loc = srv.base + f"/{l}.html"
+        assert url_entry(cleared.body, loc) == never.replace(
+            b"/never.html", f"/{l}.html".encode())
+    assert srv.row("/en.html")["alternates"] is None
+
+
+def test_hreflang_on_postgresql(make_server, pg_db, tmp_path):
+    """The same on a PostgreSQL store: stored, served, changed, exported
+    byte for byte, listed and counted."""
+    base = "https://www.example.com"
+    srv = make_server(db=pg_db.uri, conf=f"SitemapBaseURL {base}")
+    paths = {l: f"/{l}.html" for l in LANGS}
+    for l in LANGS:
+        srv.write(f"htdocs/{l}.html", cluster_page(base, paths, l),
+                  mtime=1_700_000_000)
+    srv.start()
+    for p in paths.values():
+        srv.get_ok(p)
+    pg_db.wait_urls(base, set(paths.values()))
+    r = fetch(srv, base=base)
+    for l in LANGS:
+        assert alternates_in(r.doc, base + paths[l]) == \
+            cluster_expected(base, paths)
+    out = tmp_path / "export"
+    x = subprocess.run([SITEMAPCTL, "export", pg_db.uri, "--site", base,
+                        str(out)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    assert x.returncode == 0, x.stderr
+    assert (out / "sitemap.xml").read_bytes() == r.body
+    x = subprocess.run([SITEMAPCTL, "stats", pg_db.uri, "--site", base],
+                       stdout=subprocess.PIPE, text=True, timeout=60)
+    assert "alternates:     12 hreflang alternates of 3 URLs" in x.stdout, \
+        x.stdout
+    x = subprocess.run([SITEMAPCTL, "check", pg_db.uri],
+                       stdout=subprocess.PIPE, text=True, timeout=60)
+    assert x.returncode == 0, x.stdout
+
+    srv.write("htdocs/fr.html", html(
+        f'<link rel=alternate hreflang=fr href="{base}/fr.html">'),
+        mtime=1_700_000_000)
+    srv.get_ok("/fr.html")
+    deadline = time.monotonic() + 20
+    while True:
+        after = fetch(srv, base=base)
+        if alternates_in(after.doc, base + "/fr.html") == [
+                ("fr", base + "/fr.html")]:
+            break
+        assert time.monotonic() < deadline, after.body
+        time.sleep(0.2)
+    assert after.header("ETag") != r.header("ETag")
+    # a hostile row: skipped, counted by check, never breaks the XML
+    pg_db.sql("UPDATE sitemap_urls SET alternates = 'de https://x.example/"
+              "\"><evil/>' || chr(10) || 'en https://x.example/ok'"
+              " WHERE url = '/de.html';"
+              " UPDATE sitemap_pages SET version = version + 1")
+    bad = fetch(srv, base=base)
+    assert alternates_in(bad.doc, base + "/de.html") == [
+        ("en", "https://x.example/ok")]
+    x = subprocess.run([SITEMAPCTL, "check", pg_db.uri],
+                       stdout=subprocess.PIPE, text=True, timeout=60)
+    assert x.returncode != 0 and "alternates" in x.stdout, x.stdout
+    srv.expect_log(r"hreflang alternate")
+
+
+def test_hreflang_tampered_rows_are_skipped(make_server, tmp_path):
+    """Alternates no writer could have stored (written by hand, a damaged
+    store) are left out of the <url>, the others kept; the document stays
+    valid; the module and sitemapctl export warn, check names the row."""
+    import sqlite3
+    from conftest import as_run_user
+    srv = make_server()
+    paths = {l: f"/{l}.html" for l in LANGS}
+    for l in LANGS:
+        srv.write(f"htdocs/{l}.html", cluster_page(srv.base, paths, l))
+    srv.expect_log(r"hreflang alternates? of .* left out")
+    srv.start()
+    for p in paths.values():
+        srv.get_ok(p)
+    srv.wait_recorded(*paths.values())
+    wait_row(srv, "/fr.html", lambda row: row and row["alternates"])
+    with as_run_user():
+        con = sqlite3.connect(srv.db_path, timeout=10)
+        con.execute("UPDATE urls SET alternates = ? WHERE url = '/de.html'",
+                    ("DE https://x.example/upper\n"
+                     "fr https://x.example/\"><evil/>&\n"
+                     "it javascript:alert(1)\n"
+                     "en https://x.example/ok",))
+        con.execute("UPDATE pages SET version = version + 1")
+        con.commit()
+        con.close()
+    r = fetch(srv)
+    assert alternates_in(r.doc, srv.base + "/de.html") == [
+        ("en", "https://x.example/ok")]
+    assert b"evil" not in r.body
+    assert alternates_in(r.doc, srv.base + "/en.html") == \
+        cluster_expected(srv.base, paths)
+    srv.wait_log(r"3 hreflang alternates of .* left out", module="sitemap")
+    out = tmp_path / "export"
+    x = subprocess.run([SITEMAPCTL, "export", srv.db_path, "--site", srv.base,
+                        str(out)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    assert x.returncode == 0, x.stderr
+    assert "warning: 3 hreflang alternates of the store left out" \
+        in x.stderr, x.stderr
+    assert (out / "sitemap.xml").read_bytes() == r.body
+    x = subprocess.run([SITEMAPCTL, "check", srv.db_path],
+                       stdout=subprocess.PIPE, text=True, timeout=60)
+    assert x.returncode == 1 and "alternates no writer could have stored " \
+        "(1 rows, the first /de.html)" in x.stdout, x.stdout
+
+
+def test_hreflang_postgresql_schema_3_upgraded_in_place(make_server, pg_db):
+    """A database of schema version 3 (titles, no alternates): sitemapctl's
+    readers refuse it until the module's writer upgrades it in place; its
+    URLs and titles stay, and alternates are stored from then on."""
+    base = "https://www.example.com"
+    r = subprocess.run([SITEMAPCTL, "add", pg_db.uri, "--site", base,
+                        "/kept"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    pg_db.sql("ALTER TABLE sitemap_urls DROP COLUMN alternates;"
+              " UPDATE sitemap_urls SET title = 'Kept';"
+              " UPDATE sitemap_meta SET value = '3'"
+              " WHERE key = 'schema_version'")
+    r = subprocess.run([SITEMAPCTL, "list", pg_db.uri, "--site", base],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "schema version 3" in r.stderr, r.stderr
+    srv = make_server(db=pg_db.uri, conf=f"SitemapBaseURL {base}")
+    paths = {l: f"/{l}.html" for l in LANGS}
+    for l in LANGS:
+        srv.write(f"htdocs/{l}.html", cluster_page(base, paths, l))
+    srv.start()
+    for p in paths.values():
+        srv.get_ok(p)
+    pg_db.wait_urls(base, {"/kept"} | set(paths.values()))
+    assert pg_db.sql("SELECT value FROM sitemap_meta"
+                     " WHERE key = 'schema_version'") == [["4"]]
+    assert pg_db.sql("SELECT title FROM sitemap_urls"
+                     " WHERE url = '/kept'") == [["Kept"]]
+    doc = fetch(srv, base=base).doc
+    assert alternates_in(doc, base + "/en.html") == \
+        cluster_expected(base, paths)
+    r = subprocess.run([SITEMAPCTL, "check", pg_db.uri],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -121,6 +121,7 @@ def test_schema_1_upgraded_in_place(make_server, pg_db):
     pg_db.sql("DROP TABLE sitemap_indexnow_pending, sitemap_indexnow_state;"
               " DROP TABLE sitemap_removed_days;"
               " ALTER TABLE sitemap_urls DROP COLUMN title;"
+              " ALTER TABLE sitemap_urls DROP COLUMN alternates;"
               " UPDATE sitemap_meta SET value = '1'"
               " WHERE key = 'schema_version'")
     r = ctl("check", pg_db.uri)
@@ -130,7 +131,7 @@ def test_schema_1_upgraded_in_place(make_server, pg_db):
     s.get_ok("/p0.html")
     pg_db.wait_urls(BASE, {"/kept", "/p0.html"})
     assert pg_db.sql("SELECT value FROM sitemap_meta"
-                     " WHERE key = 'schema_version'") == [["3"]]
+                     " WHERE key = 'schema_version'") == [["4"]]
     assert pg_db.sql("SELECT to_regclass('sitemap_indexnow_state')"
                      " IS NOT NULL") == [["t"]]
     r = ctl("check", pg_db.uri)

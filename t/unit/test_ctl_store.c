@@ -30,7 +30,7 @@ static void apply1(sm_store *st, sm_change_op op, const sm_site_conf *site,
                    const char *url, apr_time_t lm, const char *etag,
                    apr_time_t seen, sm_apply_stats *stats)
 {
-    sm_change c = { op, site, url, lm, etag, seen, NULL };
+    sm_change c = { op, site, url, lm, etag, seen, NULL, NULL };
     sm_apply_stats local;
     if (sm_store_apply(st, &c, 1, stats ? stats : &local) != APR_SUCCESS)
         fail_msg("apply %s: %s", url, sm_store_error(st));
@@ -119,10 +119,11 @@ static void test_settings_after_rollback(void **state)
     sm_store *st = open_at(u, path, SM_STORE_CREATE);
     sm_site_conf a = { "http://a.example", 10, 0, 0, "path /a.xml\n", 0 };
     sm_change c[2] = {
-        { SM_CHANGE_RECORD, &a, "/1", 0, NULL, apr_time_from_sec(1), NULL },
+        { SM_CHANGE_RECORD, &a, "/1", 0, NULL, apr_time_from_sec(1), NULL,
+          NULL },
         /* refused by the trigger below: the batch is rolled back */
         { SM_CHANGE_RECORD, &a, "/boom", 0, NULL, apr_time_from_sec(1),
-          NULL },
+          NULL, NULL },
     };
     sm_apply_stats stats;
 
@@ -186,10 +187,11 @@ typedef struct {
 } rows;
 
 static apr_status_t collect(void *baton, const char *url, apr_int64_t page,
-                            apr_time_t lastmod, apr_time_t last_seen)
+                            apr_time_t lastmod, apr_time_t last_seen,
+                            const char *alternates)
 {
     rows *r = baton;
-    (void)lastmod; (void)last_seen;
+    (void)lastmod; (void)last_seen; (void)alternates;
     r->urls[r->n] = apr_pstrdup(r->pool, url);
     r->pages[r->n++] = page;
     return r->n == 16 ? APR_EOF : APR_SUCCESS;

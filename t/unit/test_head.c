@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "sm_alternates.h"
 #include "sm_head.h"
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -526,9 +527,93 @@ static void test_canonical_self(void **state)
     assert_true(names_other(p, "b", "http://other.org/a/", "/a/b", "/a/b"));
 }
 
+/* The head's alternates as they are stored (sm_alternates.c): hreflang
+ * lowercased and checked, hrefs normalised as stored URLs, duplicates and
+ * what the site's query allow list refuses left out. */
+static void test_alternates_stored_form(void **state)
+{
+    apr_pool_t *p = POOL(state);
+    apr_array_header_t *allow = apr_array_make(p, 1, sizeof(char *));
+    apr_array_header_t *back;
+    const char *doc =
+        "<link rel=alternate hreflang=EN-gb "
+        "href='HTTPS://Www.Example:443/a/./b/../c%7e?lang=en#top'>"
+        "<link rel=alternate hreflang=de href='http://www.example:80/de/%c3%a4%20x'>"
+        "<link rel=alternate hreflang=fr href='https://fr.example/?q=1'>"
+        "<link rel=alternate hreflang=X-Default href='https://www.example'>"
+        "<link rel=alternate hreflang=en_US href='https://www.example/us'>"
+        "<link rel=alternate hreflang=e href='https://www.example/e'>"
+        "<link rel=alternate hreflang=toolongsubtag href='https://www.example/t'>"
+        "<link rel=alternate hreflang=1a href='https://www.example/1a'>"
+        "<link rel=alternate hreflang=zh-Hant-TW href='https://www.example/tw'>"
+        "<link rel=alternate hreflang=it href='https://user@www.example/it'>"
+        "<link rel=alternate hreflang=es href='https://www.example/\"<&>'>"
+        "<link rel=alternate hreflang=pt href='https://[::1]:8443/pt'>";
+    sm_head *h = sm_head_create(p);
+    const char *stored;
+
+    APR_ARRAY_PUSH(allow, const char *) = "lang";
+    sm_head_feed(h, doc, strlen(doc));
+    stored = sm_alternates_from_head(p, sm_head_result_get(h)->alternates,
+                                     "https://www.example", "/page", allow);
+    assert_string_equal(stored,
+        "en-gb https://www.example/a/c~?lang=en\n"
+        "de http://www.example/de/%C3%A4%20x\n"
+        "x-default https://www.example/\n"
+        "zh-hant-tw https://www.example/tw\n"
+        "es https://www.example/%22%3C&%3E\n"
+        "pt https://[::1]:8443/pt");
+    assert_int_equal(sm_alternates_parse(p, stored, &back), 0);
+    assert_int_equal(back->nelts, 6);
+    assert_int_equal(sm_alternates_count(stored), 6);
+    assert_string_equal(APR_ARRAY_IDX(back, 1, sm_alternate).href,
+                        "http://www.example/de/%C3%A4%20x");
+    /* two that end up the same: the first wins (the scanner already
+     * folds case; another caller may not) */
+    {
+        apr_array_header_t *two = apr_array_make(p, 2,
+                                                 sizeof(sm_head_alternate));
+        APR_ARRAY_PUSH(two, sm_head_alternate).hreflang = "EN";
+        APR_ARRAY_IDX(two, 0, sm_head_alternate).href = "https://a.example/1";
+        APR_ARRAY_PUSH(two, sm_head_alternate).hreflang = "en";
+        APR_ARRAY_IDX(two, 1, sm_head_alternate).href = "https://a.example/2";
+        assert_string_equal(sm_alternates_from_head(p, two, "https://a.example",
+                                                    "/", allow),
+                            "en https://a.example/1");
+    }
+    /* none, and a head without any */
+    assert_string_equal(sm_alternates_from_head(p, NULL, "https://www.example",
+                                                "/", allow), "");
+    assert_int_equal(sm_alternates_count(""), 0);
+
+    assert_string_equal(sm_hreflang_canon(p, "x-default"), "x-default");
+    assert_string_equal(sm_hreflang_canon(p, "EN"), "en");
+    assert_string_equal(sm_hreflang_canon(p, "sr-Latn-RS"), "sr-latn-rs");
+    assert_string_equal(sm_hreflang_canon(p, "es-419"), "es-419");
+    assert_null(sm_hreflang_canon(p, ""));
+    assert_null(sm_hreflang_canon(p, "x-other"));
+    assert_null(sm_hreflang_canon(p, "en-"));
+    assert_null(sm_hreflang_canon(p, "en--gb"));
+    assert_null(sm_hreflang_canon(p, "-en"));
+    assert_null(sm_hreflang_canon(p, "e\"n"));
+    assert_null(sm_hreflang_canon(p, "abcdefghijklmnopqrstuvwxyzabcdefghij"));
+
+    assert_true(sm_alternate_href_ok(p, "https://www.example/a?b=1&c"));
+    assert_false(sm_alternate_href_ok(p, "https://WWW.example/a"));
+    assert_false(sm_alternate_href_ok(p, "https://www.example:443/a"));
+    assert_false(sm_alternate_href_ok(p, "https://www.example"));
+    assert_false(sm_alternate_href_ok(p, "https://u@www.example/"));
+    assert_false(sm_alternate_href_ok(p, "ftp://www.example/"));
+    assert_false(sm_alternate_href_ok(p, "https://www.example/a\"b"));
+    assert_false(sm_alternate_href_ok(p, "https://www.example/a b"));
+    assert_false(sm_alternate_href_ok(p, "https://www.example/a#b"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_alternates_stored_form,
+                                        unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_meta_robots, unit_setup,
                                         unit_teardown),
         cmocka_unit_test_setup_teardown(test_comments, unit_setup,

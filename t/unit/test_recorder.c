@@ -42,7 +42,7 @@ static sm_recorder *make(unit_ctx *u, const char *path,
 static void add(sm_recorder *rec, sm_change_op op, const char *url,
                 const char *etag)
 {
-    sm_change c = { op, &site, url, 0, etag, apr_time_now(), NULL };
+    sm_change c = { op, &site, url, 0, etag, apr_time_now(), NULL, NULL };
     sm_recorder_add(rec, &c, 0);
 }
 
@@ -50,7 +50,7 @@ static void add(sm_recorder *rec, sm_change_op op, const char *url,
 static void add_raw(sm_recorder *rec, sm_change_op op, const char *url,
                     const char *etag, apr_uint64_t raw, apr_time_t seen)
 {
-    sm_change c = { op, &site, url, 0, etag, seen, NULL };
+    sm_change c = { op, &site, url, 0, etag, seen, NULL, NULL };
     sm_recorder_add(rec, &c, raw);
 }
 
@@ -158,7 +158,7 @@ static void test_short_expiry_refreshes_soon(void **state)
                            apr_time_from_sec(4), NULL, 0 };
     sm_recorder_conf conf = { path, apr_time_from_sec(3600), 100, 1000, 200,
                               &logger, NULL, NULL, NULL, 0 };
-    sm_change c = { SM_CHANGE_RECORD, &quick, "/q", 0, NULL, 0, NULL };
+    sm_change c = { SM_CHANGE_RECORD, &quick, "/q", 0, NULL, 0, NULL, NULL };
     apr_uint64_t raw = sm_hash_str(SM_HASH_SEED, "raw q");
     apr_time_t now = apr_time_from_sec(apr_time_sec(apr_time_now()));
     sm_recorder *rec;
@@ -349,8 +349,10 @@ static void test_raw_refused_is_not_a_repeat(void **state)
     sm_recorder_conf conf = { path, apr_time_from_sec(3600), 100, 1000, 200,
                               &logger, NULL, NULL, NULL, 0 };
     apr_time_t now = apr_time_now();
-    sm_change c1 = { SM_CHANGE_RECORD, &small, "/one", 0, NULL, now, NULL };
-    sm_change c2 = { SM_CHANGE_RECORD, &small, "/two", 0, NULL, now, NULL };
+    sm_change c1 = { SM_CHANGE_RECORD, &small, "/one", 0, NULL, now, NULL,
+                     NULL };
+    sm_change c2 = { SM_CHANGE_RECORD, &small, "/two", 0, NULL, now, NULL,
+                     NULL };
 
     assert_int_equal(sm_recorder_create(&rec, u->pool, &conf), APR_SUCCESS);
     sm_recorder_add_site(rec, &small);
@@ -443,6 +445,65 @@ static void test_last_change_wins(void **state)
     assert_int_equal(count_urls(path), 1);
     assert_int_equal(sql_int(path, "SELECT count(*) FROM urls WHERE "
                                    "url='/kept'"), 1);
+}
+
+/* A later record of a URL in the same batch whose head was not read (title
+ * and alternates NULL) keeps what an earlier one read; one that read them
+ * replaces them ("" for none); a forget in between drops them. */
+static void test_unread_head_keeps_what_the_batch_read(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_recorder *rec = make(u, path, apr_time_from_sec(3600), 100, 1000);
+    apr_time_t now = apr_time_now();
+    sm_change read1 = { SM_CHANGE_RECORD, &site, "/a", 0, "\"1\"", now, "T",
+                        "de https://r.example/de" };
+    sm_change unread = { SM_CHANGE_RECORD, &site, "/a", 0, "\"2\"", now,
+                         NULL, NULL };
+    sm_change none = { SM_CHANGE_RECORD, &site, "/b", 0, "\"3\"", now, "",
+                       "" };
+    sm_change forget = { SM_CHANGE_FORGET, &site, "/b", 0, NULL, now, NULL,
+                         NULL };
+
+    sm_recorder_add(rec, &read1, 0);
+    sm_recorder_add(rec, &unread, 0);
+    read1.url = "/b";
+    sm_recorder_add(rec, &read1, 0);
+    sm_recorder_add(rec, &none, 0);
+    read1.url = "/c";
+    sm_recorder_add(rec, &read1, 0);
+    forget.url = "/c";
+    sm_recorder_add(rec, &forget, 0);
+    unread.url = "/c";
+    sm_recorder_add(rec, &unread, 0);
+    sm_recorder_stop(rec);
+    /* the same response with other alternates is not a repeat */
+    {
+        sm_recorder_stats st;
+        char *path2 = apr_pstrcat(u->pool, u->dir, "/r2.db", NULL);
+        sm_recorder *rec2 = make(u, path2, apr_time_from_sec(3600), 100,
+                                 1000);
+        sm_recorder_add(rec2, &read1, 0);
+        sm_recorder_add(rec2, &read1, 0);
+        read1.alternates = "fr https://r.example/fr";
+        sm_recorder_add(rec2, &read1, 0);
+        sm_recorder_get_stats(rec2, &st);
+        assert_int_equal(st.queued, 2);
+        sm_recorder_stop(rec2);
+        assert_int_equal(sql_int(path2, "SELECT count(*) FROM urls WHERE"
+                                        " alternates = 'fr https://r.example"
+                                        "/fr'"), 1);
+    }
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM urls WHERE url='/a'"
+                                   " AND etag='\"2\"' AND title='T' AND"
+                                   " alternates='de https://r.example/de'"),
+                     1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM urls WHERE url='/b'"
+                                   " AND title IS NULL"
+                                   " AND alternates IS NULL"), 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM urls WHERE url='/c'"
+                                   " AND title IS NULL"
+                                   " AND alternates IS NULL"), 1);
 }
 
 /* Many URLs in one batch (its index grows several times): each change
@@ -602,6 +663,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_raw_repeats_while_changing, unit_setup, unit_teardown),
         cmocka_unit_test(test_hash),
         cmocka_unit_test_setup_teardown(test_raw_from_two_parts, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_unread_head_keeps_what_the_batch_read, unit_setup,
+            unit_teardown),
         cmocka_unit_test_setup_teardown(test_last_change_wins, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_big_batch_last_change_wins, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_writer_thread_flushes_in_time, unit_setup, unit_teardown),

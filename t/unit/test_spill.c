@@ -26,6 +26,8 @@ static void take_one(void *baton, const char *base, const sm_change *c)
     t->got[t->n].url = apr_pstrdup(t->pool, c->url);
     t->got[t->n].etag = c->etag ? apr_pstrdup(t->pool, c->etag) : NULL;
     t->got[t->n].title = c->title ? apr_pstrdup(t->pool, c->title) : NULL;
+    t->got[t->n].alternates = c->alternates
+                              ? apr_pstrdup(t->pool, c->alternates) : NULL;
     t->base[t->n] = apr_pstrdup(t->pool, base);
     t->n++;
 }
@@ -47,22 +49,38 @@ static int count_files(const char *dir, const char *part)
     return n;
 }
 
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
 static void test_round_trip(void **state)
 {
     unit_ctx *u = *state;
     char *db = apr_pstrcat(u->pool, u->dir, "/s.db", NULL);
-    sm_change in[3] = {
+    sm_change in[5] = {
         { SM_CHANGE_RECORD, &site, "/a?b=%20c", 1234000000, "W/\"x\ty%\n\"",
-          1700000000123456, "Caf\xc3\xa9 & \"tabs\"\there, 100%" },
-        { SM_CHANGE_FORGET, &site, "/gone", 0, NULL, 1700000000000001, NULL },
-        { SM_CHANGE_SEED, &site, "/empty-etag", 0, "", 1700000000000002, "" },
+          1700000000123456, "Caf\xc3\xa9 & \"tabs\"\there, 100%",
+          "de https://s.example/de/a?b=%20c\nx-default https://t.example/a" },
+        { SM_CHANGE_FORGET, &site, "/gone", 0, NULL, 1700000000000001, NULL,
+          NULL },
+        { SM_CHANGE_SEED, &site, "/empty-etag", 0, "", 1700000000000002, "",
+          NULL },
+        /* alternates without a title; read and found none */
+        { SM_CHANGE_RECORD, &site, "/no-title", 0, NULL, 1700000000000003,
+          NULL, "en-gb http://s.example:8080/x&y='z'" },
+        { SM_CHANGE_RECORD, &site, "/none", 0, NULL, 1700000000000004, "",
+          "" },
     };
     taken t = { u->pool, 0, { { 0 } }, { 0 } };
     char err[256];
     int files, changes, i;
     struct stat sb;
 
-    assert_int_equal(sm_spill_write(u->pool, db, in, 3, err, sizeof(err)),
+    assert_int_equal(sm_spill_write(u->pool, db, in, 5, err, sizeof(err)),
                      APR_SUCCESS);
     assert_int_equal(count_files(u->dir, ".spill-"), 1);
     assert_int_equal(count_files(u->dir, ".spilling-"), 0);
@@ -75,9 +93,9 @@ static void test_round_trip(void **state)
     assert_int_equal(sm_spill_take(u->pool, db, 100, take_one, &t, NULL,
                                    &files, &changes), APR_SUCCESS);
     assert_int_equal(files, 1);
-    assert_int_equal(changes, 3);
-    assert_int_equal(t.n, 3);
-    for (i = 0; i < 3; i++) {
+    assert_int_equal(changes, 5);
+    assert_int_equal(t.n, 5);
+    for (i = 0; i < 5; i++) {
         assert_string_equal(t.base[i], site.base);
         assert_int_equal(t.got[i].op, in[i].op);
         assert_string_equal(t.got[i].url, in[i].url);
@@ -91,6 +109,10 @@ static void test_round_trip(void **state)
             assert_string_equal(t.got[i].title, in[i].title);
         else
             assert_null(t.got[i].title);
+        if (in[i].alternates)
+            assert_string_equal(t.got[i].alternates, in[i].alternates);
+        else
+            assert_null(t.got[i].alternates);
     }
     /* Taken once: the file is gone. */
     assert_int_equal(count_files(u->dir, ".spill"), 0);
@@ -98,16 +120,54 @@ static void test_round_trip(void **state)
     assert_int_equal(sm_spill_take(u->pool, db, 100, take_one, &t, NULL,
                                    &files, &changes), APR_SUCCESS);
     assert_int_equal(files, 0);
-    assert_int_equal(t.n, 3);
+    assert_int_equal(t.n, 5);
     assert_int_equal(stat(db, &sb), -1);        /* the store not touched */
 }
 
-static void put(const char *path, const char *text)
+/* Spills of the module before alternates (six fields and a title) are
+ * still read; alternates that no writer could make are not. */
+static void test_alternates_field(void **state)
 {
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    unit_ctx *u = *state;
+    char *db = apr_pstrcat(u->pool, u->dir, "/s.db", NULL);
+    taken t = { u->pool, 0, { { 0 } }, { 0 } };
+    int files, changes;
+    static const char *bad[] = {
+        /* A before T */
+        "mod_sitemap spill 1\nR\t1700000000000000\t0\thttp://s.example\t/a"
+        "\t-\tAde%20https://s.example/de\tTtitle\nend 1\n",
+        /* an hreflang in capitals (stored lowercased) */
+        "mod_sitemap spill 1\nR\t1700000000000000\t0\thttp://s.example\t/a"
+        "\t-\tADE%20https://s.example/de\nend 1\n",
+        /* an href not in the stored form */
+        "mod_sitemap spill 1\nR\t1700000000000000\t0\thttp://s.example\t/a"
+        "\t-\tAde%20https://s.example/\"<x>\nend 1\n",
+        /* an unknown field */
+        "mod_sitemap spill 1\nR\t1700000000000000\t0\thttp://s.example\t/a"
+        "\t-\tXwhat\nend 1\n",
+    };
+    int i;
+
+    put(apr_pstrcat(u->pool, db, ".spill-old", NULL),
+        "mod_sitemap spill 1\n"
+        "R\t1700000000000000\t0\thttp://s.example\t/a\t-\tTOld%20title\n"
+        "R\t1700000000000001\t0\thttp://s.example\t/b\t=\"e\"\n"
+        "end 2\n");
+    assert_int_equal(sm_spill_take(u->pool, db, 100, take_one, &t, NULL,
+                                   &files, &changes), APR_SUCCESS);
+    assert_int_equal(files, 1);
+    assert_int_equal(t.n, 2);
+    assert_string_equal(t.got[0].title, "Old title");
+    assert_null(t.got[0].alternates);
+    assert_null(t.got[1].title);
+    assert_null(t.got[1].alternates);
+
+    for (i = 0; i < 4; i++)
+        put(apr_psprintf(u->pool, "%s.spill-bad%d", db, i), bad[i]);
+    assert_int_equal(sm_spill_take(u->pool, db, 100, take_one, &t, NULL,
+                                   &files, &changes), APR_SUCCESS);
+    assert_int_equal(files, 0);
+    assert_int_equal(t.n, 2);
 }
 
 static void test_incomplete_and_foreign_files_are_left(void **state)
@@ -142,6 +202,8 @@ static void test_incomplete_and_foreign_files_are_left(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_alternates_field, unit_setup,
+                                        unit_teardown),
         cmocka_unit_test_setup_teardown(test_round_trip, unit_setup,
                                         unit_teardown),
         cmocka_unit_test_setup_teardown(

@@ -30,7 +30,7 @@ static void apply1(sm_store *st, sm_change_op op, const sm_site_conf *site,
                    const char *url, apr_time_t lm, const char *etag,
                    apr_time_t seen, sm_apply_stats *stats)
 {
-    sm_change c = { op, site, url, lm, etag, seen, NULL };
+    sm_change c = { op, site, url, lm, etag, seen, NULL, NULL };
     sm_apply_stats local;
     if (sm_store_apply(st, &c, 1, stats ? stats : &local) != APR_SUCCESS)
         fail_msg("apply %s: %s", url, sm_store_error(st));
@@ -156,7 +156,8 @@ static const char *titles(sm_store *st)
 static void apply_titled(sm_store *st, const char *url, apr_time_t lm,
                          const char *title, apr_time_t seen)
 {
-    sm_change c = { SM_CHANGE_RECORD, &site_b, url, lm, NULL, seen, title };
+    sm_change c = { SM_CHANGE_RECORD, &site_b, url, lm, NULL, seen, title,
+                    NULL };
     sm_apply_stats stats;
     if (sm_store_apply(st, &c, 1, &stats) != APR_SUCCESS)
         fail_msg("apply %s: %s", url, sm_store_error(st));
@@ -318,17 +319,25 @@ static void test_expire(void **state)
     sm_store_close(st);
 }
 
-/* sm_store_check_sqlite finds nothing wrong (summaries match the URLs). */
-static void assert_sound(unit_ctx *u, const char *path)
+/* What sm_store_check_sqlite finds wrong (const char *). */
+static apr_array_header_t *problems_of(unit_ctx *u, const char *path)
 {
     apr_array_header_t *problems = apr_array_make(u->pool, 4,
                                                   sizeof(const char *));
     char err[256];
-    int i;
 
     assert_int_equal(sm_store_check_sqlite(u->pool, path, 1000, problems,
                                            NULL, err, sizeof(err)),
                      APR_SUCCESS);
+    return problems;
+}
+
+/* sm_store_check_sqlite finds nothing wrong (summaries match the URLs). */
+static void assert_sound(unit_ctx *u, const char *path)
+{
+    apr_array_header_t *problems = problems_of(u, path);
+    int i;
+
     for (i = 0; i < problems->nelts; i++)
         print_error("problem: %s\n", APR_ARRAY_IDX(problems, i, const char *));
     assert_int_equal(problems->nelts, 0);
@@ -337,7 +346,7 @@ static void assert_sound(unit_ctx *u, const char *path)
 static sm_change change(sm_change_op op, const sm_site_conf *site,
                         const char *url, apr_time_t lm, apr_time_t seen)
 {
-    sm_change c = { op, site, url, lm, NULL, seen, NULL };
+    sm_change c = { op, site, url, lm, NULL, seen, NULL, NULL };
     return c;
 }
 
@@ -596,10 +605,10 @@ typedef struct {
 } url_text;
 
 static apr_status_t url_text_add(void *baton, const char *url,
-                                 apr_time_t lastmod)
+                                 apr_time_t lastmod, const char *alternates)
 {
     url_text *t = baton;
-    (void)lastmod;
+    (void)lastmod; (void)alternates;
     t->text = *t->text ? apr_pstrcat(t->pool, t->text, " ", url, NULL)
                        : apr_pstrdup(t->pool, url);
     return APR_SUCCESS;
@@ -607,11 +616,11 @@ static apr_status_t url_text_add(void *baton, const char *url,
 
 static apr_status_t url_row_add(void *baton, const char *url,
                                 apr_int64_t page, apr_time_t lastmod,
-                                apr_time_t seen)
+                                apr_time_t seen, const char *alternates)
 {
     url_text *t = baton;
     (void)lastmod;
-    (void)seen;
+    (void)seen; (void)alternates;
     t->text = apr_psprintf(t->pool, "%s%s%" APR_INT64_T_FMT ":%s", t->text,
                            *t->text ? " " : "", page, url);
     return APR_SUCCESS;
@@ -929,7 +938,7 @@ static void test_wal_is_bounded(void **state)
                                          (unsigned)((i * 1000 + j)
                                                     * 2654435761u), j),
                             0, "\"etag-1234567890\"", apr_time_now(),
-                            NULL };
+                            NULL, NULL };
             batch[j] = c;
         }
         if (sm_store_apply(st, batch, 1000, &stats) != APR_SUCCESS)
@@ -948,6 +957,149 @@ static void test_wal_is_bounded(void **state)
     sm_store_close(st);
 }
 
+/* ---- hreflang alternates ------------------------------------------------ */
+
+/* "url=alternates;" of page 1 of site_b as the documents read it. */
+static apr_status_t alternates_seen(void *baton, const char *url,
+                                    apr_time_t lastmod,
+                                    const char *alternates)
+{
+    url_text *t = baton;
+    (void)lastmod;
+    if (alternates)
+        t->text = apr_pstrcat(t->pool, t->text, url, "=", alternates, ";",
+                              NULL);
+    return APR_SUCCESS;
+}
+
+static const char *alternates_of(unit_ctx *u, sm_store *st)
+{
+    url_text t = { u->pool, "" };
+    assert_int_equal(sm_store_read_begin(st), APR_SUCCESS);
+    assert_int_equal(sm_store_page_urls(st, site_b.base, 1, alternates_seen,
+                                        &t), APR_SUCCESS);
+    sm_store_read_end(st);
+    return t.text;
+}
+
+static apr_status_t alternates_row(void *baton, const char *url,
+                                   apr_int64_t page, apr_time_t lastmod,
+                                   apr_time_t seen, const char *alternates)
+{
+    (void)page; (void)lastmod; (void)seen;
+    return alternates_seen(baton, url, 0, alternates);
+}
+
+static void apply_alternates(sm_store *st, const char *url, apr_time_t lm,
+                             const char *alternates, apr_time_t seen)
+{
+    sm_change c = { SM_CHANGE_RECORD, &site_b, url, lm, NULL, seen, NULL,
+                    alternates };
+    sm_apply_stats stats;
+    if (sm_store_apply(st, &c, 1, &stats) != APR_SUCCESS)
+        fail_msg("apply %s: %s", url, sm_store_error(st));
+}
+
+#define DE_A "de https://b.example/de/a"
+#define FR_A "fr https://fr.example/l'a?x=1&y=2"
+
+/* As titles: stored with the URL, replaced when the head says others,
+ * left alone when it was not read, cleared when it has none; a change
+ * moves the page's version; sitemapctl's reads and stats see them. */
+static void test_alternates(void **state)
+{
+    unit_ctx *u = *state;
+    char *path;
+    sm_store *st = open_store(u, "alternates.db", &path);
+    apr_time_t t = apr_time_from_sec(1700000000);
+    apr_array_header_t *stats, *problems;
+    const sm_site_stats *ss;
+    url_text rows = { u->pool, "" };
+    sqlite3_int64 v;
+
+    apply_alternates(st, "/a", t, DE_A "\n" FR_A, t);
+    apply_alternates(st, "/b", t, NULL, t);
+    apply_alternates(st, "/c", t, "", t);
+    assert_string_equal(alternates_of(u, st), "/a=" DE_A "\n" FR_A ";");
+    assert_int_equal(q(path, "SELECT alternates IS NULL FROM urls"
+                             " WHERE url = '/c'"), 1);
+    v = q(path, "SELECT version FROM pages WHERE page = 1");
+    /* the same again: nothing moves */
+    apply_alternates(st, "/a", t, DE_A "\n" FR_A, t + 1);
+    assert_int_equal(q(path, "SELECT version FROM pages WHERE page = 1"), v);
+    /* others (the order is theirs), the same Last-Modified: stored, the
+     * version moves, the URL's lastmod does not */
+    apply_alternates(st, "/a", t, FR_A "\n" DE_A, t + 2);
+    assert_string_equal(alternates_of(u, st), "/a=" FR_A "\n" DE_A ";");
+    assert_true(q(path, "SELECT version FROM pages WHERE page = 1") > v);
+    assert_int_equal(q(path, "SELECT lastmod FROM urls WHERE url = '/a'"),
+                     apr_time_sec(t));
+    v = q(path, "SELECT version FROM pages WHERE page = 1");
+    /* not read: kept */
+    apply_alternates(st, "/a", t, NULL, t + 3);
+    assert_string_equal(alternates_of(u, st), "/a=" FR_A "\n" DE_A ";");
+    assert_int_equal(q(path, "SELECT version FROM pages WHERE page = 1"), v);
+    /* sitemapctl: list and stats */
+    apply_alternates(st, "/b", t, DE_A, t + 4);
+    assert_int_equal(sm_store_read_begin(st), APR_SUCCESS);
+    assert_int_equal(sm_store_url_rows(st, site_b.base, 0, alternates_row,
+                                       &rows), APR_SUCCESS);
+    assert_int_equal(sm_store_site_stats(st, u->pool, site_b.base, &stats),
+                     APR_SUCCESS);
+    sm_store_read_end(st);
+    assert_string_equal(rows.text, "/a=" FR_A "\n" DE_A ";/b=" DE_A ";");
+    ss = &APR_ARRAY_IDX(stats, 0, sm_site_stats);
+    assert_int_equal(ss->urls_with_alternates, 2);
+    assert_int_equal(ss->alternates, 3);
+    assert_sound(u, path);
+    /* read without any: gone, the version moves */
+    apply_alternates(st, "/a", t, "", t + 5);
+    assert_string_equal(alternates_of(u, st), "/b=" DE_A ";");
+    assert_true(q(path, "SELECT version FROM pages WHERE page = 1") > v);
+    assert_int_equal(q(path, "SELECT alternates IS NULL FROM urls"
+                             " WHERE url = '/a'"), 1);
+
+    /* check finds what no writer stores */
+    sql_exec(path, "UPDATE urls SET alternates = 'DE https://b.example/x'"
+                   " WHERE url = '/b'");
+    problems = problems_of(u, path);
+    assert_int_equal(problems->nelts, 1);
+    assert_non_null(strstr(APR_ARRAY_IDX(problems, 0, const char *),
+                           "alternates"));
+    sm_store_close(st);
+}
+
+/* A schema-4 store (no alternates) is refused by readers, and upgraded in
+ * place by the first writer: URLs and titles stay. */
+static void test_upgrade_from_4(void **state)
+{
+    unit_ctx *u = *state;
+    char *path;
+    sm_store *st = open_store(u, "v4.db", &path);
+    apr_time_t t = apr_time_from_sec(1700000000);
+    char err[512];
+
+    apply_titled(st, "/a", t, "Title", t);
+    sm_store_close(st);
+    sql_exec(path, "ALTER TABLE urls DROP COLUMN alternates;"
+                   " PRAGMA user_version = 4;");
+    err[0] = '\0';
+    if (sm_store_open_sqlite(&st, u->pool, path, SM_STORE_READER, 1000, NULL,
+                             err, sizeof(err)) == APR_SUCCESS)
+        fail_msg("a reader opened a schema 4 store");
+    assert_non_null(strstr(err, "needs an upgrade"));
+    if (sm_store_open_sqlite(&st, u->pool, path, 0, 1000, NULL, err,
+                             sizeof(err)) != APR_SUCCESS)
+        fail_msg("writer: %s", err);
+    assert_int_equal(q(path, "PRAGMA user_version"), SM_SCHEMA_VERSION);
+    assert_string_equal(titles(st), "/a=Title;");
+    assert_string_equal(alternates_of(u, st), "");
+    apply_alternates(st, "/a", t, DE_A, t + 1);
+    assert_string_equal(alternates_of(u, st), "/a=" DE_A ";");
+    assert_sound(u, path);
+    sm_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -959,6 +1111,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_record_touch_update_forget, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_pages_are_stable, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_titles, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_alternates, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_upgrade_from_4, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_page_bytes_limit, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_max_urls_and_sites_apart, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_expire, unit_setup, unit_teardown),
