@@ -7,6 +7,7 @@
 #include "httpd.h"
 #include "http_config.h"
 #include "http_log.h"
+#include "http_main.h"
 
 #include <apr_strings.h>
 
@@ -60,6 +61,51 @@ int sitemap_hosts_post_config(apr_pool_t *p, server_rec *s,
     return OK;
 }
 
+/* The site of an allowed name, made (and joined to the recorder) if new. */
+static const sm_site_conf *site_of_name(const sitemap_server_conf *conf,
+                                        const char *name, apr_time_t now,
+                                        server_rec *s)
+{
+    const sm_site_conf *site;
+    sm_sites_result res;
+    int warn;
+
+    site = sm_sites_get(conf->hosts, name, now, HOSTS_WARN_INTERVAL, &warn,
+                        &res);
+    if (site && res == SM_SITES_ADDED && conf->recorder)
+        sm_recorder_add_site(conf->recorder, site);
+    if (warn)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
+                     "SitemapSiteFromHost: this process has %d sites, the "
+                     "SitemapSiteFromHostMax; \"%s\" and other new names are "
+                     "not recorded and get no sitemap (logged at most every "
+                     "%d s)", conf->hosts_max, name,
+                     (int)apr_time_sec(HOSTS_WARN_INTERVAL));
+    return site;
+}
+
+/* sm_site_maker_fn: a base kept in a spill file by a stopped process, for
+ * a host this process has not been asked for yet: its site when the base
+ * is this vhost's prefix + an allowed name in normal form + suffix. */
+static const sm_site_conf *site_for_base(void *baton, const char *base)
+{
+    const sitemap_server_conf *conf = baton;
+    apr_size_t pre = strlen(conf->host_prefix), suf, len = strlen(base);
+    char given[SM_HOST_MAX + 1], name[SM_HOST_MAX + 1];
+
+    suf = strlen(conf->host_suffix);
+    if (len <= pre + suf || len - pre - suf > SM_HOST_MAX
+        || strncmp(base, conf->host_prefix, pre) != 0
+        || strcmp(base + len - suf, conf->host_suffix) != 0)
+        return NULL;
+    memcpy(given, base + pre, len - pre - suf);
+    given[len - pre - suf] = '\0';
+    if (sm_host_normalise(given, conf->host_port, 0, name) != SM_HOST_OK
+        || strcmp(name, given) != 0 || !sm_regex_match(conf->host_re, name))
+        return NULL;
+    return site_of_name(conf, name, apr_time_now(), ap_server_conf);
+}
+
 apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
                                       sitemap_server_conf *conf)
 {
@@ -68,6 +114,7 @@ apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
     /* Each site made from a Host joins the recorder's (expiry, settings,
      * spills): room for all of them now, before its writer starts. */
     sm_recorder_reserve_sites(conf->recorder, conf->hosts_max);
+    sm_recorder_site_maker(conf->recorder, site_for_base, conf);
     return sm_sites_create(p, conf->hosts_max, &conf->site,
                            conf->host_prefix, conf->host_suffix,
                            &conf->hosts);
@@ -77,10 +124,7 @@ const sm_site_conf *sitemap_site(request_rec *r,
                                  const sitemap_server_conf *conf)
 {
     char name[SM_HOST_MAX + 1];
-    const sm_site_conf *site;
-    sm_sites_result res;
     const char *host;
-    int warn;
 
     if (!conf->host_re)
         return &conf->site;
@@ -94,18 +138,7 @@ const sm_site_conf *sitemap_site(request_rec *r,
     if (sm_host_normalise(host, conf->host_port, 0, name) != SM_HOST_OK
         || !sm_regex_match(conf->host_re, name))
         return NULL;
-    site = sm_sites_get(conf->hosts, name, r->request_time,
-                        HOSTS_WARN_INTERVAL, &warn, &res);
-    if (site && res == SM_SITES_ADDED && conf->recorder)
-        sm_recorder_add_site(conf->recorder, site);
-    if (warn)
-        ap_log_rerror(APLOG_MARK, APLOG_WARNING, 0, r, "SitemapSiteFromHost: "
-                      "this process has %d sites, the SitemapSiteFromHostMax;"
-                      " \"%s\" and other new names are not recorded and get "
-                      "no sitemap (logged at most every %d s)",
-                      conf->hosts_max, name,
-                      (int)apr_time_sec(HOSTS_WARN_INTERVAL));
-    return site;
+    return site_of_name(conf, name, r->request_time, r->server);
 }
 
 apr_array_header_t *sitemap_robots_urls(request_rec *r,

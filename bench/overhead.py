@@ -11,6 +11,10 @@ module lines run side by side (httpd pinned to one CPU, wrk to another):
            every request's log_transaction
   control  a second server without the module: its ratio to "none" shows
            how far two identical servers differ on this (shared) machine
+  pg       with BENCH_PG=1: mod_sitemap on a PostgreSQL store (issue 15),
+           each instance a fresh database of one throwaway cluster on this
+           machine (t/integration/pg.py: fsync off, unpinned), compared
+           with "none" and with "sitemap" (SQLite) in the same rounds
 
 They are driven in turn, in orders that give each configuration every
 position and every predecessor equally often (balanced_orders), for as many
@@ -56,13 +60,15 @@ def page_html(n, m):
 # For experiments: BENCH_VARIANT_MODULE=/path/to/mod_sitemap.so adds a
 # configuration "variant", mod_sitemap built differently, to the same runs.
 VARIANT = os.environ.get("BENCH_VARIANT_MODULE")
+# BENCH_PG=1 adds "pg": mod_sitemap with a PostgreSQL store.
+PG = bool(os.environ.get("BENCH_PG"))
 
 
-def module_conf(cfg, build):
-    if cfg in ("sitemap", "variant", "headoff"):
+def module_conf(cfg, build, db="db/sitemap.db"):
+    if cfg in ("sitemap", "variant", "headoff", "pg"):
         path = VARIANT if cfg == "variant" else build.module
         return (f'LoadModule sitemap_module "{path}"\n'
-                "Sitemap On\nSitemapDatabase db/sitemap.db\n"
+                f"Sitemap On\nSitemapDatabase {db}\n"
                 f"SitemapBaseURL {BASE}\n"
                 + ("SitemapReadHead Off\n" if cfg == "headoff" else ""))
     if cfg == "naive":
@@ -144,13 +150,23 @@ class AccessLog:
 
 
 def stored_count(db):
+    """URLs of the bench's site in db: a SQLite path or a pg.Database."""
+    if hasattr(db, "sql"):
+        rows = db.sql("SELECT url_count FROM sitemap_sites WHERE base = "
+                      f"'{BASE}'") if db.has_schema() else []
+        return int(rows[0][0]) if rows else 0
     rows = query(db, "SELECT url_count FROM sites WHERE base = ?", (BASE,))
     return rows[0][0] if rows else 0
 
 
 def stored_urls(db):
-    rows = query(db, "SELECT s.base, u.url FROM urls u JOIN sites s"
-                     " ON s.id = u.site_id") or []
+    if hasattr(db, "sql"):
+        rows = db.sql("SELECT s.base, u.url FROM sitemap_urls u JOIN "
+                      "sitemap_sites s ON s.id = u.site_id") \
+            if db.has_schema() else []
+    else:
+        rows = query(db, "SELECT s.base, u.url FROM urls u JOIN sites s"
+                         " ON s.id = u.site_id") or []
     other = {b for b, _ in rows if b != BASE}
     return {u for b, u in rows if b == BASE}, other
 
@@ -236,21 +252,26 @@ def warm_up(ctx, servers, mpm, sm_db):
         ctx.table.note(f"{mpm}: the warm-up did not walk every page on "
                        f"every connection of {', '.join(short)} in "
                        f"{3 * p.warmup_runs} runs")
+    warm_up_wait(mpm, sm_db)
+    time.sleep(1.2)     # every process's first sightings written
+    # The new sites' files, the stores and the logs go to disk now, not
+    # (by the kernel's flusher, on the server's CPU) during the rounds.
+    os.sync()
+
+
+def warm_up_wait(mpm, db):
+    """Until the store (a SQLite path or a pg.Database) holds every page."""
     pages = {f"/p/{i:04d}.html" for i in range(PAGES)}
     deadline = time.monotonic() + 30
     while True:
-        have, _ = stored_urls(sm_db)
+        have, _ = stored_urls(db)
         if have == pages:
-            break
+            return
         if time.monotonic() > deadline:
             raise Failure(f"{mpm}: after the warm-up the store holds "
                           f"{len(have & pages)} of the {PAGES} pages "
                           f"and {len(have - pages)} other URLs")
         time.sleep(0.2)
-    time.sleep(1.2)     # every process's first sightings written
-    # The new sites' files, the stores and the logs go to disk now, not
-    # (by the kernel's flusher, on the server's CPU) during the rounds.
-    os.sync()
 
 
 def balanced_orders(n):
@@ -331,10 +352,14 @@ def make_servers(ctx, mpm, cfgs, tag):
     its own site (and store), created and started in that order."""
     servers = {}
     for cfg in cfgs:
+        db = "db/sitemap.db"
+        if cfg == "pg":
+            ctx.pg_db = ctx.pg_cluster.new_db()
+            db = ctx.pg_db.uri
         # Roots of one length: no configuration's paths are longer.
         srv = Httpd(os.path.join(ctx.work,
                                  f"overhead-{mpm}-{tag}-{cfg:-<8}"),
-                    mpm, module_conf=module_conf(cfg, ctx.build),
+                    mpm, module_conf=module_conf(cfg, ctx.build, db),
                     cpus=ctx.cpus)
         make_site(srv)
         servers[cfg] = srv
@@ -356,7 +381,7 @@ def check_servers(t, mpm, servers, logs):
         bad = srv.problems()
         if bad:
             msg = f"{mpm} {cfg}: {len(bad)} error-log lines, e.g. {bad[0]}"
-            if cfg == "sitemap":
+            if cfg in ("sitemap", "pg"):
                 t.fail(msg)
             else:
                 t.note(msg)
@@ -373,7 +398,13 @@ def run(ctx, mpm):
     # "none" shows how far two identical servers differ on this machine.
     all_cfgs = ("none", "sitemap", "headoff", "naive") \
         + (("control",) if p.control else ()) \
-        + (("variant",) if VARIANT else ())
+        + (("variant",) if VARIANT else ()) + (("pg",) if PG else ())
+    if PG and not getattr(ctx, "pg_cluster", None):
+        import sys
+        sys.path.insert(0, os.path.join(os.path.dirname(
+            os.path.abspath(__file__)), "..", "t", "integration"))
+        import pg
+        ctx.pg_cluster = pg.Cluster()
     try:
         # ---- steady state -------------------------------------------------
         # Two identical servers differ by 1-2% for as long as they run: each
@@ -399,6 +430,8 @@ def run(ctx, mpm):
                     for cfg, srv in servers.items()}
             sm_db = servers["sitemap"].path("db/sitemap.db")
             warm_up(ctx, servers, mpm, sm_db)
+            if PG:
+                warm_up_wait(mpm, ctx.pg_db)
             part, k, _ = rounds(ctx, servers, logs, all_cfgs, "cycle.lua",
                                 p.duration, lambda r: r < per_instance,
                                 start=n)
@@ -423,10 +456,16 @@ def run(ctx, mpm):
         if VARIANT:
             report(t, sec, f"steady state, {mpm}: variant {VARIANT} / "
                    "without", got, "variant", "none", None, n)
+        if PG:
+            report(t, sec, f"steady state, {mpm}: req/s with mod_sitemap "
+                   "on PostgreSQL / without", got, "pg", "none", 0.98, n)
+            report(t, sec, f"steady state, {mpm}: req/s with mod_sitemap "
+                   "on PostgreSQL / on SQLite", got, "pg", "sitemap", None,
+                   n)
 
         # ---- crawl ----------------------------------------------------------
         cfgs = ("none", "sitemap", "headoff", "naive") \
-            + (("variant",) if VARIANT else ())
+            + (("variant",) if VARIANT else ()) + (("pg",) if PG else ())
 
         def more(rnd):
             if rnd < p.crawl_min_rounds:
@@ -437,6 +476,8 @@ def run(ctx, mpm):
                  "headoff": servers["headoff"].path("db/sitemap.db")}
         if VARIANT:
             drain["variant"] = servers["variant"].path("db/sitemap.db")
+        if PG:
+            drain["pg"] = ctx.pg_db
         got, n, undrained = rounds(ctx, servers, logs, cfgs, "crawl.lua",
                                    p.crawl_duration, more, drain=drain)
         report(t, sec, f"crawl, {mpm}: req/s with mod_sitemap / without "
@@ -450,25 +491,37 @@ def run(ctx, mpm):
         if VARIANT:
             report(t, sec, f"crawl, {mpm}: variant / without", got,
                    "variant", "none", None, n)
+        if PG:
+            report(t, sec, f"crawl, {mpm}: req/s with mod_sitemap on "
+                   "PostgreSQL / without (its writer's work after each run "
+                   "included)", got, "pg", "none", 0.90, n)
+            report(t, sec, f"crawl, {mpm}: req/s with mod_sitemap on "
+                   "PostgreSQL / on SQLite", got, "pg", "sitemap", None, n)
         if undrained:
             t.note(f"crawl {mpm}: the writer had not caught up 60 s after "
                    f"{undrained} of the module's runs")
 
         # ---- the store after a graceful stop --------------------------------
         stop_all(servers.values(), graceful=True)
-        alog = logs["sitemap"].update()
-        have, other_sites = stored_urls(sm_db)
-        missing = alog.ok - have
-        extra = have - alog.ok
-        exact = not missing and not extra and not other_sites
-        t.add(sec, f"crawl, {mpm}: store after graceful stop vs access log",
-              f"{alog.crawl:,} distinct crawl URLs ({len(alog.ok):,} URLs in "
-              f"all) answered 200; {len(have):,} stored: {len(missing)} "
-              f"missing, {len(extra)} extra", "exact", exact)
-        if not exact:
-            t.fail(f"crawl {mpm}: the store is not the access log's 200s: "
-                   f"missing {sorted(missing)[:5]}, extra "
-                   f"{sorted(extra)[:5]}, other sites {sorted(other_sites)}")
+        for cfg, db in (("sitemap", sm_db),) + ((("pg", ctx.pg_db),)
+                                                 if PG else ()):
+            alog = logs[cfg].update()
+            have, other_sites = stored_urls(db)
+            missing = alog.ok - have
+            extra = have - alog.ok
+            exact = not missing and not extra and not other_sites
+            store = "PostgreSQL store" if cfg == "pg" else "store"
+            t.add(sec, f"crawl, {mpm}: {store} after graceful stop vs "
+                  "access log",
+                  f"{alog.crawl:,} distinct crawl URLs ({len(alog.ok):,} "
+                  f"URLs in all) answered 200; {len(have):,} stored: "
+                  f"{len(missing)} missing, {len(extra)} extra", "exact",
+                  exact)
+            if not exact:
+                t.fail(f"crawl {mpm} {cfg}: the store is not the access "
+                       f"log's 200s: missing {sorted(missing)[:5]}, extra "
+                       f"{sorted(extra)[:5]}, other sites "
+                       f"{sorted(other_sites)}")
         if alog.crawl < p.crawl_urls:
             t.note(f"crawl {mpm}: only {alog.crawl:,} of the "
                    f"{p.crawl_urls:,} distinct URLs asked for in "
@@ -487,3 +540,6 @@ def run(ctx, mpm):
             stop_all(servers.values(), graceful=False, timeout=60)
         except Failure as e:
             log(str(e))
+        if getattr(ctx, "pg_cluster", None):
+            ctx.pg_cluster.close()
+            ctx.pg_cluster = None

@@ -459,6 +459,15 @@ void sm_recorder_reserve_sites(sm_recorder *rec, int n)
         sites_grow(rec, rec->site_cap - rec->site_n + n);
 }
 
+void sm_recorder_site_maker(sm_recorder *rec, sm_site_maker_fn *fn,
+                            void *baton)
+{
+    if (!rec->w->running && rec->maker_n < 8) {
+        rec->maker_v[rec->maker_n].fn = fn;
+        rec->maker_v[rec->maker_n++].baton = baton;
+    }
+}
+
 int sm_recorder_add_site(sm_recorder *rec, const sm_site_conf *site)
 {
     sm_writer *w = rec->w;

@@ -110,6 +110,16 @@ int sm_recorder_add_site(sm_recorder *rec, const sm_site_conf *site);
 /* Room for n sites added once the writer runs (SitemapSiteFromHost's). */
 void sm_recorder_reserve_sites(sm_recorder *rec, int n);
 
+/* Sites made on demand (SitemapSiteFromHost's): fn(baton, base) gives the
+ * site of base, made now (and added with sm_recorder_add_site) when its
+ * name is allowed, or NULL.  Asked for changes kept across a stop (spill
+ * files) whose site this process has not made yet, so that they are not
+ * dropped.  Called from the writer's thread.  At most 8 a recorder,
+ * before the writer starts. */
+typedef const sm_site_conf *sm_site_maker_fn(void *baton, const char *base);
+void sm_recorder_site_maker(sm_recorder *rec, sm_site_maker_fn *fn,
+                            void *baton);
+
 /* Start the writer's background thread (once for all its recorders).
  * Without it (tests, sitemapctl), sm_recorder_flush writes. */
 apr_status_t sm_recorder_start(sm_recorder *rec);

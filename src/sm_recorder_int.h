@@ -112,6 +112,8 @@ struct sm_recorder {
      * site_n is published last (release) and read with acquire. */
     const sm_site_conf **site_v;
     int site_n, site_cap;
+    struct { sm_site_maker_fn *fn; void *baton; } maker_v[8];
+    int maker_n;
     sm_recorder_stats stats;
     sm_recorder_shared *shared; /* NULL: not shared */
     apr_uint64_t dropped_unlogged;
@@ -135,6 +137,7 @@ struct sm_recorder {
     apr_uint64_t faults_unlogged, refused_unlogged;
     sm_rec_item **out;          /* this store's part of the batch written */
     int out_n;
+    int out_tx;                 /* transactions it took */
     char reason[600];           /* why the last write failed */
 };
 

@@ -199,35 +199,53 @@ static int expires(const sm_recorder *rec)
     return 0;
 }
 
-/* Write rec's part of a batch (rec->out); returns whether it went in. */
+/* Write rec's part of a batch (rec->out), in transactions of at most
+ * batch_size changes: a queue that grew while the store was slow is not
+ * written in one long transaction that holds the store's locks (the site
+ * rows, on PostgreSQL) against the other servers of a farm, whose writes
+ * would then time out waiting.  Returns how many changes went in (the
+ * first ones); *why says why the rest did not. */
 static int write_part(sm_recorder *rec, apr_pool_t *p, const char **why,
                       sm_apply_stats *stats)
 {
     apr_time_t now = apr_time_now();
     sm_change *changes;
-    int i;
+    int i, done, n = rec->out_n, chunk = rec->w->batch_size;
 
     memset(stats, 0, sizeof(*stats));
+    rec->out_tx = 0;
     if (ensure_store(rec, now) != APR_SUCCESS) {
         *why = rec->reason;
         return 0;
     }
-    changes = apr_palloc(p, sizeof(*changes) * (apr_size_t)rec->out_n);
-    for (i = 0; i < rec->out_n; i++)
+    changes = apr_palloc(p, sizeof(*changes) * (apr_size_t)n);
+    for (i = 0; i < n; i++)
         changes[i] = rec->out[i]->change;
-    if (sm_store_apply(rec->store, changes, rec->out_n, stats)
-        != APR_SUCCESS) {
-        apr_cpystrn(rec->reason, sm_store_error(rec->store),
-                    sizeof(rec->reason));
-        *why = rec->reason;
-        /* Start from a fresh connection next time. */
-        drop_store(rec);
-        forget_written(rec);
-        return 0;
+    for (done = 0; done < n; done += chunk) {
+        sm_apply_stats part;
+        int k = n - done < chunk ? n - done : chunk;
+
+        memset(&part, 0, sizeof(part));
+        if (sm_store_apply(rec->store, changes + done, k, &part)
+            != APR_SUCCESS) {
+            apr_cpystrn(rec->reason, sm_store_error(rec->store),
+                        sizeof(rec->reason));
+            *why = rec->reason;
+            /* Start from a fresh connection next time. */
+            drop_store(rec);
+            forget_written(rec);
+            return done;
+        }
+        rec->out_tx++;
+        stats->added += part.added;
+        stats->updated += part.updated;
+        stats->touched += part.touched;
+        stats->removed += part.removed;
+        stats->refused_full += part.refused_full;
     }
     rec->last_used = now;
     run_expiry(rec, now);
-    return 1;
+    return n;
 }
 
 /* ---- settling (caller holds lock) ---------------------------------------- */
@@ -253,27 +271,29 @@ static void store_works(sm_recorder *rec)
     }
 }
 
-/* After writing rec's part: count, log, and put back what failed. */
-static void settle_part(sm_recorder *rec, int ok, const char *why,
+/* After writing rec's part (its first done changes went in): count,
+ * log, and put back what failed. */
+static void settle_part(sm_recorder *rec, int done, const char *why,
                         const sm_apply_stats *stats, apr_time_t now)
 {
     sm_writer *w = rec->w;
     int i, n = rec->out_n, kept = 0, dropped = 0;
 
-    if (ok) {
-        rec->stats.written += n - stats->refused_full;
+    if (done) {
+        rec->stats.written += done - stats->refused_full;
         rec->stats.refused_full += stats->refused_full;
-        SM_REC_SHARE(rec, written, n - stats->refused_full);
+        SM_REC_SHARE(rec, written, done - stats->refused_full);
         SM_REC_SHARE(rec, refused_full, stats->refused_full);
         if (rec->shared)
             __atomic_store_n(&rec->shared->last_write, (apr_uint64_t)now,
                              __ATOMIC_RELAXED);
-        rec->stats.batches++;
-        store_works(rec);
+        rec->stats.batches += (apr_uint64_t)rec->out_tx;
+        if (done == n)
+            store_works(rec);
         if (stats->refused_full) {
             /* Refused URLs must be offered again once there is room. */
             rec->refused_unlogged += stats->refused_full;
-            for (i = 0; i < n; i++)
+            for (i = 0; i < done; i++)
                 sm_memory_drop(&w->memory,
                                sm_rec_memory_key(rec, rec->out[i]->key));
             if (sm_rec_should_log(&rec->last_full_log, now)) {
@@ -284,11 +304,12 @@ static void settle_part(sm_recorder *rec, int ok, const char *why,
                 rec->refused_unlogged = 0;
             }
         }
-        return;
+        if (done == n)
+            return;
     }
 
     rec->faulted = 1;
-    for (i = 0; i < n; i++) {
+    for (i = done; i < n; i++) {
         sm_rec_item *item = rec->out[i];
         if (sm_rec_batch_find(w->pending, item->key))
             continue;                   /* a newer change is queued */
@@ -359,19 +380,20 @@ int sm_rec_flush_locked(sm_writer *w, int final)
         sm_recorder *rec = recs[i];
         sm_apply_stats stats;
         const char *why = rec->reason;
-        int ok, faulted;
+        int done, faulted;
 
         apr_thread_mutex_lock(w->lock);
         faulted = rec->faulted;
         apr_thread_mutex_unlock(w->lock);
         memset(&stats, 0, sizeof(stats));
-        ok = final && faulted ? 0 : write_part(rec, b->pool, &why, &stats);
+        done = final && faulted ? 0 : write_part(rec, b->pool, &why,
+                                                 &stats);
         apr_thread_mutex_lock(w->lock);
-        settle_part(rec, ok, why, &stats, apr_time_now());
+        settle_part(rec, done, why, &stats, apr_time_now());
         apr_thread_mutex_unlock(w->lock);
+        all_ok &= done == rec->out_n;
         rec->out = NULL;
         rec->out_n = 0;
-        all_ok &= ok;
     }
 
     apr_thread_mutex_lock(w->lock);
@@ -402,19 +424,22 @@ static void replay_one(void *baton, const char *base, const sm_change *c)
     sm_change copy = *c;
     int i;
 
-    for (i = 0; i < sm_rec_sites_now(rec); i++) {
-        const sm_site_conf *site = rec->site_v[i];
-        if (strcmp(site->base, base) == 0) {
-            copy.site = site;
-            apr_thread_mutex_lock(w->lock);
-            sm_rec_batch_put(w->pending, rec, &copy,
-                             sm_rec_change_key(rec, &copy), ctx->now);
-            rec->stats.queued++;
-            apr_thread_mutex_unlock(w->lock);
-            return;
-        }
+    copy.site = NULL;
+    for (i = 0; i < sm_rec_sites_now(rec) && !copy.site; i++)
+        if (strcmp(rec->site_v[i]->base, base) == 0)
+            copy.site = rec->site_v[i];
+    /* A site made from a Host that this process has not seen yet. */
+    for (i = 0; i < rec->maker_n && !copy.site; i++)
+        copy.site = rec->maker_v[i].fn(rec->maker_v[i].baton, base);
+    if (!copy.site) {
+        ctx->unknown++;
+        return;
     }
-    ctx->unknown++;
+    apr_thread_mutex_lock(w->lock);
+    sm_rec_batch_put(w->pending, rec, &copy, sm_rec_change_key(rec, &copy),
+                     ctx->now);
+    rec->stats.queued++;
+    apr_thread_mutex_unlock(w->lock);
 }
 
 /* Queue what stopped processes kept for this store (write_lock held, not

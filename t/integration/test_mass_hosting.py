@@ -4,6 +4,7 @@ host from a RewriteMap) gets one site per allowed hostname: its own URLs,
 <loc>s, robots.txt line, views and renditions.  A Host outside the allow
 list, in a refused form, or past the cap is never recorded and gets no
 sitemap."""
+import os
 import re
 import urllib.robotparser
 
@@ -236,3 +237,40 @@ def test_host_sites_expire(make_server):
         assert time.monotonic() < deadline, srv.all_urls()
         time.sleep(0.2)
     assert "/shared.html" in srv.all_urls()[b]
+
+
+def test_spill_of_a_host_not_seen_yet_is_written(make_server):
+    """Changes a stopped process kept in a spill file (its store failed at
+    the stop) for a host this process has not been asked for yet are
+    written, its site made from the base; a base outside the allow-list
+    makes no site and is dropped (logged)."""
+    import time
+    from conftest import IS_ROOT, RUN_UID, RUN_GID
+    srv = make_server()
+    host_pages(srv, HOSTS[:2])
+    srv.conf_text = mass_vhost(srv)
+    srv.start()
+    srv.get_ok("/only-a.html", host=f"{HOSTS[0]}:{srv.port}")
+    srv.wait_recorded("/only-a.html", base=base(srv, HOSTS[0]))
+    srv.graceful_stop()
+    b = base(srv, HOSTS[1])
+    evil = base(srv, "evil.test")
+    seen = int(time.time()) * 1000000
+    spill = srv.db_path + ".spill-host01"
+    with open(spill, "w") as f:
+        f.write("mod_sitemap spill 1\n"
+                f"R\t{seen}\t0\t{b}\t/only-b.html\t-\n"
+                f"R\t{seen}\t0\t{b}\t/shared.html\t-\n"
+                f"R\t{seen}\t0\t{evil}\t/planted.html\t-\n"
+                "end 3\n")
+    os.chmod(spill, 0o600)
+    if IS_ROOT:
+        os.chown(spill, RUN_UID, RUN_GID)
+    srv.expect_log(r"sites this server no longer records")
+    srv.start()
+    # No request to b after the start: its site comes from the spill.
+    srv.wait_recorded("/only-b.html", "/shared.html", base=b, timeout=20)
+    srv.wait_log(r"1 changes kept by a stopped process are for sites",
+                 module="sitemap")
+    assert evil not in srv.all_urls()
+    assert not os.path.exists(spill)

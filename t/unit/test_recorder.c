@@ -650,10 +650,36 @@ static void test_full_queue_while_faulty_drops_loudly(void **state)
     sm_recorder_stop(rec);
 }
 
+/* A queue longer than a batch is written in transactions of batch_size
+ * changes (a long one would hold a PostgreSQL site's row lock against the
+ * other servers of a farm past their lock timeout). */
+static void test_long_queue_written_in_batches(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_recorder *rec = make(u, path, apr_time_from_sec(3600), 5, 100);
+    sm_recorder_stats st;
+    char url[32];
+    int i;
+
+    for (i = 0; i < 23; i++) {
+        snprintf(url, sizeof(url), "/b%d", i);
+        add(rec, SM_CHANGE_RECORD, url, NULL);
+    }
+    assert_int_equal(sm_recorder_flush(rec), APR_SUCCESS);
+    sm_recorder_get_stats(rec, &st);
+    assert_int_equal(st.written, 23);
+    assert_int_equal(st.batches, 5);
+    assert_int_equal(count_urls(path), 23);
+    sm_recorder_stop(rec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_repeats_are_skipped, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_long_queue_written_in_batches,
+                                        unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_short_expiry_refreshes_soon,
                                         unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_evicted_url_is_offered_again,
