@@ -87,6 +87,9 @@ int sm_sqlite_int_pragma(sqlite_store *s, const char *sql,
                          sqlite3_int64 *out);
 /* The prepared statement which (prepared on first use); NULL (errmsg set)
  * when it cannot be. */
+/* Create or upgrade the schema (sm_store_sqlite_schema.c); one writer at
+ * a time does it.  probe: a read-only look that accepts an older schema. */
+int sm_sqlite_migrate(sqlite_store *s, int readonly, int probe);
 sqlite3_stmt *sm_sqlite_stmt(sqlite_store *s, int which);
 /* Bind v (NULL: SQL NULL) to parameter i. */
 void sm_sqlite_text(sqlite3_stmt *q, int i, const char *v);

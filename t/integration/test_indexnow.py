@@ -274,7 +274,16 @@ def test_prefork_children_send_each_once(make_server, endpoint):
     for n in names:
         srv.get_ok(n)
     want = [srv.base + n for n in names]
-    endpoint.wait_delivered(want)
+    try:
+        # Four processes' writers and senders share one SQLite file: under
+        # a loaded CI machine their busy waits add up (it once missed 20 s).
+        endpoint.wait_delivered(want, timeout=45)
+    except AssertionError as e:
+        # What the next reader of a failure needs: were the URLs stored,
+        # still pending, and what did the children log?
+        stored = sorted(srv.urls())
+        raise AssertionError(f"{e}\nstored: {stored}\nerror log:\n"
+                             f"{srv.log_tail(60)}") from None
     got = settle(endpoint, 2)
     assert sorted(got) == sorted(want)
 
