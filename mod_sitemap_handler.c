@@ -240,6 +240,7 @@ static SM_NOINLINE int serve(request_rec *r)
     apr_time_t mtime = 0;
     stream_ctx ctx;
     sm_gzip *gz = NULL;
+    char err[256];
     int status, i, gz_file, gzip, cached;
     apr_status_t rv;
 
@@ -256,8 +257,8 @@ static SM_NOINLINE int serve(request_rec *r)
     if (r->method_number != M_GET)
         return not_allowed(r);
 
-    if (!(st = sm_readers_acquire(conf->readers)))
-        return unavailable(r, conf, "cannot open it");
+    if (!(st = sm_readers_acquire(conf->readers, err, sizeof(err))))
+        return unavailable(r, conf, err);
     if (sm_store_read_begin(st) != APR_SUCCESS
         || sm_store_site_info(st, r->pool, own->base, name, &info)
            != APR_SUCCESS) {

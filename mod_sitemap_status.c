@@ -97,6 +97,7 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
     apr_array_header_t *days = NULL;
     apr_time_t now = apr_time_now();
     sm_store *st;
+    char err[256];
     int i;
 
     memset(out, 0, sizeof(*out));
@@ -108,8 +109,10 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
                                      - 1] = '\0';
         out->have_counters = 1;
     }
-    if (!conf->readers || !(st = sm_readers_acquire(conf->readers))) {
-        out->store_error = "cannot open it";
+    if (!conf->readers
+        || !(st = sm_readers_acquire(conf->readers, err, sizeof(err)))) {
+        out->store_error = conf->readers ? apr_pstrdup(p, err)
+                                         : "no reader in this process";
         sm_status_days(out, NULL, now);
         return;
     }

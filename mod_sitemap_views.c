@@ -129,13 +129,14 @@ static int snapshot_open(request_rec *r, const sitemap_server_conf *conf,
                          apr_int64_t name, snapshot *s)
 {
     const sm_site_conf *own = sitemap_site(r, conf);
+    char err[256];
     int i;
 
     /* A mass vhost's Host without a site has no views. */
     if (!own)
         return HTTP_NOT_FOUND;
-    if (!(s->st = sm_readers_acquire(conf->readers)))
-        return unavailable(r, conf, "cannot open it");
+    if (!(s->st = sm_readers_acquire(conf->readers, err, sizeof(err))))
+        return unavailable(r, conf, err);
     if (sm_store_read_begin(s->st) != APR_SUCCESS
         || sm_store_site_info(s->st, r->pool, own->base, name, &s->info)
            != APR_SUCCESS) {

@@ -48,16 +48,17 @@ struct sm_readers {
 /* Each reader has a pool of its own (unmanaged: readers are opened and
  * closed by request threads and the writer's, never racing on a shared
  * allocator), destroyed with it. */
-static sm_store *reader_open(sm_readers *r)
+static sm_store *reader_open(sm_readers *r, char *err, apr_size_t len)
 {
     apr_pool_t *p;
     sm_store *st;
-    char err[512];
 
-    if (apr_pool_create_unmanaged_ex(&p, NULL, NULL) != APR_SUCCESS)
+    if (apr_pool_create_unmanaged_ex(&p, NULL, NULL) != APR_SUCCESS) {
+        apr_cpystrn(err, "out of memory", len);
         return NULL;
+    }
     if (sm_store_open(&st, p, r->where, SM_STORE_READER, READER_BUSY_MS, NULL,
-                      err, sizeof(err)) != APR_SUCCESS) {
+                      err, len) != APR_SUCCESS) {
         sm_log(r->log, SM_LOG_DEBUG, 0, "store %s: %s",
                sm_uri_mask(p, r->where), err);
         apr_pool_destroy(p);
@@ -98,14 +99,15 @@ apr_status_t sm_readers_create(sm_readers **out, apr_pool_t *p,
     r->where = apr_pstrdup(p, where);
     r->log = log;
     r->idle = idle;
-    r->keep = keep < 1 ? 1 : keep;
+    /* No store keeps more idle readers than the process does. */
+    r->keep = keep < 1 ? 1 : keep > IDLE_MAX ? IDLE_MAX : keep;
     r->idle_v = apr_pcalloc(p, sizeof(*r->idle_v) * (apr_size_t)r->keep);
     apr_pool_cleanup_register(p, r, readers_cleanup, apr_pool_cleanup_null);
     *out = r;
     return APR_SUCCESS;
 }
 
-sm_store *sm_readers_acquire(sm_readers *r)
+sm_store *sm_readers_acquire(sm_readers *r, char *err, apr_size_t len)
 {
     sm_store *st;
     int tries;
@@ -118,7 +120,7 @@ sm_store *sm_readers_acquire(sm_readers *r)
         else
             r->open++;          /* counted before it is opened */
         apr_thread_mutex_unlock(r->lock);
-        if (!st && !(st = reader_open(r))) {
+        if (!st && !(st = reader_open(r, err, len))) {
             apr_thread_mutex_lock(r->lock);
             r->open--;
             apr_thread_mutex_unlock(r->lock);
@@ -128,6 +130,7 @@ sm_store *sm_readers_acquire(sm_readers *r)
             return st;
         sm_readers_invalidate(r, st);
     }
+    apr_cpystrn(err, "the file at the path kept being replaced", len);
     return NULL;
 }
 

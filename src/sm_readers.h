@@ -19,8 +19,8 @@
 typedef struct sm_readers sm_readers;
 
 /* Readers of the store at where (a path or URI; SM_STORE_READER).  At most
- * keep idle connections are kept (more are closed when released), and at
- * most 16 in the whole process, all stores together; one idle for longer
+ * keep (16 at most) idle connections are kept (more are closed when
+ * released), and at most 16 in the whole process, all stores together; one idle for longer
  * than idle is closed by sm_readers_close_idle.  Failures to
  * open are logged at debug level through log (the caller answers 503). */
 apr_status_t sm_readers_create(sm_readers **out, apr_pool_t *p,
@@ -29,8 +29,9 @@ apr_status_t sm_readers_create(sm_readers **out, apr_pool_t *p,
                                const sm_logger *log);
 
 /* A reader on the store now at the path (not a deleted or replaced file),
- * or NULL when none can be opened.  Thread-safe. */
-sm_store *sm_readers_acquire(sm_readers *r);
+ * or NULL when none can be opened, and then err (len bytes) says why.
+ * Thread-safe. */
+sm_store *sm_readers_acquire(sm_readers *r, char *err, apr_size_t len);
 
 /* Done with st: kept for the next request.  Thread-safe. */
 void sm_readers_release(sm_readers *r, sm_store *st);

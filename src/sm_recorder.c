@@ -169,15 +169,14 @@ void sm_rec_batch_reset(sm_rec_batch *b)
  * store's identity), so one URL of two stores is two items.  A record
  * whose head was not read keeps the title and alternates an earlier
  * record of the batch brought (NULL says nothing of them). */
-int sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
-                     apr_uint64_t key, apr_time_t now)
+void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
+                      apr_uint64_t key, apr_time_t now)
 {
     sm_rec_item *item;
     sm_rec_slot *slot = batch_slot(b, key);
-    int fresh = !slot->pos;
     const char *title = NULL, *alternates = NULL;
 
-    if (!fresh) {
+    if (slot->pos) {
         item = &APR_ARRAY_IDX(b->items, slot->pos - 1, sm_rec_item);
         if (item->change.op == SM_CHANGE_RECORD
             && c->op == SM_CHANGE_RECORD) {
@@ -210,7 +209,6 @@ int sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
     item->change.alternates = c->alternates
                               ? apr_pstrdup(b->pool, c->alternates)
                               : alternates;
-    return fresh;
 }
 
 /* ---- the public side ------------------------------------------------------ */

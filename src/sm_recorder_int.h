@@ -124,8 +124,9 @@ struct sm_recorder {
     sm_store *store;
     apr_time_t last_used;       /* opened or written */
     int closed_idle;            /* closed when idle, identity below */
-    int synced;                 /* sites whose rows the file has (0: none
-                                   known: sync at the next open) */
+    int synced;                 /* sites whose rows the file is known to
+                                   have (forget_written: 0, so the next
+                                   open writes them again) */
     apr_ino_t ino;
     apr_dev_t dev;
     apr_time_t last_expire;
@@ -145,12 +146,12 @@ struct sm_recorder {
 int sm_rec_sites_now(const sm_recorder *rec);
 apr_uint64_t sm_rec_memory_key(const sm_recorder *rec, apr_uint64_t key);
 /* Put a copy of c into b (replacing an earlier change of the same URL of
- * the same store); 1 when it is a new item.  Holds the writer's lock.
+ * the same store).  Holds the writer's lock.
  * A full queue makes a request wait for the next write, whichever store
  * it is for: the write swaps the queue out first, so a failing store's
  * retry never holds up the others' changes for longer than one attempt. */
-int sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
-                     apr_uint64_t key, apr_time_t now);
+void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
+                      apr_uint64_t key, apr_time_t now);
 apr_size_t sm_rec_batch_find(const sm_rec_batch *b, apr_uint64_t key);
 void sm_rec_batch_reset(sm_rec_batch *b);
 apr_uint64_t sm_rec_change_key(const sm_recorder *rec, const sm_change *c);

@@ -137,7 +137,7 @@ static apr_status_t ensure_store(sm_recorder *rec, apr_time_t now)
      * closed_file_is_same said otherwise), and again for sites added
      * since. */
     if (rv == APR_SUCCESS
-        && (!rec->synced || rec->synced != sm_rec_sites_now(rec))
+        && rec->synced != sm_rec_sites_now(rec)
         && sm_store_sync_sites(rec->store, rec->site_v,
                                sm_rec_sites_now(rec)) != APR_SUCCESS) {
         apr_cpystrn(rec->reason, sm_store_error(rec->store),

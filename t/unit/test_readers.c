@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 static const sm_logger quiet = { NULL, NULL, SM_LOG_ERR };
+static char err[512];     /* why an acquire failed */
 
 static const char *make_store(unit_ctx *u, const char *name)
 {
@@ -33,11 +34,11 @@ static void test_reused_then_closed_when_idle(void **state)
                                        apr_time_from_sec(60), &quiet),
                      APR_SUCCESS);
     assert_int_equal(unit_open_on(path), 0);         /* nothing opened early */
-    assert_non_null(a = sm_readers_acquire(r));
+    assert_non_null(a = sm_readers_acquire(r, err, sizeof(err)));
     sm_readers_release(r, a);
-    assert_ptr_equal(sm_readers_acquire(r), a); /* reused */
-    assert_non_null(b = sm_readers_acquire(r));
-    assert_non_null(c = sm_readers_acquire(r));
+    assert_ptr_equal(sm_readers_acquire(r, err, sizeof(err)), a); /* reused */
+    assert_non_null(b = sm_readers_acquire(r, err, sizeof(err)));
+    assert_non_null(c = sm_readers_acquire(r, err, sizeof(err)));
     assert_int_equal(sm_readers_open_count(r), 3);
     sm_readers_release(r, a);
     sm_readers_release(r, b);
@@ -52,7 +53,7 @@ static void test_reused_then_closed_when_idle(void **state)
     assert_int_equal(sm_readers_open_count(r), 0);
     assert_int_equal(unit_open_on(path), 0);
     /* And opened again when asked for. */
-    assert_non_null(a = sm_readers_acquire(r));
+    assert_non_null(a = sm_readers_acquire(r, err, sizeof(err)));
     assert_int_equal(sm_store_read_begin(a), APR_SUCCESS);
     sm_store_read_end(a);
     sm_readers_invalidate(r, a);
@@ -71,14 +72,14 @@ static void test_only_the_old_are_closed(void **state)
     assert_int_equal(sm_readers_create(&r, u->pool, path, 4,
                                        apr_time_from_msec(200), &quiet),
                      APR_SUCCESS);
-    a = sm_readers_acquire(r);
-    b = sm_readers_acquire(r);
+    a = sm_readers_acquire(r, err, sizeof(err));
+    b = sm_readers_acquire(r, err, sizeof(err));
     sm_readers_release(r, a);
     apr_sleep(apr_time_from_msec(300));
     sm_readers_release(r, b);
     sm_readers_close_idle(r, apr_time_now());
     assert_int_equal(sm_readers_open_count(r), 1);
-    assert_ptr_equal(sm_readers_acquire(r), b);
+    assert_ptr_equal(sm_readers_acquire(r, err, sizeof(err)), b);
     sm_readers_release(r, b);
 }
 
@@ -95,10 +96,10 @@ static void test_replaced_store_gets_a_new_reader(void **state)
     assert_int_equal(sm_readers_create(&r, u->pool, path, 2,
                                        apr_time_from_sec(60), &quiet),
                      APR_SUCCESS);
-    a = sm_readers_acquire(r);
+    a = sm_readers_acquire(r, err, sizeof(err));
     sm_readers_release(r, a);
     assert_int_equal(rename(other, path), 0);
-    b = sm_readers_acquire(r);
+    b = sm_readers_acquire(r, err, sizeof(err));
     assert_non_null(b);
     assert_true(sm_store_is_current(b));
     assert_int_equal(sm_readers_open_count(r), 1);
@@ -116,8 +117,11 @@ static void test_missing_store(void **state)
                                                    "/none/x.db", NULL),
                                        2, apr_time_from_sec(60), &quiet),
                      APR_SUCCESS);
-    assert_null(sm_readers_acquire(r));
+    err[0] = '\0';
+    assert_null(sm_readers_acquire(r, err, sizeof(err)));
     assert_int_equal(sm_readers_open_count(r), 0);
+    /* Why, for the 503's log line. */
+    assert_non_null(strstr(err, "cannot open"));
 }
 
 /* A crawler reading many sites in turn: at most 16 idle readers stay open
@@ -134,16 +138,16 @@ static void test_idle_readers_bounded_per_process(void **state)
         assert_int_equal(sm_readers_create(&r[i], u->pool, path, 4,
                                            apr_time_from_sec(60), &quiet),
                          APR_SUCCESS);
-        assert_non_null(st = sm_readers_acquire(r[i]));
+        assert_non_null(st = sm_readers_acquire(r[i], err, sizeof(err)));
         sm_readers_release(r[i], st);
     }
     for (i = 0; i < 20; i++)
         open += sm_readers_open_count(r[i]);
     assert_int_equal(open, 16);
     /* One taken and given back: the room it left is used again. */
-    sm_readers_release(r[0], sm_readers_acquire(r[0]));
+    sm_readers_release(r[0], sm_readers_acquire(r[0], err, sizeof(err)));
     sm_readers_close_idle(r[1], apr_time_now() + apr_time_from_sec(61));
-    sm_readers_release(r[19], sm_readers_acquire(r[19]));
+    sm_readers_release(r[19], sm_readers_acquire(r[19], err, sizeof(err)));
     assert_int_equal(sm_readers_open_count(r[19]), 1);
     for (i = 0; i < 20; i++)
         sm_readers_close_idle(r[i], apr_time_now() + apr_time_from_sec(61));
