@@ -3,9 +3,11 @@
  * Written by hand: no library at hand reads HTML incrementally with
  * bounded memory and stops at the end of the head (libxml2's HTML parser
  * builds a tree, buffers and guesses encodings).  Text is skipped with
- * memchr; only tags, comments and the ends of raw-text elements are looked
- * at byte by byte, after the tokenizer of the HTML standard (section
- * 13.2.5), reduced to what decides where a tag ends. */
+ * memchr; tags, comments and the ends of raw-text elements are read after
+ * the tokenizer of the HTML standard (section 13.2.5), reduced to what
+ * decides where a tag ends, their names and values a word at a time
+ * (sm_head_bytes.h).  A tag split between two chunks is read byte by
+ * byte. */
 #include "sm_head.h"
 
 #include <stddef.h>
@@ -14,6 +16,7 @@
 #include <apr_lib.h>
 #include <apr_strings.h>
 
+#include "sm_head_bytes.h"
 #include "sm_html.h"
 
 
@@ -60,11 +63,13 @@ struct sm_head {
 
     const char *raw_name;       /* the raw-text element's name */
     apr_size_t raw_matched;     /* of "/name" after '<' */
+    char raw_text[16];          /* those bytes as written (the longest raw
+                                   name is 8 letters) */
     int in_title;               /* raw text kept as the title */
     apr_size_t title_len;
     char title[SM_HEAD_TITLE_MAX];
 
-    char tag_buf[SM_HEAD_TAG_MAX];
+    char tag_buf[SM_HEAD_TAG_MAX + 1];   /* + the '>' tag_end puts */
 };
 
 sm_head *sm_head_create(apr_pool_t *p)
@@ -80,91 +85,87 @@ sm_head *sm_head_create(apr_pool_t *p)
 
 /* ---- values -------------------------------------------------------------- */
 
-/* Byte classes of the tokenizer, one table lookup per byte. */
-enum { C_SPACE = 1, C_SLASH = 2, C_EQ = 4, C_GT = 8, C_COMMA = 16 };
-static const unsigned char byte_class[256] = {
-    ['\t'] = C_SPACE, ['\n'] = C_SPACE, ['\f'] = C_SPACE, ['\r'] = C_SPACE,
-    [' '] = C_SPACE, ['/'] = C_SLASH, ['='] = C_EQ, ['>'] = C_GT,
-    [','] = C_COMMA
-};
-#define IN_CLASS(c, set) (byte_class[(unsigned char)(c)] & (set))
-#define IS_SPACE(c) IN_CLASS(c, C_SPACE)
-
-/* HTML names and keywords are ASCII case-insensitive: folded by hand, with
- * no strlen of lower and no locale-dependent tolower call per byte (the
- * profile showed both; the C library has no length-bounded ASCII compare
- * that also checks lower's end). */
-static int ci_equal(const char *a, apr_size_t len, const char *lower)
-{
-    apr_size_t i;
-
-    for (i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)a[i];
-        if (c >= 'A' && c <= 'Z')
-            c = (unsigned char)(c + ('a' - 'A'));
-        if (!lower[i] || c != (unsigned char)lower[i])
-            return 0;
-    }
-    return lower[len] == '\0';
-}
-
-/* Does the list v[0..len) (separated by whitespace, and by commas when
- * commas is set) hold one of the tokens? */
-static int has_token(const char *v, apr_size_t len, int commas,
-                     const char *const *tokens)
+/* Which of two words (letters only) the list v[0..len) holds as tokens,
+ * separated by whitespace, and by commas when commas is set: bit 0 for a,
+ * bit 1 for b.  One pass over the value; a value holding '&' is decoded
+ * first (rare: a reference in a rel or robots keyword), once: what the
+ * decoding gives is read as it is (decoded is then set). */
+static unsigned list_tokens(apr_pool_t *p, const char *v, apr_size_t len,
+                            int commas, int decoded, const char *a,
+                            apr_size_t a_len, const char *b,
+                            apr_size_t b_len)
 {
     const char *end = v + len;
-
     int seps = C_SPACE | (commas ? C_COMMA : 0);
+    int stops = seps | (decoded ? 0 : C_AMP);
+    unsigned found = 0;
 
     while (v < end) {
         const char *start;
-        int k;
+        apr_size_t n;
         while (v < end && IN_CLASS(*v, seps))
             v++;
         start = v;
-        while (v < end && !IN_CLASS(*v, seps))
-            v++;
-        for (k = 0; v > start && tokens[k]; k++)
-            if (ci_equal(start, (apr_size_t)(v - start), tokens[k]))
-                return 1;
+        v = find_class(v, end, stops);
+        if (v < end && *v == '&' && !decoded) {
+            const char *plain = sm_html_decode(p, start,
+                                               (apr_size_t)(end - start));
+            return found | list_tokens(p, plain, strlen(plain), commas, 1,
+                                       a, a_len, b, b_len);
+        }
+        n = (apr_size_t)(v - start);
+        if (ci_is(start, n, a, a_len))
+            found |= 1;
+        else if (ci_is(start, n, b, b_len))
+            found |= 2;
     }
-    return 0;
+    return found;
 }
-
-/* has_token on an attribute's value, decoded only when it holds '&'. */
-static int value_has_token(apr_pool_t *p, const char *v, apr_size_t len,
-                           int commas, const char *const *tokens)
-{
-    if (memchr(v, '&', len)) {
-        v = sm_html_decode(p, v, len);
-        len = strlen(v);
-    }
-    return has_token(v, len, commas, tokens);
-}
+#define value_tokens(p, v, len, commas, a, b) \
+    list_tokens(p, v, len, commas, 0, a, sizeof(a) - 1, b, sizeof(b) - 1)
 
 /* ---- tags ----------------------------------------------------------------- */
 
+/* The attributes read, by name; a tag keeps the first of each. */
+enum { A_REL, A_HREF, A_HREFLANG, A_NAME, A_CONTENT, A_COUNT };
+
 typedef struct {
-    const char *name;   /* lowercase */
-    apr_size_t name_len;
     const char *value;  /* raw, NULL: not seen */
     apr_size_t len;
 } attr;
 
-/* The attributes of a tag, from s (just after its name) up to its '>' or
- * end, as the HTML tokenizer reads them (before/after attribute name,
- * attribute value states): the values of those named in want are noted
- * (the first of duplicates).  Returns the '>' that ends the tag, NULL when
- * end comes first.  Attribute names are short and walked byte by byte,
- * quoted values are skipped with memchr. */
-static const char *parse_attrs(const char *s, const char *end, attr *want,
-                               int n)
+static int attr_id(const char *s, apr_size_t n, const char *end)
+{
+    apr_uint64_t w;
+
+    if (n < 3 || n > 8)
+        return -1;
+    w = folded_word(s, n, end);
+    if (w == WORD("rel"))
+        return A_REL;
+    if (w == WORD("href"))
+        return A_HREF;
+    if (w == WORD("name"))
+        return A_NAME;
+    if (w == WORD("content"))
+        return A_CONTENT;
+    if (w == WORD("hreflang"))
+        return A_HREFLANG;
+    return -1;
+}
+
+/* The attributes of a tag, from s (just after its name) as the HTML
+ * tokenizer reads them (before/after attribute name, attribute value
+ * states), up to the '>' that ends the tag: returned, NULL when end comes
+ * first.  Names and unquoted values are walked a word at a time
+ * (find_class), quoted values skipped with find_byte.  The values of the
+ * names attr_id knows are noted in a[A_COUNT]. */
+static const char *parse_attrs(const char *s, const char *end, attr *a)
 {
     for (;;) {
         const char *name, *value = NULL;
-        apr_size_t name_len, value_len = 0;
-        int k;
+        apr_size_t value_len = 0;
+        int id;
 
         while (s < end && IN_CLASS(*s, C_SPACE | C_SLASH))
             s++;
@@ -172,53 +173,45 @@ static const char *parse_attrs(const char *s, const char *end, attr *want,
             return NULL;
         if (*s == '>')
             return s;
-        name = s++;                             /* may be '=' */
-        while (s < end && !IN_CLASS(*s, C_SPACE | C_SLASH | C_EQ | C_GT))
-            s++;
-        name_len = (apr_size_t)(s - name);
+        name = s;                               /* may be '=' */
+        s = find_class(s + 1, end, C_SPACE | C_SLASH | C_EQ | C_GT);
+        id = attr_id(name, (apr_size_t)(s - name), end);
         while (s < end && IS_SPACE(*s))
             s++;
         if (s < end && *s == '=') {
             s++;
             while (s < end && IS_SPACE(*s))
                 s++;
-            if (s < end && (*s == '"' || *s == '\'')) {
-                const char *q = memchr(s + 1, *s, (apr_size_t)(end - s - 1));
+            if (s == end)
+                return NULL;
+            if (*s == '"' || *s == '\'') {
+                const char *q = find_byte(s + 1, end, *s);
+                if (!q)
+                    return NULL;
                 value = s + 1;
-                value_len = (apr_size_t)((q ? q : end) - value);
-                s = q ? q + 1 : end;
+                value_len = (apr_size_t)(q - value);
+                s = q + 1;
             }
             else {
                 value = s;
-                while (s < end && !IN_CLASS(*s, C_SPACE | C_GT))
-                    s++;
+                s = find_class(s, end, C_SPACE | C_GT);
                 value_len = (apr_size_t)(s - value);
             }
         }
-        for (k = 0; k < n; k++) {
-            if (want[k].name_len == name_len && !want[k].value
-                && ci_equal(name, name_len, want[k].name)) {
-                want[k].value = value ? value : "";
-                want[k].len = value_len;
-            }
+        if (id >= 0 && !a[id].value) {
+            a[id].value = value ? value : "";
+            a[id].len = value_len;
         }
     }
 }
 
-/* The attributes each tag we read wants, in this order. */
-#define META_ATTRS {{"name", 4, NULL, 0}, {"content", 7, NULL, 0}}
-#define LINK_ATTRS {{"rel", 3, NULL, 0}, {"href", 4, NULL, 0}, \
-                    {"hreflang", 8, NULL, 0}}
-#define BASE_ATTRS {{"href", 4, NULL, 0}}
-
 static void on_meta(sm_head *h, const attr *a)
 {
-    static const char *const names[] = {"robots", "googlebot", NULL};
-    static const char *const noindex[] = {"noindex", "none", NULL};
-
-    if (a[0].value && a[1].value
-        && value_has_token(h->p, a[0].value, a[0].len, 0, names)
-        && value_has_token(h->p, a[1].value, a[1].len, 1, noindex))
+    if (a[A_NAME].value && a[A_CONTENT].value
+        && value_tokens(h->p, a[A_NAME].value, a[A_NAME].len, 0, "robots",
+                        "googlebot")
+        && value_tokens(h->p, a[A_CONTENT].value, a[A_CONTENT].len, 1,
+                        "noindex", "none"))
         h->res.noindex = 1;
 }
 
@@ -245,20 +238,19 @@ static int is_language_tag(const char *v)
 
 static void on_link(sm_head *h, const attr *a)
 {
-    static const char *const canonical[] = {"canonical", NULL};
-    static const char *const alternate[] = {"alternate", NULL};
     const char *href;
+    unsigned rel;
     int is_canonical, is_alternate;
 
-    if (!a[0].value || !a[1].value)
+    if (!a[A_REL].value || !a[A_HREF].value)
         return;
-    is_canonical = value_has_token(h->p, a[0].value, a[0].len, 0, canonical);
-    is_alternate = a[2].value
-                   && value_has_token(h->p, a[0].value, a[0].len, 0,
-                                      alternate);
+    rel = value_tokens(h->p, a[A_REL].value, a[A_REL].len, 0, "canonical",
+                       "alternate");
+    is_canonical = rel & 1;
+    is_alternate = (rel & 2) && a[A_HREFLANG].value;
     if (!is_canonical && !is_alternate)
-        return;                         /* stylesheets, icons... */
-    href = sm_html_decode(h->p, a[1].value, a[1].len);
+        return;                         /* stylesheets, icons, feeds... */
+    href = sm_html_decode(h->p, a[A_HREF].value, a[A_HREF].len);
     if (is_canonical && !h->canonical_conflict) {
         if (!h->res.canonical) {
             h->res.canonical = href;
@@ -269,7 +261,8 @@ static void on_link(sm_head *h, const attr *a)
         }
     }
     if (is_alternate) {
-        const char *lang = sm_html_decode(h->p, a[2].value, a[2].len);
+        const char *lang = sm_html_decode(h->p, a[A_HREFLANG].value,
+                                          a[A_HREFLANG].len);
         apr_array_header_t *alts = h->res.alternates;
         int i;
         if (!is_language_tag(lang) || !is_http_url(href)
@@ -286,8 +279,9 @@ static void on_link(sm_head *h, const attr *a)
 
 static void on_base(sm_head *h, const attr *a)
 {
-    if (a[0].value && !h->res.base_href)
-        h->res.base_href = sm_html_decode(h->p, a[0].value, a[0].len);
+    if (a[A_HREF].value && !h->res.base_href)
+        h->res.base_href = sm_html_decode(h->p, a[A_HREF].value,
+                                          a[A_HREF].len);
 }
 
 /* What a tag's name makes of it. */
@@ -296,49 +290,49 @@ typedef enum {
     K_HEAD_OK,      /* may be in a head, nothing to read */
     K_RAW,          /* its content is text up to its own end tag */
     K_TEMPLATE,
-    K_META, K_LINK, K_BASE,
-    K_END_HEAD      /* as an end tag: </head>, </body>, </html>, </br> */
+    K_END_HEAD,     /* as an end tag: </head>, </body>, </html>, </br> */
+    K_META, K_LINK, K_BASE      /* start tags whose attributes are read */
 } tag_kind;
 
-static const struct { const char *name; tag_kind kind; } tag_names[] = {
-    {"base", K_BASE}, {"basefont", K_HEAD_OK}, {"bgsound", K_HEAD_OK},
-    {"body", K_END_HEAD}, {"br", K_END_HEAD}, {"head", K_END_HEAD},
-    {"html", K_END_HEAD}, {"iframe", K_RAW}, {"link", K_LINK},
-    {"meta", K_META}, {"noembed", K_RAW}, {"noframes", K_RAW},
-    {"noscript", K_RAW}, {"script", K_RAW}, {"style", K_RAW},
-    {"template", K_TEMPLATE}, {"textarea", K_RAW}, {"title", K_RAW},
-    {"xmp", K_RAW}
-};
+#define READS_ATTRS(kind) ((kind) >= K_META)
 
-/* The kind of the name at s (any case); *raw_name, for K_RAW, its
- * lowercase spelling.  Compared only with the names of its first letter
- * and length, so most tags cost one comparison or none. */
-static tag_kind classify(const char *s, apr_size_t n, int is_end,
-                         const char **raw_name)
+/* The kind of the tag named s[0..n) (any case; end: where the chunk
+ * ends, for folded_word); *raw_name, for K_RAW, its lowercase spelling.
+ * One word compared with the names of that length. */
+static tag_kind classify(const char *s, apr_size_t n, const char *end,
+                         int is_end, const char **raw_name)
 {
-    unsigned k, lo, hi;
+    static const struct {
+        const char *name;
+        apr_uint64_t word;
+        tag_kind kind;
+    } names[] = {
+#define TAG(name, kind) {name, WORD(name), kind}
+        TAG("meta", K_META), TAG("link", K_LINK), TAG("script", K_RAW),
+        TAG("style", K_RAW), TAG("title", K_RAW), TAG("base", K_BASE),
+        TAG("head", K_END_HEAD), TAG("body", K_END_HEAD),
+        TAG("html", K_END_HEAD), TAG("br", K_END_HEAD),
+        TAG("noscript", K_RAW), TAG("template", K_TEMPLATE),
+        TAG("iframe", K_RAW), TAG("textarea", K_RAW), TAG("xmp", K_RAW),
+        TAG("noembed", K_RAW), TAG("noframes", K_RAW),
+        TAG("basefont", K_HEAD_OK), TAG("bgsound", K_HEAD_OK)
+#undef TAG
+    };
+    apr_uint64_t w;
+    unsigned k;
 
-    switch (apr_tolower(*s)) {      /* tag_names is sorted */
-    case 'b': lo = 0; hi = 5; break;
-    case 'h': lo = 5; hi = 7; break;
-    case 'i': lo = 7; hi = 8; break;
-    case 'l': lo = 8; hi = 9; break;
-    case 'm': lo = 9; hi = 10; break;
-    case 'n': lo = 10; hi = 13; break;
-    case 's': lo = 13; hi = 15; break;
-    case 't': lo = 15; hi = 18; break;
-    case 'x': lo = 18; hi = 19; break;
-    default: lo = hi = 0; break;
-    }
-    for (k = lo; k < hi; k++) {
-        const char *name = tag_names[k].name;
-        tag_kind kind = tag_names[k].kind;
-        if (!ci_equal(s, n, name))
+    if (n < 2 || n > 8)
+        return is_end ? K_HEAD_OK : K_OTHER;
+    w = folded_word(s, n, end);
+    for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+        tag_kind kind = names[k].kind;
+        if (names[k].word != w)
             continue;
-        *raw_name = name;
+        *raw_name = names[k].name;
         if (kind == K_END_HEAD && !is_end)
             /* <html>, <head> start tags are fine; <body>, <br> are not */
-            return (name[1] == 't' || name[1] == 'e') ? K_HEAD_OK : K_OTHER;
+            return (names[k].name[1] == 't' || names[k].name[1] == 'e')
+                   ? K_HEAD_OK : K_OTHER;
         if (is_end && kind != K_END_HEAD && kind != K_TEMPLATE)
             return K_HEAD_OK;
         return kind;
@@ -368,8 +362,8 @@ static void finish_title(sm_head *h)
     h->res.title = t;
 }
 
-/* A whole tag was read: act on it.  a: the attributes of a tag we read
- * (META_ATTRS...), NULL when it is too long to be read. */
+/* A whole tag was read: act on it.  a: the attributes of a tag whose
+ * attributes are read (READS_ATTRS), NULL when it is too long to be read. */
 static void on_tag(sm_head *h, tag_kind kind, int is_end, const attr *a)
 {
     h->state = S_DATA;
@@ -411,55 +405,40 @@ static void on_tag(sm_head *h, tag_kind kind, int is_end, const attr *a)
     }
 }
 
-/* The attributes a tag of this kind wants read: their count. */
-static int wanted(tag_kind kind, attr *a)
-{
-    static const attr meta[] = META_ATTRS, link[] = LINK_ATTRS,
-                      base[] = BASE_ATTRS;
-
-    switch (kind) {
-    case K_META:
-        memcpy(a, meta, sizeof(meta));
-        return 2;
-    case K_LINK:
-        memcpy(a, link, sizeof(link));
-        return 3;
-    case K_BASE:
-        memcpy(a, base, sizeof(base));
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 /* The fast path: a whole tag inside the chunk (d: just after its '<'),
  * read in place.  Returns the bytes it took (up to its '>'), 0 when the
  * tag is not whole here or is not a tag (the byte-wise path takes it). */
 static apr_size_t tag_in_place(sm_head *h, const char *d, apr_size_t len)
 {
     const char *p = d, *end = d + len, *name, *gt;
-    int is_end = 0, n;
+    int is_end = 0;
     tag_kind kind;
-    attr a[3];
+    attr a[A_COUNT];
 
     if (p < end && *p == '/') {
         is_end = 1;
         p++;
     }
-    if (p == end || !apr_isalpha(*p))
+    if (p == end || !IS_ALPHA(*p))
         return 0;
     name = p;
-    while (p < end && !IN_CLASS(*p, C_SPACE | C_SLASH | C_GT))
-        p++;
+    p = find_class(p + 1, end, C_SPACE | C_SLASH | C_GT);
     if (p == end)
         return 0;
-    kind = classify(name, (apr_size_t)(p - name), is_end, &h->raw_name);
-    n = is_end ? 0 : wanted(kind, a);
-    gt = n ? parse_attrs(p, end, a, n) : memchr(p, '>', (apr_size_t)(end - p));
+    kind = classify(name, (apr_size_t)(p - name), end, is_end,
+                    &h->raw_name);
+    if (is_end || !READS_ATTRS(kind)) {
+        gt = memchr(p, '>', (apr_size_t)(end - p));  /* its first '>' */
+        if (!gt)
+            return 0;
+        on_tag(h, kind, is_end, NULL);
+        return (apr_size_t)(gt - d) + 1;
+    }
+    memset(a, 0, sizeof(a));
+    gt = parse_attrs(p, end, a);
     if (!gt)
         return 0;
-    on_tag(h, kind, is_end,
-           n && gt - name <= SM_HEAD_TAG_MAX ? a : NULL);
+    on_tag(h, kind, 0, gt - name <= SM_HEAD_TAG_MAX ? a : NULL);
     return (apr_size_t)(gt - d) + 1;
 }
 
@@ -479,24 +458,33 @@ static void tag_begin(sm_head *h, int is_end, const char *name,
 /* The tag's name is complete: only the tags we read keep the rest. */
 static void tag_named(sm_head *h)
 {
-    h->kind = classify(h->tag_buf, h->tag_len, h->tag_is_end, &h->raw_name);
+    h->kind = classify(h->tag_buf, h->tag_len, h->tag_buf + h->tag_len,
+                       h->tag_is_end, &h->raw_name);
     h->name_len = h->tag_len;
     h->tag = T_BEFORE_NAME;
-    if (h->tag_is_end || h->kind < K_META) {
+    if (h->tag_is_end || !READS_ATTRS(h->kind)) {
         h->tag_over = 1;
         h->tag = T_SKIP;
     }
 }
 
-/* Its '>' came: the same reading as tag_in_place's. */
+/* Its '>' came: the same reading as tag_in_place's, over tag_buf with a
+ * '>' put after the tag for parse_attrs to stop at. */
 static void tag_end(sm_head *h)
 {
-    attr a[3];
-    int n = h->tag_is_end || h->tag_over ? 0 : wanted(h->kind, a);
+    attr a[A_COUNT];
+    const char *s, *end;
 
-    if (n)
-        parse_attrs(h->tag_buf + h->name_len, h->tag_buf + h->tag_len, a, n);
-    on_tag(h, h->kind, h->tag_is_end, n ? a : NULL);
+    if (h->tag_is_end || h->tag_over || !READS_ATTRS(h->kind)) {
+        on_tag(h, h->kind, h->tag_is_end, NULL);
+        return;
+    }
+    memset(a, 0, sizeof(a));
+    h->tag_buf[h->tag_len] = '>';
+    s = h->tag_buf + h->name_len;
+    end = h->tag_buf + h->tag_len + 1;
+    parse_attrs(s, end, a);
+    on_tag(h, h->kind, 0, a);
 }
 
 static void tag_append(sm_head *h, const char *s, apr_size_t n)
@@ -645,7 +633,8 @@ static apr_size_t scan_raw_end(sm_head *h, const char *d, apr_size_t len)
                 break;
         }
         else if (h->raw_matched <= name_len) {
-            if (apr_tolower(c) != h->raw_name[h->raw_matched - 1])
+            if (((unsigned char)c | 0x20)
+                != (unsigned char)h->raw_name[h->raw_matched - 1])
                 break;
         }
         else {
@@ -657,23 +646,45 @@ static apr_size_t scan_raw_end(sm_head *h, const char *d, apr_size_t len)
             tag_begin(h, 1, h->raw_name, name_len);
             return i;                   /* scan_tag reads the delimiter */
         }
-        h->raw_matched++;
+        h->raw_text[h->raw_matched++] = c;
         i++;
     }
     if (i < len) {                      /* not the end tag: it was text */
         title_append(h, "<", 1);
-        if (h->raw_matched)
-            title_append(h, "/", 1);
-        if (h->raw_matched > 1)
-            title_append(h, h->raw_name, h->raw_matched - 1);
+        title_append(h, h->raw_text, h->raw_matched);
         h->state = S_RAW;
     }
     return i;
 }
 
+/* The fast path of scan_raw_end: "</name", its delimiter and its '>'
+ * whole in the chunk (d: just after the '<').  Returns the bytes the end
+ * tag took after the '<' (the element is over), -1 when the '<' is text,
+ * 0 when the chunk ends first (the byte-wise path decides). */
+static long raw_end_in_place(sm_head *h, const char *d, apr_size_t len)
+{
+    apr_size_t n = strlen(h->raw_name);
+    const char *gt;
+
+    if (len < n + 2)
+        return 0;
+    if (d[0] != '/' || !ci_is(d + 1, n, h->raw_name, n)
+        || !IN_CLASS(d[n + 1], C_SPACE | C_SLASH | C_GT))
+        return -1;
+    gt = memchr(d + n + 1, '>', len - n - 1);
+    if (!gt)
+        return 0;
+    if (h->in_title)
+        finish_title(h);
+    h->in_title = 0;
+    on_tag(h, classify(d + 1, n, d + len, 1, &h->raw_name), 1, NULL);
+    return (long)(gt - d) + 1;
+}
+
 int sm_head_feed(sm_head *h, const char *d, apr_size_t len)
 {
     apr_size_t i = 0, n;
+    long r;
     int at_limit = 0;
 
     if (h->state == S_DONE)
@@ -709,7 +720,7 @@ int sm_head_feed(sm_head *h, const char *d, apr_size_t len)
                 h->state = S_END_OPEN;
                 i++;
             }
-            else if (apr_isalpha(c)) {
+            else if (IS_ALPHA(c)) {
                 tag_begin(h, 0, &c, 1);
                 i++;
             }
@@ -744,7 +755,7 @@ int sm_head_feed(sm_head *h, const char *d, apr_size_t len)
                 h->state = S_DATA;
             break;
         case S_END_OPEN:
-            if (apr_isalpha(c)) {
+            if (IS_ALPHA(c)) {
                 tag_begin(h, 1, &c, 1);
                 i++;
             }
@@ -764,8 +775,17 @@ int sm_head_feed(sm_head *h, const char *d, apr_size_t len)
                 break;
             }
             i = (apr_size_t)(lt - d) + 1;
-            h->state = S_RAW_END;
-            h->raw_matched = 0;
+            r = raw_end_in_place(h, d + i, len - i);
+            if (r > 0) {
+                i += (apr_size_t)r;
+            }
+            else if (r < 0) {
+                title_append(h, "<", 1);
+            }
+            else {
+                h->state = S_RAW_END;
+                h->raw_matched = 0;
+            }
             break;
         case S_RAW_END:
             i += scan_raw_end(h, d + i, len - i);

@@ -42,7 +42,7 @@
 #define SM_HEAD_TITLE_MAX      512
 
 typedef struct {
-    const char *hreflang;   /* lowercased, as written otherwise */
+    const char *hreflang;   /* as written (stored lowercased: sm_alternates) */
     const char *href;       /* absolute http(s), entities decoded */
 } sm_head_alternate;
 

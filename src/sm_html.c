@@ -168,7 +168,12 @@ char *sm_utf8_clean(apr_pool_t *p, const char *s)
     unsigned char *o = (unsigned char *)out;
 
     while (*i) {
-        apr_size_t n = utf8_len(i);
+        apr_size_t n;
+        if (*i >= 0x20 && *i < 0x7f) {     /* printable ASCII: as it is */
+            *o++ = *i++;
+            continue;
+        }
+        n = utf8_len(i);
         if (n == 0) {
             while (*i && utf8_len(i) == 0)
                 i++;

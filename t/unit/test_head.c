@@ -609,6 +609,90 @@ static void test_alternates_stored_form(void **state)
     assert_false(sm_alternate_href_ok(p, "https://www.example/a#b"));
 }
 
+/* ---- the word-at-a-time scanning ------------------------------------------ */
+
+/* Names and values are walked eight bytes at a time and compared as
+ * folded words (sm_head.c, find_class, folded_word): control bytes that
+ * are not HTML whitespace, near misses of the names read, every alignment
+ * of a value's end, and a reference that decodes to another one. */
+static void test_word_scanning(void **state)
+{
+    apr_pool_t *p = POOL(state);
+    static const char *const noindex_no[] = {
+        "<meta name\x01=robots content=noindex>",
+        "<meta n\x0b" "ame=robots content=noindex>",      /* VT: not space */
+        "<meta\x0bname=robots content=noindex>",
+        "<meta name=robots c\xcfntent=noindex>",
+        "<meta name=robots conte\x0et=noindex>",
+        "<meta name=robots contents=noindex>",
+        "<meta name=robots\x01 content=noindex>",
+        "<metadata><meta name=robots content=noindex>",
+        "<meta name=robots content=noindex\x0b>",
+        NULL
+    };
+    static const char *const noindex_yes[] = {
+        "<meta name=robots\x0c" "content=noindex>",       /* FF: space */
+        "<MeTa NaMe=RoBoTs CoNtEnT=NoInDeX>",
+        "<meta name=robots content=\"a,b,c,d,e,f,g,h,i,j,noindex\">",
+        "<meta name=robots content=\"\t\t\t\t\t\t\t\t\tnoindex\">",
+        "<meta name=\"robots\"content='noindex'>",    /* two quotes a word */
+        NULL
+    };
+    answer a;
+    char doc[256];
+    int i, n;
+
+    for (i = 0; noindex_no[i]; i++)
+        if (scan(p, noindex_no[i]).noindex)
+            fail_msg("wrongly found in: %s", noindex_no[i]);
+    for (i = 0; noindex_yes[i]; i++)
+        if (!scan(p, noindex_yes[i]).noindex)
+            fail_msg("not found in: %s", noindex_yes[i]);
+
+    a = scan(p, "<link rel=canonical hreflangx=en href=/a>"
+                "<link rel=alternate hreflangx=de href=http://x/de>"
+                "<link rela=alternate hreflang=fr href=http://x/fr>"
+                "<linkx rel=canonical href=/b>");
+    assert_string_equal(a.canonical, "/a");
+    assert_string_equal(a.alts, "");
+    assert_int_equal(a.done, 1);                /* <linkx> starts the body */
+    a = scan(p, "<link href=\"/x\"rel=\"canonical\">");
+    assert_string_equal(a.canonical, "/x");
+    a = scan(p, "<LINK REL=ALTERNATE HREFLANG=EN-gb HREF=http://x/en>");
+    assert_string_equal(a.alts, "EN-gb=http://x/en");  /* as written */
+
+    /* A value ending at every offset of a word, quoted both ways and not. */
+    for (n = 1; n <= 40; n++) {
+        const char *q;
+        for (q = "\"'"; *q; q++) {
+            apr_snprintf(doc, sizeof(doc),
+                         "<link rel=%ccanonical%c href=%c/%.*s%c>"
+                         "<meta content=%c%.*s%c name=robots>",
+                         *q, *q, *q, n - 1,
+                         "0123456789012345678901234567890123456789", *q, *q,
+                         n, "none.none.none.none.none.none.none.none.", *q);
+            a = scan(p, doc);
+            assert_int_equal(strlen(a.canonical), (apr_size_t)n);
+            assert_int_equal(a.noindex, n == 4);
+        }
+        apr_snprintf(doc, sizeof(doc), "<link href=/%.*s rel=canonical>",
+                     n - 1, "0123456789012345678901234567890123456789");
+        assert_int_equal(strlen(scan(p, doc).canonical), (apr_size_t)n);
+    }
+
+    /* A reference is decoded once: "&amp;amp;" stays "&amp;". */
+    a = scan(p, "<link rel=\"&amp;amp;canonical\" href=/x>");
+    assert_string_equal(a.canonical, "(null)");
+    a = scan(p, "<link rel=\"a &amp; CANONICAL\" href=/x>");
+    assert_string_equal(a.canonical, "/x");
+    a = scan(p, "<meta name=robots content=\"&amp;&amp;&amp;, &#110;one\">");
+    assert_int_equal(a.noindex, 1);
+
+    /* Text that almost ends a raw element is kept as written. */
+    a = scan(p, "<title>a</TITx b</tItLe>");
+    assert_string_equal(a.title, "a</TITx b");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -631,6 +715,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cms_heads, unit_setup,
                                         unit_teardown),
         cmocka_unit_test_setup_teardown(test_canonical_self, unit_setup,
+                                        unit_teardown),
+        cmocka_unit_test_setup_teardown(test_word_scanning, unit_setup,
                                         unit_teardown),
     };
     apr_initialize();

@@ -1,0 +1,143 @@
+/* sm_head_bytes.h: the byte-level search of the head scanner (sm_head.c
+ * only): byte classes of the HTML tokenizer, ASCII case-insensitive words,
+ * and the first byte of a set found a word (eight bytes) at a time.
+ * Written by hand: the C library's memchr finds one byte, strcspn and
+ * strpbrk need NUL-terminated text (a page's buckets are not), and no
+ * library at hand folds ASCII case without a locale. */
+#ifndef SM_HEAD_BYTES_H
+#define SM_HEAD_BYTES_H
+
+#include <string.h>
+
+#include <apr.h>
+
+/* Byte classes of the tokenizer, one table lookup per byte. */
+enum { C_SPACE = 1, C_SLASH = 2, C_EQ = 4, C_GT = 8, C_COMMA = 16,
+       C_AMP = 32 };
+static const unsigned char byte_class[256] = {
+    ['\t'] = C_SPACE, ['\n'] = C_SPACE, ['\f'] = C_SPACE, ['\r'] = C_SPACE,
+    [' '] = C_SPACE, ['/'] = C_SLASH, ['='] = C_EQ, ['>'] = C_GT,
+    [','] = C_COMMA, ['&'] = C_AMP
+};
+#define IN_CLASS(c, set) (byte_class[(unsigned char)(c)] & (set))
+#define IS_SPACE(c) IN_CLASS(c, C_SPACE)
+#define IS_ALPHA(c) ((unsigned)(((unsigned char)(c) | 0x20) - 'a') < 26)
+
+/* Is s[0..n) the word lower (n bytes of lowercase ASCII letters) in any
+ * case?  For a letter, c | 0x20 is its lowercase and no other byte maps to
+ * it: no locale, no table, no branch per byte on the case. */
+static APR_INLINE int ci_is(const char *s, apr_size_t n, const char *lower,
+                            apr_size_t lower_len)
+{
+    apr_size_t i;
+
+    if (n != lower_len)
+        return 0;
+    for (i = 0; i < n; i++)
+        if (((unsigned char)s[i] | 0x20) != (unsigned char)lower[i])
+            return 0;
+    return 1;
+}
+#define CI_IS(s, n, word) ci_is(s, n, word, sizeof(word) - 1)
+
+/* Eight bytes at a time (SWAR): the first byte of a word in a set is
+ * found without a branch per byte, which is what makes this scanner fast
+ * in a busy server, where the loops' exits of a byte-wise one are
+ * mispredicted.  load8 reads s[0..8) as a little-endian word on any host;
+ * in each *_BYTES mask the lowest flagged byte is exactly the first match
+ * (a borrow only flags bytes above a true one), so only that is used. */
+#define ONES  0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+#define EQ_BYTES(w, c) ((((w) ^ (ONES * (c))) - ONES) & ~((w) ^ (ONES * (c))) \
+                        & HIGHS)
+#define BELOW_BYTES(w, n) (((w) - ONES * (n)) & ~(w) & HIGHS)
+
+static APR_INLINE apr_uint64_t load8(const char *s)
+{
+    apr_uint64_t w;
+
+    memcpy(&w, s, 8);
+#if APR_IS_BIGENDIAN
+    w = __builtin_bswap64(w);
+#endif
+    return w;
+}
+
+#define FIRST_BYTE(mask) ((apr_size_t)__builtin_ctzll(mask) >> 3)
+
+/* The first byte at or after p in class set (C_SPACE counting only ASCII
+ * whitespace), or end.  set: C_SPACE plus any of C_SLASH, C_EQ, C_GT,
+ * C_COMMA, C_AMP. */
+static APR_INLINE const char *find_class(const char *p, const char *end,
+                                         int set)
+{
+    while (p + 8 <= end) {
+        apr_uint64_t w = load8(p), m = BELOW_BYTES(w, 0x21);
+        if (set & C_SLASH)
+            m |= EQ_BYTES(w, '/');
+        if (set & C_EQ)
+            m |= EQ_BYTES(w, '=');
+        if (set & C_GT)
+            m |= EQ_BYTES(w, '>');
+        if (set & C_COMMA)
+            m |= EQ_BYTES(w, ',');
+        if (set & C_AMP)
+            m |= EQ_BYTES(w, '&');
+        if (!m) {
+            p += 8;
+            continue;
+        }
+        p += FIRST_BYTE(m);
+        if (IN_CLASS(*p, set))
+            return p;
+        p++;            /* a control byte that is not whitespace */
+    }
+    while (p < end && !IN_CLASS(*p, set))
+        p++;
+    return p;
+}
+
+/* The first c at or after p, or NULL: the two words ahead inline (most
+ * attribute values are short), memchr beyond. */
+static APR_INLINE const char *find_byte(const char *p, const char *end,
+                                        char c)
+{
+    if (p + 16 <= end) {
+        apr_uint64_t m = EQ_BYTES(load8(p), (unsigned char)c);
+        if (m)
+            return p + FIRST_BYTE(m);
+        m = EQ_BYTES(load8(p + 8), (unsigned char)c);
+        if (m)
+            return p + 8 + FIRST_BYTE(m);
+        p += 16;
+    }
+    return memchr(p, c, (apr_size_t)(end - p));
+}
+
+/* s[0..n) (n <= 8) as a little-endian word with ASCII letters folded to
+ * lowercase (c | 0x20: exact for letters, and WORD constants hold letters
+ * only), the bytes past n zero. */
+static APR_INLINE apr_uint64_t folded_word(const char *s, apr_size_t n,
+                                           const char *end)
+{
+    apr_uint64_t w = 0, keep = n >= 8 ? ~0ULL : (1ULL << (8 * n)) - 1;
+    apr_size_t i;
+
+    if (s + 8 <= end) {
+        w = load8(s);
+    }
+    else {
+        for (i = 0; i < n && i < 8; i++)
+            w |= (apr_uint64_t)(unsigned char)s[i] << (8 * i);
+    }
+    return (w | 0x2020202020202020ULL) & keep;
+}
+
+#define WORD_BYTE(s, i) \
+    ((apr_uint64_t)((i) < sizeof(s) - 1 ? (unsigned char)(s)[(i) < sizeof(s) - 1 ? (i) : 0] : 0) \
+     << (8 * (i)))
+#define WORD(s) (WORD_BYTE(s, 0) | WORD_BYTE(s, 1) | WORD_BYTE(s, 2) \
+                 | WORD_BYTE(s, 3) | WORD_BYTE(s, 4) | WORD_BYTE(s, 5) \
+                 | WORD_BYTE(s, 6) | WORD_BYTE(s, 7))
+
+#endif
