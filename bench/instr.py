@@ -29,7 +29,8 @@ import time
 
 from benchlib import (BASE, HTTPD, IS_ROOT, RUN_GID, RUN_UID, Failure,
                       Httpd, give_to_run_user, log, port_open, query)
-from overhead import PAGES, VARIANT, create_naive_db, make_site, module_conf
+from overhead import (PAGES, VARIANT_CFGS, create_naive_db, make_site,
+                      module_conf, variant_module)
 
 def stored(db):
     try:
@@ -92,12 +93,12 @@ def session(ctx, cfg, kind, n, tag):
         warm = PAGES if kind == "steady" else 0
         if kind == "steady":
             client(srv.port, pages)
-            if cfg in ("sitemap", "variant", "headoff"):
+            if cfg in ("sitemap", "headoff") + VARIANT_CFGS:
                 wait_for(lambda: stored(db) >= PAGES, "the warm-up's pages")
             client(srv.port, [pages[i % PAGES] for i in range(n)])
         else:
             client(srv.port, [f"/crawl/{tag}-{i}.html" for i in range(n)])
-            if cfg in ("sitemap", "variant", "headoff"):
+            if cfg in ("sitemap", "headoff") + VARIANT_CFGS:
                 wait_for(lambda: stored(db) >= n, "the crawl's URLs")
         time.sleep(1.2)     # at most one more flush interval, in every run
         proc.send_signal(signal.SIGTERM)
@@ -106,7 +107,7 @@ def session(ctx, cfg, kind, n, tag):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    if cfg in ("sitemap", "variant", "headoff"):
+    if cfg in ("sitemap", "headoff") + VARIANT_CFGS:
         want = warm + (n if kind == "crawl" else 0)
         if stored(db) != want:
             raise Failure(f"instructions: the store holds {stored(db)} URLs "
@@ -151,7 +152,7 @@ def run(ctx):
         t.note("valgrind is not installed: no instruction counts")
         return None
     n = p.instr_requests
-    configs = tuple(p.instr_configs) + (("variant",) if VARIANT else ())
+    configs = tuple(p.instr_configs) + VARIANT_CFGS
     per = {}
     writer = {}
     for kind in p.instr_kinds:
@@ -170,8 +171,8 @@ def run(ctx):
                 continue
             x = per[(kind, cfg)]
             name = {"sitemap": "mod_sitemap", "naive": "the naive module",
-                    "headoff": "mod_sitemap, SitemapReadHead Off",
-                    "variant": f"the variant {VARIANT}"}[cfg]
+                    "headoff": "mod_sitemap, SitemapReadHead Off"}.get(
+                        cfg) or f"{cfg} {variant_module(cfg)}"
             split = ""
             if cfg != "naive":
                 # The writer's share moves with its timer wake-ups in the

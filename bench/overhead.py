@@ -58,15 +58,27 @@ def page_html(n, m):
 
 
 # For experiments: BENCH_VARIANT_MODULE=/path/to/mod_sitemap.so adds a
-# configuration "variant", mod_sitemap built differently, to the same runs.
-VARIANT = os.environ.get("BENCH_VARIANT_MODULE")
+# configuration "variant", mod_sitemap built differently, to the same runs;
+# a comma-separated list adds "variant1", "variant2"... (the differences
+# between builds are often smaller than between two runs: compare them in
+# one).
+VARIANTS = [v for v in os.environ.get("BENCH_VARIANT_MODULE", "").split(",")
+            if v]
+VARIANT_CFGS = tuple("variant" if len(VARIANTS) == 1
+                     else f"variant{i + 1}" for i in range(len(VARIANTS)))
+
+
+def variant_module(cfg):
+    """The module file of a variant configuration, None for the others."""
+    return (VARIANTS[VARIANT_CFGS.index(cfg)] if cfg in VARIANT_CFGS
+            else None)
 # BENCH_PG=1 adds "pg": mod_sitemap with a PostgreSQL store.
 PG = bool(os.environ.get("BENCH_PG"))
 
 
 def module_conf(cfg, build, db="db/sitemap.db"):
-    if cfg in ("sitemap", "variant", "headoff", "pg"):
-        path = VARIANT if cfg == "variant" else build.module
+    if cfg in ("sitemap", "headoff", "pg") + VARIANT_CFGS:
+        path = variant_module(cfg) or build.module
         return (f'LoadModule sitemap_module "{path}"\n'
                 f"Sitemap On\nSitemapDatabase {db}\n"
                 f"SitemapBaseURL {BASE}\n"
@@ -398,7 +410,7 @@ def run(ctx, mpm):
     # "none" shows how far two identical servers differ on this machine.
     all_cfgs = ("none", "sitemap", "headoff", "naive") \
         + (("control",) if p.control else ()) \
-        + (("variant",) if VARIANT else ()) + (("pg",) if PG else ())
+        + VARIANT_CFGS + (("pg",) if PG else ())
     if PG and not getattr(ctx, "pg_cluster", None):
         import sys
         sys.path.insert(0, os.path.join(os.path.dirname(
@@ -453,9 +465,10 @@ def run(ctx, mpm):
             report(t, sec, f"steady state, {mpm}: control: req/s of a 2nd "
                    "server without the module / the first", got, "control",
                    "none", None, n)
-        if VARIANT:
-            report(t, sec, f"steady state, {mpm}: variant {VARIANT} / "
-                   "without", got, "variant", "none", None, n)
+        for cfg in VARIANT_CFGS:
+            report(t, sec, f"steady state, {mpm}: {cfg} "
+                   f"{variant_module(cfg)} / without", got, cfg, "none",
+                   None, n)
         if PG:
             report(t, sec, f"steady state, {mpm}: req/s with mod_sitemap "
                    "on PostgreSQL / without", got, "pg", "none", 0.98, n)
@@ -465,7 +478,7 @@ def run(ctx, mpm):
 
         # ---- crawl ----------------------------------------------------------
         cfgs = ("none", "sitemap", "headoff", "naive") \
-            + (("variant",) if VARIANT else ()) + (("pg",) if PG else ())
+            + VARIANT_CFGS + (("pg",) if PG else ())
 
         def more(rnd):
             if rnd < p.crawl_min_rounds:
@@ -474,8 +487,8 @@ def run(ctx, mpm):
                     and rnd < p.crawl_max_rounds)
         drain = {"sitemap": sm_db,
                  "headoff": servers["headoff"].path("db/sitemap.db")}
-        if VARIANT:
-            drain["variant"] = servers["variant"].path("db/sitemap.db")
+        for cfg in VARIANT_CFGS:
+            drain[cfg] = servers[cfg].path("db/sitemap.db")
         if PG:
             drain["pg"] = ctx.pg_db
         got, n, undrained = rounds(ctx, servers, logs, cfgs, "crawl.lua",
@@ -488,9 +501,11 @@ def run(ctx, mpm):
         report(t, sec, f"crawl, {mpm}: req/s with SitemapReadHead On / Off "
                "(the head reader's own cost)", got, "sitemap", "headoff",
                0.95, n)
-        if VARIANT:
-            report(t, sec, f"crawl, {mpm}: variant / without", got,
-                   "variant", "none", None, n)
+        for cfg in VARIANT_CFGS:
+            report(t, sec, f"crawl, {mpm}: {cfg} / without", got, cfg,
+                   "none", None, n)
+            report(t, sec, f"crawl, {mpm}: {cfg} / SitemapReadHead Off",
+                   got, cfg, "headoff", None, n)
         if PG:
             report(t, sec, f"crawl, {mpm}: req/s with mod_sitemap on "
                    "PostgreSQL / without (its writer's work after each run "
