@@ -314,6 +314,39 @@ def test_flip_to_noindex_and_back(make_server):
     srv.wait_recorded("/flip.html")
 
 
+def test_static_file_far_into_the_head_and_from_an_offset(make_server):
+    """A verdict 40 KB into a static page's head (well inside the 64 KiB
+    read) is found, and a file sent from an offset (mod_asis: the body
+    after the file's own headers, one file bucket that does not start at
+    0) is read from there, not from its start (a noindex in the headers'
+    part is no part of the page)."""
+    srv = make_server(modules=("asis",), conf="AddHandler send-as-is asis",
+                      loglevel="warn sitemap:trace1")
+    script = "<script>" + "var x = 1; // padding\n" * 1800 + "</script>"
+    assert 38_000 < len(script) < 60_000
+    srv.write("htdocs/far-noindex.html",
+              html(script + '<meta name="robots" content="noindex">'))
+    srv.write("htdocs/far-canonical.html",
+              html(script + '<link rel="canonical" href="/elsewhere.html">'))
+    srv.write("htdocs/far-plain.html", html(script + "<title>far</title>"))
+    asis_head = ("Status: 200 OK\nContent-Type: text/html\n"
+                 "X-Padding: <meta name=robots content=noindex>\n\n")
+    srv.write("htdocs/sent-as-is.asis",
+              asis_head + html("<title>asis</title>"))
+    srv.write("htdocs/sent-as-is-noindex.asis",
+              asis_head + html('<meta name="robots" content="noindex">'))
+    srv.start()
+    for url in ("/far-noindex.html", "/far-canonical.html",
+                "/far-plain.html", "/sent-as-is.asis",
+                "/sent-as-is-noindex.asis"):
+        r = srv.get_ok(url)
+        assert "</html>" in r.body.decode(), url        # sent whole
+    srv.sentinel()
+    assert {u for u in srv.urls() if "sentinel" not in u} == \
+        {"/far-plain.html", "/sent-as-is.asis"}
+    assert reads(srv, "/far-plain.html") == 1
+
+
 def test_directive_is_checked(make_server):
     srv = make_server()
     srv.config_fails("SitemapReadHead", conf="SitemapReadHead maybe")
