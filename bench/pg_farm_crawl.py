@@ -3,7 +3,7 @@
 PostgreSQL store (issue 15).  Not part of bench/run (it takes minutes):
 run it by hand after a build, as root (PostgreSQL runs as postgres):
 
-    bench/pg_farm_crawl.py [URLS]         # default 1,000,000 in all
+    bench/pg_farm_crawl.py [--db-cpu] [URLS]   # default 1,000,000 in all
 
 A throwaway PostgreSQL cluster (t/integration/pg.py: on this machine,
 fsync off) and two event-MPM httpd servers recording the same site into
@@ -15,7 +15,12 @@ what the access logs answered 200 with what the database holds: the lag
 is how long ago the access logs had answered as many URLs as the database
 holds now (the database keeps up when the lag stays within a few flush
 intervals).  After a graceful stop of both, the store must hold exactly the
-union of both access logs' 200s."""
+union of both access logs' 200s.
+
+--db-cpu gives PostgreSQL a CPU of its own (the last one) and runs both
+servers and both wrk on the others, as a farm's database runs on its own
+machine; without it they all share every CPU, and the crawl starves the
+database whenever the servers are faster than it."""
 
 import os
 import subprocess
@@ -50,16 +55,55 @@ def crawl_both(cpus, servers, rnd):
             for c, p, (o, e) in zip(cmds, procs, outs)]
 
 
+class WebCpus(Cpus):
+    """Servers and wrk on every CPU but the last (the database's)."""
+
+    def __init__(self):
+        super().__init__(pin=True)
+        web = sorted(os.sched_getaffinity(0))[:-1]
+        self.server = self.client = ",".join(str(c) for c in web)
+
+    def describe(self):
+        return f"httpd and wrk on CPU {self.server}"
+
+
+def pin_database(cluster, cpu):
+    """Every process of the cluster (the postmaster first, so that the
+    backends it forks later inherit it) on cpu."""
+    with open(os.path.join(cluster.data, "postmaster.pid")) as f:
+        postmaster = int(f.readline())
+    pids = [postmaster]
+    for d in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == postmaster:
+                    pids.append(int(d))
+        except (OSError, ValueError, IndexError):
+            continue
+    for pid in pids:
+        os.sched_setaffinity(pid, {cpu})
+
+
 def main():
-    want = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+    args = sys.argv[1:]
+    db_cpu = "--db-cpu" in args
+    args = [a for a in args if a != "--db-cpu"]
+    want = int(args[0]) if args else 1_000_000
     work = tempfile.mkdtemp(prefix="sitemap-pgfarm-")
     os.chmod(work, 0o755)
     build = Build(work)
     build.run()
-    cpus = Cpus(pin=False)
+    if db_cpu and len(os.sched_getaffinity(0)) < 2:
+        raise Failure("--db-cpu needs at least two CPUs")
+    cpus = WebCpus() if db_cpu else Cpus(pin=False)
     cluster = pg.Cluster()
     servers = []
     try:
+        if db_cpu:
+            pin_database(cluster, max(os.sched_getaffinity(0)))
+        log(f"CPUs: {cpus.describe()}"
+            + (f", PostgreSQL on CPU {max(os.sched_getaffinity(0))}"
+               if db_cpu else ""))
         db = cluster.new_db()
         for name in ("www1", "www2"):
             srv = Httpd(os.path.join(work, name), "event",
@@ -132,6 +176,9 @@ def main():
         print(f"| store after graceful stop vs access logs | {len(ok):,} "
               f"URLs answered 200, {len(have):,} stored: {len(missing)} "
               f"missing, {len(extra)} extra, {len(other)} other sites |")
+        print(f"| CPUs | {cpus.describe()}"
+              + (f", PostgreSQL on CPU {max(os.sched_getaffinity(0))}"
+                 if db_cpu else ", PostgreSQL unpinned") + " |")
         print(f"| load average | {loadavg()} |")
         if missing or extra or other:
             raise Failure(f"store differs: missing {sorted(missing)[:5]}, "
