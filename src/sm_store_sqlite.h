@@ -93,7 +93,20 @@ int sm_sqlite_migrate(sqlite_store *s, int readonly, int probe);
 sqlite3_stmt *sm_sqlite_stmt(sqlite_store *s, int which);
 /* Bind v (NULL: SQL NULL) to parameter i. */
 void sm_sqlite_text(sqlite3_stmt *q, int i, const char *v);
+/* Run q, a statement that returns no rows; SQLITE_OK, or its error (errmsg
+ * set, with what). */
+int sm_sqlite_run(sqlite_store *s, sqlite3_stmt *q, const char *what);
 void sm_sqlite_close(sm_store *st);
+
+/* ---- writing (sm_store_sqlite_write.c) ------------------------------------ */
+
+apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
+                             sm_apply_stats *stats);
+apr_status_t sm_sqlite_expire(sm_store *st, const sm_site_conf *site,
+                              apr_time_t now, apr_interval_time_t every,
+                              int *removed);
+apr_status_t sm_sqlite_sync_sites(sm_store *st,
+                                  const sm_site_conf *const *sites, int n);
 
 /* ---- reading (sm_store_sqlite_read.c) ------------------------------------ */
 
