@@ -71,7 +71,7 @@ static APR_INLINE apr_uint64_t load8(const char *s)
 static APR_INLINE const char *find_class(const char *p, const char *end,
                                          int set)
 {
-    while (p + 8 <= end) {
+    while (end - p >= 8) {
         apr_uint64_t w = load8(p), m = BELOW_BYTES(w, 0x21);
         if (set & C_SLASH)
             m |= EQ_BYTES(w, '/');
@@ -102,7 +102,7 @@ static APR_INLINE const char *find_class(const char *p, const char *end,
 static APR_INLINE const char *find_byte(const char *p, const char *end,
                                         char c)
 {
-    if (p + 16 <= end) {
+    if (end - p >= 16) {
         apr_uint64_t m = EQ_BYTES(load8(p), (unsigned char)c);
         if (m)
             return p + FIRST_BYTE(m);
@@ -123,7 +123,7 @@ static APR_INLINE apr_uint64_t folded_word(const char *s, apr_size_t n,
     apr_uint64_t w = 0, keep = n >= 8 ? ~0ULL : (1ULL << (8 * n)) - 1;
     apr_size_t i;
 
-    if (s + 8 <= end) {
+    if (end - s >= 8) {
         w = load8(s);
     }
     else {
