@@ -163,6 +163,7 @@ void sm_rec_batch_reset(sm_rec_batch *b)
     batch_index_make(b, BATCH_SLOTS_MIN);
     b->items = apr_array_make(b->pool, 64, sizeof(sm_rec_item));
     b->first = 0;
+    b->kept = 0;
 }
 
 /* The key of an item is its store's (sm_rec_change_key seeds it with the
@@ -284,6 +285,20 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
         apr_thread_cond_signal(w->wake);
         apr_thread_cond_timedwait(w->room, w->lock, apr_time_from_sec(1));
     }
+    /* Behind, but writing: a crawl of new URLs faster than the store
+     * takes them waits here, so that the store stays about a batch
+     * behind the traffic instead of a full queue (seconds, at thousands
+     * a second).  A thread that committed nothing for a while (a lock
+     * held, a slow database, a fault coming) is not waited for: the
+     * queue takes up to queue_max meanwhile, as it did before; nor do a
+     * failing store's changes kept for retry count. */
+    while (w->running && !w->stopping && !rec->faulted
+           && w->pending->items->nelts - w->pending->kept >= w->catch_up
+           && apr_time_now() - w->progress < SM_REC_PROGRESS_RECENT) {
+        rec->stats.waits++;
+        apr_thread_cond_signal(w->wake);
+        apr_thread_cond_timedwait(w->room, w->lock, apr_time_from_msec(100));
+    }
     if (w->pending->items->nelts >= w->queue_max) {
         drop_change(rec);
         apr_thread_mutex_unlock(w->lock);
@@ -366,6 +381,8 @@ apr_status_t sm_writer_create(sm_writer **out, apr_pool_t *p, int batch_size,
     w->pool = p;
     w->batch_size = batch_size < 1 ? 1 : batch_size;
     w->queue_max = queue_max < w->batch_size ? w->batch_size : queue_max;
+    w->catch_up = 2 * w->batch_size < w->queue_max ? 2 * w->batch_size
+                                                   : w->queue_max;
     if ((rv = apr_thread_mutex_create(&w->lock, APR_THREAD_MUTEX_DEFAULT,
                                       p)) != APR_SUCCESS)
         return rv;

@@ -21,6 +21,10 @@
 /* A URL is written again after this long even when nothing changed, so its
  * last_seen stays fresh for SitemapExpire (at most once an hour per process). */
 #define SM_REC_REFRESH_SEC 3600
+
+/* A writer thread that committed within this long is making progress:
+ * requests past its catch_up wait for it (sm_recorder_add). */
+#define SM_REC_PROGRESS_RECENT apr_time_from_sec(1)
 /* How often problems are logged, spills looked for, and expiry runs. */
 #define SM_REC_LOG_EVERY apr_time_from_sec(60)
 #define SM_REC_EXPIRE_EVERY apr_time_from_sec(3600)
@@ -58,6 +62,8 @@ typedef struct {
     apr_size_t mask;
     apr_array_header_t *items;  /* sm_rec_item */
     apr_time_t first;           /* when the oldest item arrived */
+    int kept;                   /* of the items, put back for a failing
+                                   store's retry (not new work) */
 } sm_rec_batch;
 
 struct sm_writer {
@@ -73,6 +79,11 @@ struct sm_writer {
     apr_thread_t *thread;
     int running, stopping;
     int batch_size, queue_max;
+    /* Past this many changes queued, requests wait for the thread to
+     * take them while it makes progress (sm_recorder_add): 2 x
+     * batch_size, at most queue_max. */
+    int catch_up;
+    apr_time_t progress;        /* when a write last committed (lock) */
     apr_interval_time_t flush_interval;     /* the shortest of its stores' */
     apr_interval_time_t idle_close;
     apr_interval_time_t closed_check;   /* of a store closed while idle */

@@ -287,6 +287,7 @@ static void settle_part(sm_recorder *rec, int done, const char *why,
         if (rec->shared)
             __atomic_store_n(&rec->shared->last_write, (apr_uint64_t)now,
                              __ATOMIC_RELAXED);
+        w->progress = now;
         rec->stats.batches += (apr_uint64_t)rec->out_tx;
         if (done == n)
             store_works(rec);
@@ -315,6 +316,7 @@ static void settle_part(sm_recorder *rec, int done, const char *why,
             continue;                   /* a newer change is queued */
         if (w->pending->items->nelts < w->queue_max) {
             sm_rec_batch_put(w->pending, rec, &item->change, item->key, now);
+            w->pending->kept++;
             kept++;
         }
         else {

@@ -6,6 +6,7 @@
 #include "unit.h"
 
 #include "sm_recorder.h"
+#include "sm_recorder_int.h"
 
 #include <apr_thread_proc.h>
 #include <dirent.h>
@@ -161,6 +162,52 @@ static void test_one_thread_for_many_stores(void **state)
     }
 }
 
+/* A writer that falls behind while it commits (here: transactions of 10
+ * changes against a producer that never pauses) is waited for once 2 x
+ * batch_size changes are queued beside the batch it writes: the queue, so
+ * the store's lag, stays about a batch instead of growing to queue_max. */
+static void test_requests_wait_for_a_writer_behind(void **state)
+{
+    unit_ctx *u = *state;
+    sm_writer *w;
+    sm_recorder *rec;
+    sm_recorder_stats st;
+    sm_site_conf site;
+    const char *path = apr_psprintf(u->pool, "%s/behind.db", u->dir);
+    expect written = { path, "SELECT count(*) FROM urls", 10 };
+    int i, most = 0;
+    char url[32];
+
+    assert_int_equal(sm_writer_create(&w, u->pool, 10, 5000), APR_SUCCESS);
+    memset(&site, 0, sizeof(site));
+    site.base = "http://behind.example";
+    site.page_size = 50000;
+    rec = join(u, w, path, &site, 0);
+    assert_int_equal(sm_recorder_start(rec), APR_SUCCESS);
+    for (i = 0; i < 10; i++) {          /* the store is made, a commit */
+        snprintf(url, sizeof(url), "/b%d", i);
+        add(rec, &site, url, NULL);
+    }
+    wait_for(has, &written);
+    for (i = 10; i < 3000; i++) {
+        int n;
+        snprintf(url, sizeof(url), "/b%d", i);
+        add(rec, &site, url, NULL);
+        apr_thread_mutex_lock(w->lock);
+        n = w->pending->items->nelts;
+        apr_thread_mutex_unlock(w->lock);
+        most = n > most ? n : most;
+    }
+    sm_recorder_stop(rec);
+    sm_recorder_get_stats(rec, &st);
+    assert_int_equal(count(path, "SELECT count(*) FROM urls"), 3000);
+    assert_int_equal(st.dropped, 0);
+    assert_true(st.waits > 0);
+    if (most > 200)
+        fail_msg("%d changes queued at once (the writer's catch_up: 20)",
+                 most);
+}
+
 /* A store that cannot be opened keeps its changes for retry, and the other
  * stores' changes go in meanwhile, without waiting, even when what the
  * failing store keeps fills the queue. */
@@ -293,6 +340,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_one_thread_for_many_stores,
+                                        unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_requests_wait_for_a_writer_behind,
                                         unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_failing_store_does_not_hold_up_others,
                                         unit_setup, unit_teardown),
