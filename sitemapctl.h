@@ -113,7 +113,7 @@ int arg_urls(ctl *c, const command *cmd, const char ***urls);
 
 /* ---- the commands ---- */
 
-int cmd_stats(ctl *c);          /* sitemapctl.c */
+int cmd_stats(ctl *c);          /* sitemapctl_read.c */
 int cmd_list(ctl *c);
 int cmd_export(ctl *c);
 int cmd_check(ctl *c);
