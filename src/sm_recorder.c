@@ -289,10 +289,11 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
      * takes them waits here, so that the store stays about a batch
      * behind the traffic instead of a full queue (seconds, at thousands
      * a second).  A thread that committed nothing for a while (a lock
-     * held, a slow database, a fault coming) is not waited for: the
-     * queue takes up to queue_max meanwhile, as it did before; nor do a
-     * failing store's changes kept for retry count. */
-    while (w->running && !w->stopping && !rec->faulted
+     * held, a slow database, a fault coming) or that walks its stores
+     * (expiry, idle closes) is not waited for: the queue takes up to
+     * queue_max meanwhile, as it did before; nor do a failing store's
+     * changes kept for retry count. */
+    while (w->running && !w->stopping && !rec->faulted && !w->in_upkeep
            && w->pending->items->nelts - w->pending->kept >= w->catch_up
            && apr_time_now() - w->progress < SM_REC_PROGRESS_RECENT) {
         rec->stats.waits++;

@@ -84,6 +84,8 @@ struct sm_writer {
      * batch_size, at most queue_max. */
     int catch_up;
     apr_time_t progress;        /* when a write last committed (lock) */
+    int in_upkeep;              /* the thread walks its stores (expiry,
+                                   idle closes): not waited for (lock) */
     apr_interval_time_t flush_interval;     /* the shortest of its stores' */
     apr_interval_time_t idle_close;
     apr_interval_time_t closed_check;   /* of a store closed while idle */

@@ -667,9 +667,11 @@ void *APR_THREAD_FUNC sm_rec_writer_main(apr_thread_t *thd, void *data)
             continue;
         }
         if (now >= w->next_upkeep) {
+            w->in_upkeep = 1;
             apr_thread_mutex_unlock(w->lock);
             w->next_upkeep = upkeep_all(w, now);
             apr_thread_mutex_lock(w->lock);
+            w->in_upkeep = 0;
             continue;
         }
         /* Sleep until work: the batch's interval, or the next upkeep. */

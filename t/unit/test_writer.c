@@ -208,6 +208,65 @@ static void test_requests_wait_for_a_writer_behind(void **state)
                  most);
 }
 
+/* The writer's walk over its stores (expiry, idle closes, the readers'
+ * upkeep: here a hook that takes 400 ms) is not waited for, however many
+ * changes queue up meanwhile. */
+static volatile int in_hook;
+
+static void slow_upkeep(void *baton, apr_time_t now)
+{
+    (void)baton; (void)now;
+    __atomic_store_n(&in_hook, 1, __ATOMIC_SEQ_CST);
+    apr_sleep(apr_time_from_msec(400));
+    __atomic_store_n(&in_hook, 0, __ATOMIC_SEQ_CST);
+}
+
+static void test_upkeep_is_not_waited_for(void **state)
+{
+    unit_ctx *u = *state;
+    sm_writer *w;
+    sm_recorder *rec;
+    sm_recorder_stats before, after;
+    sm_site_conf site;
+    const char *path = apr_psprintf(u->pool, "%s/upkeep.db", u->dir);
+    expect written = { path, "SELECT count(*) FROM urls", 10 };
+    int i, n = 10, tries, clean = 0;
+    char url[32];
+
+    assert_int_equal(sm_writer_create(&w, u->pool, 10, 5000), APR_SUCCESS);
+    memset(&site, 0, sizeof(site));
+    site.base = "http://upkeep.example";
+    site.page_size = 50000;
+    /* Idle close 400 ms: the walk (and the hook) every 200 ms. */
+    rec = join(u, w, path, &site, apr_time_from_msec(400));
+    sm_writer_upkeep(w, slow_upkeep, NULL);
+    assert_int_equal(sm_recorder_start(rec), APR_SUCCESS);
+    for (i = 0; i < 10; i++) {          /* a commit: the writer works */
+        snprintf(url, sizeof(url), "/u%d", i);
+        add(rec, &site, url, NULL);
+    }
+    wait_for(has, &written);
+    /* While the hook runs, 200 changes (catch-up: 20) go in without a
+     * wait.  The hook may end while they do: tried again then. */
+    for (tries = 0; tries < 20 && !clean; tries++) {
+        while (!__atomic_load_n(&in_hook, __ATOMIC_SEQ_CST))
+            apr_sleep(apr_time_from_msec(1));
+        sm_recorder_get_stats(rec, &before);
+        for (i = 0; i < 200; i++, n++) {
+            snprintf(url, sizeof(url), "/u%d", n);
+            add(rec, &site, url, NULL);
+        }
+        sm_recorder_get_stats(rec, &after);
+        if (__atomic_load_n(&in_hook, __ATOMIC_SEQ_CST)) {
+            assert_int_equal(after.waits, before.waits);
+            clean = 1;
+        }
+    }
+    assert_true(clean);
+    sm_recorder_stop(rec);
+    assert_int_equal(count(path, "SELECT count(*) FROM urls"), n);
+}
+
 /* A store that cannot be opened keeps its changes for retry, and the other
  * stores' changes go in meanwhile, without waiting, even when what the
  * failing store keeps fills the queue. */
@@ -342,6 +401,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_one_thread_for_many_stores,
                                         unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_requests_wait_for_a_writer_behind,
+                                        unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_upkeep_is_not_waited_for,
                                         unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_failing_store_does_not_hold_up_others,
                                         unit_setup, unit_teardown),
