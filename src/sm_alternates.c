@@ -138,7 +138,7 @@ int sm_alternates_parse(apr_pool_t *p, const char *text,
 
 int sm_alternates_count(const char *text)
 {
-    int n = 0;
+    int n;
 
     if (!text || !*text)
         return 0;

@@ -16,6 +16,7 @@
 #include <apr_lib.h>
 #include <apr_strings.h>
 
+#include "sm_alternates.h"
 #include "sm_head_bytes.h"
 #include "sm_html.h"
 
@@ -227,15 +228,6 @@ static int is_http_url(const char *href)
     return c - href <= 4096;
 }
 
-static int is_language_tag(const char *v)
-{
-    const char *c;
-    for (c = v; *c; c++)
-        if (!apr_isalnum(*c) && *c != '-')
-            return 0;
-    return c > v && c - v <= 35;
-}
-
 static void on_link(sm_head *h, const attr *a)
 {
     const char *href;
@@ -265,7 +257,7 @@ static void on_link(sm_head *h, const attr *a)
                                           a[A_HREFLANG].len);
         apr_array_header_t *alts = h->res.alternates;
         int i;
-        if (!is_language_tag(lang) || !is_http_url(href)
+        if (!sm_hreflang_canon(h->p, lang) || !is_http_url(href)
             || alts->nelts >= SM_HEAD_MAX_ALTERNATES)
             return;
         for (i = 0; i < alts->nelts; i++)
@@ -298,7 +290,7 @@ typedef enum {
 
 /* The kind of the tag named s[0..n) (any case; end: where the chunk
  * ends, for folded_word); *raw_name, for K_RAW, its lowercase spelling.
- * One word compared with the names of that length. */
+ * Its case-folded word is compared with each name's. */
 static tag_kind classify(const char *s, apr_size_t n, const char *end,
                          int is_end, const char **raw_name)
 {

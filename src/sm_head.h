@@ -11,7 +11,8 @@
  *   - <link rel="canonical" href="...">: the first; two that differ cancel
  *     each other out (search engines ignore conflicting canonicals);
  *   - <link rel="alternate" hreflang="xx" href="...">: up to
- *     SM_HEAD_MAX_ALTERNATES, absolute http(s) hrefs only, each hreflang once;
+ *     SM_HEAD_MAX_ALTERNATES, absolute http(s) hrefs only, each hreflang (a
+ *     language tag sm_hreflang_canon accepts, or x-default) once;
  *   - <base href="...">, which relative hrefs resolve against;
  *   - <title> text (whitespace collapsed, at most SM_HEAD_TITLE_MAX bytes).
  * HTML as browsers tokenise it: tag and attribute names in any case,

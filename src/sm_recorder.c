@@ -247,6 +247,18 @@ static void drop_change(sm_recorder *rec)
     }
 }
 
+/* The writer thread is behind but working (w->lock held): catch_up
+ * changes queued that are new work (a failing store's changes kept for
+ * retry are not), and it committed within SM_REC_PROGRESS_RECENT and is
+ * not walking its stores (expiry, idle closes).  A writer stuck on a lock
+ * or a slow database is not: the queue takes up to queue_max meanwhile. */
+static int writer_behind(const sm_writer *w)
+{
+    return w->running && !w->in_upkeep
+           && w->pending->items->nelts - w->pending->kept >= w->catch_up
+           && apr_time_now() - w->progress < SM_REC_PROGRESS_RECENT;
+}
+
 void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
 {
     sm_writer *w = rec->w;
@@ -272,31 +284,21 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
         apr_thread_mutex_unlock(w->lock);
         return;
     }
-    while (w->pending->items->nelts >= w->queue_max
-           && !rec->faulted && !w->stopping) {
+    /* A working store's change waits for room in a full queue; and for a
+     * writer behind but committing (writer_behind), so that a crawl of
+     * new URLs faster than the store takes them keeps the store about a
+     * batch behind the traffic instead of a full queue (seconds, at
+     * thousands a second). */
+    while (!rec->faulted && !w->stopping
+           && (w->pending->items->nelts >= w->queue_max || writer_behind(w))) {
         rec->stats.waits++;
         if (!w->running) {
-            /* No writer thread: write here. */
+            /* No writer thread (so the queue is full): write here. */
             apr_thread_mutex_unlock(w->lock);
             sm_recorder_flush(rec);
             apr_thread_mutex_lock(w->lock);
             continue;
         }
-        apr_thread_cond_signal(w->wake);
-        apr_thread_cond_timedwait(w->room, w->lock, apr_time_from_sec(1));
-    }
-    /* Behind, but writing: a crawl of new URLs faster than the store
-     * takes them waits here, so that the store stays about a batch
-     * behind the traffic instead of a full queue (seconds, at thousands
-     * a second).  A thread that committed nothing for a while (a lock
-     * held, a slow database, a fault coming) or that walks its stores
-     * (expiry, idle closes) is not waited for: the queue takes up to
-     * queue_max meanwhile, as it did before; nor do a failing store's
-     * changes kept for retry count. */
-    while (w->running && !w->stopping && !rec->faulted && !w->in_upkeep
-           && w->pending->items->nelts - w->pending->kept >= w->catch_up
-           && apr_time_now() - w->progress < SM_REC_PROGRESS_RECENT) {
-        rec->stats.waits++;
         apr_thread_cond_signal(w->wake);
         apr_thread_cond_timedwait(w->room, w->lock, apr_time_from_msec(100));
     }

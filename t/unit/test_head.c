@@ -315,12 +315,21 @@ static void test_alternates_bounded(void **state)
     int i;
 
     for (i = 0; i < SM_HEAD_MAX_ALTERNATES + 10; i++)
-        doc = apr_psprintf(p, "%s<link rel=alternate hreflang=l%d "
+        doc = apr_psprintf(p, "%s<link rel=alternate hreflang=en-l%d "
                            "href=http://ex.com/%d>", doc, i, i);
     h = sm_head_create(p);
     sm_head_feed(h, doc, strlen(doc));
     assert_int_equal(sm_head_result_get(h)->alternates->nelts,
                      SM_HEAD_MAX_ALTERNATES);
+
+    /* What is no language tag takes no room (sm_hreflang_canon). */
+    doc = "";
+    for (i = 0; i < SM_HEAD_MAX_ALTERNATES + 10; i++)
+        doc = apr_psprintf(p, "%s<link rel=alternate hreflang=l%d "
+                           "href=http://ex.com/%d>", doc, i, i);
+    doc = apr_pstrcat(p, doc, "<link rel=alternate hreflang=de "
+                      "href=http://ex.com/de>", NULL);
+    assert_string_equal(scan(p, doc).alts, "de=http://ex.com/de");
 }
 
 static void test_title(void **state)
