@@ -144,6 +144,11 @@ const sm_site_conf *sitemap_site(request_rec *r,
 int sitemap_hosts_check(server_rec *s, const sitemap_server_conf *conf);
 int sitemap_hosts_post_config(apr_pool_t *p, server_rec *s,
                               sitemap_server_conf *conf);
+/* Is base this SitemapSiteFromHost vhost's prefix + an allowed name in
+ * normal form + suffix (the base of one of its hosts' sites)?  name
+ * (SM_HOST_MAX + 1 bytes) gets the name. */
+int sitemap_hosts_owns_base(const sitemap_server_conf *conf,
+                            const char *base, char *name);
 apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
                                       sitemap_server_conf *conf);
 /* The URLs robots.txt lists for site (conf->robots_urls for the vhost's

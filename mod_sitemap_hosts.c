@@ -84,24 +84,31 @@ static const sm_site_conf *site_of_name(const sitemap_server_conf *conf,
     return site;
 }
 
-/* sm_site_maker_fn: a base kept in a spill file by a stopped process, for
- * a host this process has not been asked for yet: its site when the base
- * is this vhost's prefix + an allowed name in normal form + suffix. */
-static const sm_site_conf *site_for_base(void *baton, const char *base)
+int sitemap_hosts_owns_base(const sitemap_server_conf *conf,
+                            const char *base, char *name)
 {
-    const sitemap_server_conf *conf = baton;
     apr_size_t pre = strlen(conf->host_prefix), suf, len = strlen(base);
-    char given[SM_HOST_MAX + 1], name[SM_HOST_MAX + 1];
+    char given[SM_HOST_MAX + 1];
 
     suf = strlen(conf->host_suffix);
     if (len <= pre + suf || len - pre - suf > SM_HOST_MAX
         || strncmp(base, conf->host_prefix, pre) != 0
         || strcmp(base + len - suf, conf->host_suffix) != 0)
-        return NULL;
+        return 0;
     memcpy(given, base + pre, len - pre - suf);
     given[len - pre - suf] = '\0';
-    if (sm_host_normalise(given, conf->host_port, 0, name) != SM_HOST_OK
-        || strcmp(name, given) != 0 || !sm_regex_match(conf->host_re, name))
+    return sm_host_normalise(given, conf->host_port, 0, name) == SM_HOST_OK
+           && strcmp(name, given) == 0 && sm_regex_match(conf->host_re, name);
+}
+
+/* sm_site_maker_fn: a base kept in a spill file by a stopped process, for
+ * a host this process has not been asked for yet. */
+static const sm_site_conf *site_for_base(void *baton, const char *base)
+{
+    const sitemap_server_conf *conf = baton;
+    char name[SM_HOST_MAX + 1];
+
+    if (!sitemap_hosts_owns_base(conf, base, name))
         return NULL;
     return site_of_name(conf, name, apr_time_now(), ap_server_conf);
 }

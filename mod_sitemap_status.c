@@ -23,6 +23,7 @@
 #include <apr_shm.h>
 #include <apr_strings.h>
 
+#include "sm_sites.h"
 #include "sm_status.h"
 
 APLOG_USE_MODULE(sitemap);
@@ -88,10 +89,43 @@ static void status_child_init(apr_pool_t *pchild, server_rec *main_s)
 
 /* ---- gathering --------------------------------------------------------------- */
 
+/* "store base": a vhost's own site, listed as such. */
+static const char *site_key(apr_pool_t *p, const sitemap_server_conf *conf,
+                            const char *base)
+{
+    return apr_pstrcat(p, conf->db_path, " ", base, NULL);
+}
+
+/* A SitemapSiteFromHost vhost's sites: those of the store whose base is
+ * one of its hosts' (sitemap_hosts_owns_base) and not a vhost's own. */
+static apr_status_t host_sites(apr_pool_t *p, const sitemap_server_conf *conf,
+                               sm_store *st, apr_hash_t *own,
+                               apr_array_header_t **out)
+{
+    apr_array_header_t *all;
+    char name[SM_HOST_MAX + 1];
+    apr_status_t rv;
+    int i;
+
+    if ((rv = sm_store_site_list(st, p, &all)) != APR_SUCCESS)
+        return rv;
+    *out = apr_array_make(p, all->nelts, sizeof(sm_site_stats));
+    for (i = 0; i < all->nelts; i++) {
+        const sm_site_stats *ss = &APR_ARRAY_IDX(all, i, sm_site_stats);
+        if (sitemap_hosts_owns_base(conf, ss->base, name)
+            && !apr_hash_get(own, site_key(p, conf, ss->base),
+                             APR_HASH_KEY_STRING))
+            *(sm_site_stats *)apr_array_push(*out) = *ss;
+    }
+    return APR_SUCCESS;
+}
+
 /* with_history: also the newest changes and the URLs added per day (a
- * scan of the site's URLs: the status page and ?json only). */
+ * scan of the site's URLs: the status page and ?json only).  own: the
+ * vhosts' own sites (site_key), which a SitemapSiteFromHost vhost's list
+ * of its hosts' sites leaves out. */
 static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
-                   sm_status_site *out, int with_history)
+                   apr_hash_t *own, sm_status_site *out, int with_history)
 {
     sm_site_info info;
     apr_array_header_t *days = NULL;
@@ -120,6 +154,8 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
         || sm_store_site_info(st, p, conf->site.base, 0, &info)
            != APR_SUCCESS
         || sm_store_about_file(st, p, &out->about) != APR_SUCCESS
+        || (conf->host_re
+            && host_sites(p, conf, st, own, &out->hosts) != APR_SUCCESS)
         || (with_history
             && sm_store_recent(st, p, conf->site.base, SM_STATUS_RECENT,
                                now - apr_time_from_sec(
@@ -144,20 +180,25 @@ static apr_array_header_t *all_sites(request_rec *r, int with_history)
 {
     apr_array_header_t *sites = apr_array_make(r->pool, 4,
                                                sizeof(sm_status_site));
-    apr_hash_t *done = apr_hash_make(r->pool);
+    apr_hash_t *own = apr_hash_make(r->pool), *done = apr_hash_make(r->pool);
     server_rec *s;
 
+    for (s = ap_server_conf; s; s = s->next) {
+        const sitemap_server_conf *conf = SITEMAP_CONF(s);
+        if (conf->enabled == 1 && conf->site.base)
+            apr_hash_set(own, site_key(r->pool, conf, conf->site.base),
+                         APR_HASH_KEY_STRING, "");
+    }
     for (s = ap_server_conf; s; s = s->next) {
         const sitemap_server_conf *conf = SITEMAP_CONF(s);
         const char *key;
         if (conf->enabled != 1 || !conf->site.base)
             continue;
-        key = apr_pstrcat(r->pool, conf->db_path, " ", conf->site.base,
-                          NULL);
+        key = site_key(r->pool, conf, conf->site.base);
         if (apr_hash_get(done, key, APR_HASH_KEY_STRING))
             continue;
         apr_hash_set(done, key, APR_HASH_KEY_STRING, "");
-        gather(r->pool, conf, apr_array_push(sites), with_history);
+        gather(r->pool, conf, own, apr_array_push(sites), with_history);
     }
     return sites;
 }
@@ -220,6 +261,18 @@ static int status_line(request_rec *r, int flags)
 
     for (i = 0; i < sites->nelts; i++) {
         const sm_status_site *s = &APR_ARRAY_IDX(sites, i, sm_status_site);
+        apr_int64_t host_urls = 0;
+        int j;
+        for (j = 0; s->hosts && j < s->hosts->nelts; j++)
+            host_urls += APR_ARRAY_IDX(s->hosts, j, sm_site_stats).url_count;
+        if (s->hosts && (flags & AP_STATUS_SHORT))
+            ap_rprintf(r, "Sitemap %s: %d host sites, %" APR_INT64_T_FMT
+                       " URLs\n", s->base, s->hosts->nelts, host_urls);
+        else if (s->hosts)
+            ap_rprintf(r, "<p>Sitemap %s: %d sites, one per host name, %"
+                       APR_INT64_T_FMT " URLs in all</p>\n",
+                       ap_escape_html(r->pool, s->base), s->hosts->nelts,
+                       host_urls);
         if (flags & AP_STATUS_SHORT) {
             ap_rprintf(r, "Sitemap %s: %" APR_INT64_T_FMT " URLs, %"
                        APR_INT64_T_FMT " pages, %" APR_UINT64_T_FMT

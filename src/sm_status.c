@@ -137,6 +137,17 @@ apr_status_t sm_status_json(apr_pool_t *p, const sm_status_site *sites,
             json_str(w, p, u->url);
             outf(w, p, ",\"lastmod\":\"%s\"}", date(p, u->lastmod));
         }
+        if (s->hosts) {
+            out(w, "],\"hosts\":[");
+            for (j = 0; j < s->hosts->nelts; j++) {
+                const sm_site_stats *h = &APR_ARRAY_IDX(s->hosts, j,
+                                                        sm_site_stats);
+                out(w, j ? ",{\"base\":" : "{\"base\":");
+                json_str(w, p, h->base);
+                outf(w, p, ",\"urls\":%" APR_INT64_T_FMT ",\"pages\":%"
+                     APR_INT64_T_FMT "}", h->url_count, h->pages);
+            }
+        }
         out(w, "],\"recorder\":{");
         for (j = 0; j < (int)N_COUNTERS; j++)
             outf(w, p, "%s\"%s\":%" APR_UINT64_T_FMT, j ? "," : "",
@@ -181,6 +192,21 @@ static const char *label(apr_pool_t *p, const char *v)
     return o;
 }
 
+/* sitemap_urls (pages 0) or sitemap_pages of a SitemapSiteFromHost
+ * vhost's sites, a series each as for any site. */
+static void host_metric(sm_xml_writer *w, apr_pool_t *p,
+                        const sm_status_site *s, int pages)
+{
+    int j;
+
+    for (j = 0; s->hosts && j < s->hosts->nelts; j++) {
+        const sm_site_stats *h = &APR_ARRAY_IDX(s->hosts, j, sm_site_stats);
+        outf(w, p, "sitemap_%s{site=\"%s\"} %" APR_INT64_T_FMT "\n",
+             pages ? "pages" : "urls", label(p, h->base),
+             pages ? h->pages : h->url_count);
+    }
+}
+
 apr_status_t sm_status_metrics(apr_pool_t *p, const sm_status_site *sites,
                                int n, sm_xml_sink *sink, void *baton)
 {
@@ -189,14 +215,18 @@ apr_status_t sm_status_metrics(apr_pool_t *p, const sm_status_site *sites,
 
     out(w, "# HELP sitemap_urls URLs stored for the site.\n"
            "# TYPE sitemap_urls gauge\n");
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
         outf(w, p, "sitemap_urls{site=\"%s\"} %" APR_INT64_T_FMT "\n",
              label(p, sites[i].base), sites[i].urls);
+        host_metric(w, p, &sites[i], 0);
+    }
     out(w, "# HELP sitemap_pages Non-empty sitemap pages of the site.\n"
            "# TYPE sitemap_pages gauge\n");
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
         outf(w, p, "sitemap_pages{site=\"%s\"} %" APR_INT64_T_FMT "\n",
              label(p, sites[i].base), sites[i].pages);
+        host_metric(w, p, &sites[i], 1);
+    }
     out(w, "# HELP sitemap_store_up 1 when the store could be read.\n"
            "# TYPE sitemap_store_up gauge\n");
     for (i = 0; i < n; i++)
@@ -283,6 +313,33 @@ static void row(sm_xml_writer *w, apr_pool_t *p, const char *name,
          "</td></tr>\n", name, v);
 }
 
+/* A SitemapSiteFromHost vhost's sites: a row each. */
+static void host_table(sm_xml_writer *w, apr_pool_t *p,
+                       const sm_status_site *s)
+{
+    int j;
+
+    if (!s->hosts)
+        return;
+    outf(w, p, "<h3>Sites of this virtual host, one per host name (%d)</h3>"
+         "\n", s->hosts->nelts);
+    if (!s->hosts->nelts) {
+        out(w, "<p>None stored yet.</p>\n");
+        return;
+    }
+    out(w, "<table class=\"hosts\">\n<tr><th scope=\"col\">Site</th>"
+           "<th scope=\"col\">URLs</th><th scope=\"col\">Sitemap pages</th>"
+           "</tr>\n");
+    for (j = 0; j < s->hosts->nelts; j++) {
+        const sm_site_stats *h = &APR_ARRAY_IDX(s->hosts, j, sm_site_stats);
+        out(w, "<tr><th scope=\"row\">");
+        sm_xml_text(w, h->base);
+        outf(w, p, "</th><td>%" APR_INT64_T_FMT "</td><td>%" APR_INT64_T_FMT
+             "</td></tr>\n", h->url_count, h->pages);
+    }
+    out(w, "</table>\n");
+}
+
 apr_status_t sm_status_html(apr_pool_t *p, const sm_status_site *sites,
                             int n, apr_time_t started, sm_xml_sink *sink,
                             void *baton)
@@ -327,6 +384,7 @@ apr_status_t sm_status_html(apr_pool_t *p, const sm_status_site *sites,
              date(p, (apr_time_t)s->counters.last_fault));
         sm_xml_text(w, s->counters.last_fault_why);
         out(w, "</td></tr>\n</table>\n");
+        host_table(w, p, s);
         chart(w, p, s, i);
         out(w, "<h3>Newest changes</h3>\n<ol>\n");
         for (j = 0; s->recent && j < s->recent->nelts; j++) {

@@ -32,6 +32,10 @@ typedef struct {
     sm_recorder_shared counters;    /* of the site's store file, since the
                                        server (re)started */
     int have_counters;
+    /* A SitemapSiteFromHost vhost's sites, one per host name (each
+     * sm_site_stats' base, url_count and pages), ordered by base; NULL
+     * for other vhosts. */
+    apr_array_header_t *hosts;
 } sm_status_site;
 
 /* Fill s->added and s->removed from the store's days (sm_store_recent),

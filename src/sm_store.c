@@ -91,6 +91,12 @@ apr_status_t sm_store_site_stats(sm_store *st, apr_pool_t *p,
     return st->ops->site_stats(st, p, base, out);
 }
 
+apr_status_t sm_store_site_list(sm_store *st, apr_pool_t *p,
+                                apr_array_header_t **out)
+{
+    return st->ops->site_list(st, p, out);
+}
+
 apr_status_t sm_store_url_rows(sm_store *st, const char *base,
                                apr_int64_t page, sm_url_row_fn *fn,
                                void *baton)

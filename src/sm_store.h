@@ -278,6 +278,9 @@ typedef struct {
     apr_status_t (*indexnow_stats)(sm_store *st, apr_pool_t *p,
                                    const char *base,
                                    apr_array_header_t **out);
+    /* Added for the status page; see sm_store_site_list. */
+    apr_status_t (*site_list)(sm_store *st, apr_pool_t *p,
+                              apr_array_header_t **out);
 } sm_store_ops;
 
 struct sm_store {
@@ -436,6 +439,13 @@ apr_status_t sm_store_site_row(sm_store *st, apr_pool_t *p, const char *base,
  * site's URLs: for administration, not for requests. */
 apr_status_t sm_store_site_stats(sm_store *st, apr_pool_t *p,
                                  const char *base, apr_array_header_t **out);
+/* Every site of the store as sm_site_stats with only base, url_count,
+ * last_page, page_size and pages set, ordered by base: what the sites'
+ * rows and page summaries say, without reading their URLs (the status
+ * page's list of a SitemapSiteFromHost vhost's sites).  Inside a read
+ * transaction or not. */
+apr_status_t sm_store_site_list(sm_store *st, apr_pool_t *p,
+                                apr_array_header_t **out);
 /* The URLs of one page (page > 0) or of every page (page 0), in page
  * order and within a page in sitemap order. */
 apr_status_t sm_store_url_rows(sm_store *st, const char *base,

@@ -673,7 +673,7 @@ static const sm_store_ops pg_ops = {
     pg_sync_sites,
     sm_pg_recent,
     sm_pg_indexnow_claim, sm_pg_indexnow_finish, sm_pg_indexnow_queue,
-    sm_pg_indexnow_stats
+    sm_pg_indexnow_stats, sm_pg_site_list
 };
 
 /* ---- opening --------------------------------------------------------- */

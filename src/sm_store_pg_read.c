@@ -261,6 +261,22 @@ static apr_time_t opt_time(const PGresult *res, int row, int col)
            : apr_time_from_sec(i64(res, row, col));
 }
 
+/* A site's first five columns (base, url_count, last_page, page_size,
+ * pages) as a new element of out, the other fields 0. */
+static sm_site_stats *site_of_row(apr_pool_t *p, const PGresult *res,
+                                  int row, apr_array_header_t *out)
+{
+    sm_site_stats *ss = apr_array_push(out);
+
+    memset(ss, 0, sizeof(*ss));
+    ss->base = apr_pstrdup(p, PQgetvalue(res, row, 0));
+    ss->url_count = i64(res, row, 1);
+    ss->last_page = i64(res, row, 2);
+    ss->page_size = (int)i64(res, row, 3);
+    ss->pages = i64(res, row, 4);
+    return ss;
+}
+
 apr_status_t sm_pg_site_stats(sm_store *st, apr_pool_t *p,
                               const char *base, apr_array_header_t **out)
 {
@@ -291,13 +307,7 @@ apr_status_t sm_pg_site_stats(sm_store *st, apr_pool_t *p,
                         " COLLATE \"C\"", &ps)))
         return APR_EGENERAL;
     for (i = 0; i < PQntuples(res); i++) {
-        sm_site_stats *ss = apr_array_push(*out);
-        memset(ss, 0, sizeof(*ss));
-        ss->base = apr_pstrdup(p, PQgetvalue(res, i, 0));
-        ss->url_count = i64(res, i, 1);
-        ss->last_page = i64(res, i, 2);
-        ss->page_size = (int)i64(res, i, 3);
-        ss->pages = i64(res, i, 4);
+        sm_site_stats *ss = site_of_row(p, res, i, *out);
         ss->lastmod_newest = opt_time(res, i, 5);
         ss->lastmod_oldest = opt_time(res, i, 6);
         ss->seen_newest = opt_time(res, i, 7);
@@ -305,6 +315,32 @@ apr_status_t sm_pg_site_stats(sm_store *st, apr_pool_t *p,
         ss->urls_with_alternates = i64(res, i, 9);
         ss->alternates = i64(res, i, 10);
     }
+    PQclear(res);
+    return APR_SUCCESS;
+}
+
+apr_status_t sm_pg_site_list(sm_store *st, apr_pool_t *p,
+                             apr_array_header_t **out)
+{
+    pg_store *s = (pg_store *)st;
+    params ps = { .n = 0 };
+    PGresult *res;
+    int i;
+
+    *out = apr_array_make(p, 4, sizeof(sm_site_stats));
+    /* In the caller's read transaction, or on its own. */
+    if (PQtransactionStatus(s->conn) == PQTRANS_IDLE
+        && sm_pg_connection(s) != 0)
+        return APR_EGENERAL;
+    if (!(res = sm_pg_q(s, "cannot read the sites",
+                        "SELECT s.base, s.url_count, s.last_page,"
+                        " s.page_size, (SELECT count(*) FROM sitemap_pages p"
+                        " WHERE p.site_id = s.id AND p.url_count > 0)"
+                        " FROM sitemap_sites s ORDER BY s.base COLLATE \"C\"",
+                        &ps)))
+        return APR_EGENERAL;
+    for (i = 0; i < PQntuples(res); i++)
+        site_of_row(p, res, i, *out);
     PQclear(res);
     return APR_SUCCESS;
 }

@@ -266,7 +266,7 @@ const sm_store_ops sm_sqlite_ops = {
     sm_sqlite_site_stats, sm_sqlite_url_rows, sm_sqlite_about,
     sm_sqlite_sync_sites, sm_sqlite_recent, sm_sqlite_indexnow_claim,
     sm_sqlite_indexnow_finish, sm_sqlite_indexnow_queue,
-    sm_sqlite_indexnow_stats
+    sm_sqlite_indexnow_stats, sm_sqlite_site_list
 };
 
 sqlite3 *sm_sqlite_handle(sm_store *st)

@@ -125,6 +125,8 @@ apr_status_t sm_sqlite_site_row(sm_store *st, apr_pool_t *p,
                                 const char *base, sm_site_row *out);
 apr_status_t sm_sqlite_site_stats(sm_store *st, apr_pool_t *p,
                                   const char *base, apr_array_header_t **out);
+apr_status_t sm_sqlite_site_list(sm_store *st, apr_pool_t *p,
+                                 apr_array_header_t **out);
 apr_status_t sm_sqlite_url_rows(sm_store *st, const char *base,
                                 apr_int64_t page, sm_url_row_fn *fn,
                                 void *baton);

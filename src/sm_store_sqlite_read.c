@@ -213,9 +213,9 @@ static apr_time_t opt_time(sqlite3_stmt *q, int col)
         ? 0 : apr_time_from_sec(sqlite3_column_int64(q, col));
 }
 
-apr_status_t sm_sqlite_site_stats(sm_store *st, apr_pool_t *p,
-                                      const char *base,
-                                      apr_array_header_t **out)
+/* sm_store_site_stats, and with scan_urls 0 sm_store_site_list. */
+static apr_status_t site_stats(sm_store *st, apr_pool_t *p, const char *base,
+                               int scan_urls, apr_array_header_t **out)
 {
     sqlite_store *s = (sqlite_store *)st;
     sqlite3_stmt *sites = NULL, *urls = NULL;
@@ -255,7 +255,7 @@ apr_status_t sm_sqlite_site_stats(sm_store *st, apr_pool_t *p,
         rv = APR_EGENERAL;
         goto done;
     }
-    for (i = 0; i < (*out)->nelts; i++) {
+    for (i = 0; scan_urls && i < (*out)->nelts; i++) {
         sm_site_stats *ss = &APR_ARRAY_IDX(*out, i, sm_site_stats);
         sqlite3_int64 id = APR_ARRAY_IDX(ids, i, sqlite3_int64);
         sqlite3_bind_int64(urls, 1, SITE_FIRST_ID(id));
@@ -279,6 +279,18 @@ done:
     sqlite3_finalize(sites);
     sqlite3_finalize(urls);
     return rv;
+}
+
+apr_status_t sm_sqlite_site_stats(sm_store *st, apr_pool_t *p,
+                                  const char *base, apr_array_header_t **out)
+{
+    return site_stats(st, p, base, 1, out);
+}
+
+apr_status_t sm_sqlite_site_list(sm_store *st, apr_pool_t *p,
+                                 apr_array_header_t **out)
+{
+    return site_stats(st, p, NULL, 0, out);
 }
 
 apr_status_t sm_sqlite_url_rows(sm_store *st, const char *base,

@@ -4,9 +4,15 @@ host from a RewriteMap) gets one site per allowed hostname: its own URLs,
 <loc>s, robots.txt line, views and renditions.  A Host outside the allow
 list, in a refused form, or past the cap is never recorded and gets no
 sitemap."""
+import json
 import os
 import re
+import time
 import urllib.robotparser
+
+import pytest
+
+from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
 
 HTML = "<html><head><title>t</title></head><body>x</body></html>\n"
 ALLOW = r"[a-z0-9-]+\.hosted\.test"
@@ -274,3 +280,89 @@ def test_spill_of_a_host_not_seen_yet_is_written(make_server):
                  module="sitemap")
     assert evil not in srv.all_urls()
     assert not os.path.exists(spill)
+
+
+STATUS = "<Location /sitemap-status>\n  SetHandler sitemap-status\n</Location>"
+
+
+def status_entries(srv, host):
+    r = srv.get_ok("/sitemap-status?json", host=host)
+    return {s["base"]: s for s in json.loads(r.body)["sites"]}
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_status_page_lists_each_hosts_site(make_server, store, request):
+    """The status page of a mass vhost lists its hosts' sites (URLs and
+    pages each, from the store, every process's): not the names outside
+    its allow list (another mass vhost's, in the same store), and not a
+    host that has a <VirtualHost> of its own (that vhost's own entry has
+    it)."""
+    kw = {}
+    if store == "postgresql":
+        kw["db"] = request.getfixturevalue("pg_db").uri
+    srv = make_server(modules=("status",), **kw)
+    own, other = "c.hosted.test", "x.other.test"
+    host_pages(srv, HOSTS + ("evil.test", other))
+    # Before the mass vhost: its "ServerAlias *" takes every name it is
+    # asked for first.
+    srv.conf_text = f"""
+<Directory "{srv.root}/hosts">
+    Require all granted
+</Directory>
+<VirtualHost 127.0.0.1:{srv.port}>
+    ServerName {own}
+    DocumentRoot "{srv.root}/hosts/{own}"
+</VirtualHost>
+<VirtualHost 127.0.0.1:{srv.port}>
+    ServerName other.test
+    ServerAlias *.other.test
+    VirtualDocumentRoot "{srv.root}/hosts/%0"
+    SitemapSiteFromHost "[a-z]+\\.other\\.test"
+</VirtualHost>
+""" + mass_vhost(srv, STATUS + "\n<Location /server-status>\n"
+                        "  SetHandler server-status\n</Location>")
+    srv.start()
+    mass = f"mass.test:{srv.port}"
+    for name in ("a.hosted.test", "b.hosted.test", own, "evil.test", other):
+        srv.get_ok(f"/only-{name[0]}.html", host=f"{name}:{srv.port}")
+    srv.get_ok("/shared.html", host=f"a.hosted.test:{srv.port}")
+    want = {base(srv, "a.hosted.test"): 2, base(srv, "b.hosted.test"): 1}
+    deadline = time.monotonic() + 30
+    while True:
+        sites = status_entries(srv, mass)
+        hosts = sites[f"http://mass.test:{srv.port}"]["hosts"]
+        others = sites[f"http://other.test:{srv.port}"]["hosts"]
+        if {h["base"]: h["urls"] for h in hosts} == want \
+                and sites[base(srv, own)]["urls"] == 1 \
+                and [h["base"] for h in others] == [base(srv, other)]:
+            break
+        assert time.monotonic() < deadline, sites
+        time.sleep(0.2)
+    assert [h["base"] for h in hosts] == sorted(want)
+    assert all(h["pages"] == 1 for h in hosts), hosts
+    # An ordinary vhost's entry has no list of hosts.
+    assert "hosts" not in sites[base(srv, own)]
+
+    html = srv.get_ok("/sitemap-status", host=mass).body.decode()
+    assert "one per host name (2)" in html, html
+    rows = re.findall(r'<tr><th scope="row">([^<]*)</th><td>(\d+)</td>'
+                      r'<td>(\d+)</td></tr>', html)
+    assert sorted(rows) == sorted([(b, str(n), "1") for b, n in want.items()]
+                                  + [(base(srv, other), "1", "1")]), rows
+    assert "evil.test" not in html
+
+    # mod_status: a line for the hosts' sites under the vhost's own.
+    auto = srv.get_ok("/server-status?auto", host=mass).body.decode()
+    assert f"Sitemap http://mass.test:{srv.port}: 2 host sites, 3 URLs\n" \
+        in auto, auto
+
+    metrics = srv.get_ok("/sitemap-status?metrics", host=mass).body.decode()
+    for b, n in want.items():
+        assert f'sitemap_urls{{site="{b}"}} {n}\n' in metrics, metrics
+        assert f'sitemap_pages{{site="{b}"}} 1\n' in metrics, metrics
+    # One series per site and metric: every entry's and every host's, the
+    # own vhost's site not repeated among the hosts.
+    series = re.findall(r'^sitemap_(?:urls|pages)\{site="([^"]*)"\}', metrics,
+                        re.M)
+    assert sorted(series) == sorted(
+        2 * (list(sites) + list(want) + [base(srv, other)])), series
