@@ -270,6 +270,18 @@ static void test_rows_and_stats(void **state)
     assert_int_equal(sm_store_site_stats(st, u->pool, "http://c.example",
                                          &stats), APR_SUCCESS);
     assert_int_equal(stats->nelts, 0);
+    /* The list: the same counts, nothing read from the URLs. */
+    assert_int_equal(sm_store_site_list(st, u->pool, &stats), APR_SUCCESS);
+    assert_int_equal(stats->nelts, 2);
+    ss = &APR_ARRAY_IDX(stats, 0, sm_site_stats);
+    assert_string_equal(ss->base, "http://a.example");
+    assert_int_equal(ss->url_count, 3);
+    assert_int_equal(ss->pages, 2);
+    assert_int_equal(ss->last_page, 3);
+    assert_int_equal(ss->page_size, 2);
+    assert_int_equal(ss->lastmod_newest, 0);
+    assert_string_equal(APR_ARRAY_IDX(stats, 1, sm_site_stats).base,
+                        "http://b.example");
 
     assert_int_equal(sm_store_about_file(st, u->pool, &about), APR_SUCCESS);
     assert_int_equal(about.schema_version, SM_SCHEMA_VERSION);
