@@ -59,6 +59,7 @@ const char sm_css[] =
 ".sitemap-html main > section > ul { padding-left: 0; }\n"
 ".sitemap-html li { margin: .15em 0; }\n"
 ".sitemap-html .dir { font-weight: 600; color: #486581; }\n"
+".sitemap-html .alternates { color: #627d98; }\n"
 ".sitemap-html a { color: #0b5cad; }\n"
 ".sitemap-html a:focus { outline: 2px solid #f0b429; }\n"
 ".sitemap-html nav.pages a, .sitemap-html nav.pages span {\n"

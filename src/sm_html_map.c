@@ -1,5 +1,6 @@
 /* sm_html_map.c: see sm_html_map.h. */
 #include "sm_html_map.h"
+#include "sm_alternates.h"
 #include "sm_sitemap.h"
 #include "sm_url.h"
 
@@ -32,10 +33,16 @@ int sm_html_locate(const sm_site_info *info, apr_int64_t n,
     return n >= 1 && n <= out->total;
 }
 
+/* A URL of the slice, with its stored alternates (NULL: none). */
+typedef struct {
+    const char *url;
+    const char *alternates;
+} slice_url;
+
 typedef struct {
     apr_pool_t *p;
     apr_int64_t skip, left;
-    apr_array_header_t *urls;   /* const char * */
+    apr_array_header_t *urls;   /* slice_url */
 } collect_ctx;
 
 /* Keep the page's slice; rows not in the stored form are left out, as in
@@ -44,7 +51,7 @@ static apr_status_t collect(void *baton, const char *url, apr_time_t lastmod,
                             const char *alternates)
 {
     collect_ctx *c = baton;
-    (void)lastmod; (void)alternates;
+    (void)lastmod;
 
     if (c->skip > 0) {
         c->skip--;
@@ -53,8 +60,12 @@ static apr_status_t collect(void *baton, const char *url, apr_time_t lastmod,
     if (c->left <= 0)
         return APR_EOF;     /* the slice is complete: stop reading */
     c->left--;
-    if (sm_url_is_stored_form(url))
-        APR_ARRAY_PUSH(c->urls, const char *) = apr_pstrdup(c->p, url);
+    if (sm_url_is_stored_form(url)) {
+        slice_url *u = apr_array_push(c->urls);
+        u->url = apr_pstrdup(c->p, url);
+        u->alternates = alternates && *alternates
+                        ? apr_pstrdup(c->p, alternates) : NULL;
+    }
     return APR_SUCCESS;
 }
 
@@ -70,7 +81,8 @@ static int in_dir(const char *url)
  * the URLs of a first segment are then side by side. */
 static int by_path(const void *a, const void *b)
 {
-    const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+    const char *x = ((const slice_url *)a)->url;
+    const char *y = ((const slice_url *)b)->url;
     int dx = in_dir(x), dy = in_dir(y);
     return dx != dy ? dx - dy : strcmp(x, y);
 }
@@ -148,21 +160,56 @@ static void open_section(tree *t, const char *name)
     t->section = name;
 }
 
-static void link_to(tree *t, const char *url)
+/* A page's other languages (its hreflang alternates, as the XML lists
+ * them): "also in" links labelled with their language tags, marked with
+ * hreflang (and lang, but for x-default, the page for no language in
+ * particular: labelled "default"). */
+static void alternates_of(apr_pool_t *p, tree *t, const char *stored)
 {
-    const char **slot = apr_hash_get(t->titles, url, APR_HASH_KEY_STRING);
+    apr_array_header_t *alts;
+    int i;
+
+    sm_alternates_parse(p, stored, &alts);
+    if (!alts->nelts)
+        return;
+    out(t, " <small class=\"alternates\">also in");
+    for (i = 0; i < alts->nelts; i++) {
+        const sm_alternate *a = &APR_ARRAY_IDX(alts, i, sm_alternate);
+        int dflt = strcmp(a->hreflang, "x-default") == 0;
+        out(t, i ? ", <a href=\"" : " <a href=\"");
+        text(t, a->href);
+        out(t, "\" hreflang=\"");
+        text(t, a->hreflang);
+        if (!dflt) {
+            out(t, "\" lang=\"");
+            text(t, a->hreflang);
+        }
+        out(t, "\">");
+        text(t, dflt ? "default" : a->hreflang);
+        out(t, "</a>");
+    }
+    out(t, "</small>");
+}
+
+static void link_to(apr_pool_t *p, tree *t, const slice_url *u)
+{
+    const char **slot = apr_hash_get(t->titles, u->url, APR_HASH_KEY_STRING);
     const char *title = slot && *slot && **slot ? *slot : NULL;
 
     out(t, "<li><a href=\"");
     text(t, t->site->base);
-    text(t, url);
+    text(t, u->url);
     out(t, "\">");
-    text(t, title ? title : url);
-    out(t, "</a></li>\n");
+    text(t, title ? title : u->url);
+    out(t, "</a>");
+    if (u->alternates)
+        alternates_of(p, t, u->alternates);
+    out(t, "</li>\n");
 }
 
-static void tree_add(apr_pool_t *p, tree *t, const char *url)
+static void tree_add(apr_pool_t *p, tree *t, const slice_url *u)
 {
+    const char *url = u->url;
     const char *segs[MAX_DEPTH + 1];
     int n = dir_segments(p, url, segs, MAX_DEPTH + 1), i, common = 0;
     const char *section = n ? segs[0] : "";
@@ -180,7 +227,7 @@ static void tree_add(apr_pool_t *p, tree *t, const char *url)
         out(t, "/</span><ul>\n");
         t->open[t->depth++] = segs[i];
     }
-    link_to(t, url);
+    link_to(p, t, u);
 }
 
 static const char *page_path(apr_pool_t *p, const sm_html_site *site,
@@ -264,7 +311,7 @@ static apr_status_t read_titles(apr_pool_t *p, sm_store *st,
     int i;
 
     for (i = 0; i < c->urls->nelts; i++)
-        apr_hash_set(tc.slice, APR_ARRAY_IDX(c->urls, i, const char *),
+        apr_hash_set(tc.slice, APR_ARRAY_IDX(c->urls, i, slice_url).url,
                      APR_HASH_KEY_STRING, apr_pcalloc(p, sizeof(char *)));
     *out = tc.slice;
     for (n = first; c->urls->nelts && n <= last && rv == APR_SUCCESS; n++)
@@ -290,7 +337,7 @@ apr_status_t sm_html_write(apr_pool_t *p, sm_store *st,
     c.p = p;
     c.skip = page->skip;
     c.left = SM_HTML_LINKS;
-    c.urls = apr_array_make(p, 64, sizeof(const char *));
+    c.urls = apr_array_make(p, 64, sizeof(slice_url));
     /* From the first page's skip on, through the next pages until the
      * slice is full. */
     for (i = 0; page->store_page && i < info->pages->nelts && c.left > 0;
@@ -309,7 +356,7 @@ apr_status_t sm_html_write(apr_pool_t *p, sm_store *st,
                           &t.titles)) != APR_SUCCESS)
         return rv;
     if (c.urls->nelts) {
-        qsort(c.urls->elts, (size_t)c.urls->nelts, sizeof(const char *),
+        qsort(c.urls->elts, (size_t)c.urls->nelts, sizeof(slice_url),
               by_path);
     }
 
@@ -348,7 +395,7 @@ apr_status_t sm_html_write(apr_pool_t *p, sm_store *st,
     if (!c.urls->nelts)
         out(&t, "<p>No page has been recorded yet.</p>\n");
     for (i = 0; i < c.urls->nelts; i++)
-        tree_add(p, &t, APR_ARRAY_IDX(c.urls, i, const char *));
+        tree_add(p, &t, &APR_ARRAY_IDX(c.urls, i, slice_url));
     close_section(&t);
     out(&t, "</main>\n<footer>\n<p>Made by mod_sitemap from the pages "
             "this server has served.</p>\n</footer>\n</body>\n</html>\n");

@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import time
+from html.parser import HTMLParser
 
 import pytest
 
@@ -574,6 +575,62 @@ def test_hreflang_cluster_is_served(make_server, backend, tmp_path, way):
                        stdout=subprocess.PIPE, text=True, timeout=60)
     assert "alternates:     13 hreflang alternates of 4 URLs" in x.stdout, \
         x.stdout
+
+
+class SiteMapLinks(HTMLParser):
+    """The HTML site map's entries: {href: [(href, hreflang, lang, text)]
+    of its "also in" links}."""
+
+    def __init__(self):
+        super().__init__()
+        self.entries, self.page, self.alt, self.depth = {}, None, None, 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "small" and a.get("class") == "alternates":
+            self.depth = 1
+        elif tag == "a" and self.depth:
+            self.alt = [a["href"], a.get("hreflang"), a.get("lang"), ""]
+        elif tag == "a" and "href" in a:
+            self.page = a["href"]
+            self.entries[self.page] = []
+
+    def handle_data(self, data):
+        if self.alt:
+            self.alt[3] += data
+
+    def handle_endtag(self, tag):
+        if tag == "a" and self.alt:
+            self.entries[self.page].append(tuple(self.alt))
+            self.alt = None
+        elif tag == "small":
+            self.depth = 0
+
+
+def test_hreflang_cluster_in_the_html_site_map(make_server):
+    """The HTML site map shows each page's other languages as the XML
+    lists them: a link each, labelled with its language tag (x-default as
+    "default"), with hreflang and lang; hrefs escaped; a page without
+    alternates shows none."""
+    srv = make_server(conf="SitemapHTMLPath /site-map.html\n")
+    paths = serve_cluster(srv, "static")
+    srv.start()
+    for p in paths.values():
+        srv.get_ok(p)
+    srv.wait_recorded(*paths.values())
+    r = srv.get_ok("/site-map.html")
+    links = SiteMapLinks()
+    links.feed(r.body.decode())
+    base = srv.base
+    want = [(u, h, None if h == "x-default" else h,
+             "default" if h == "x-default" else h)
+            for h, u in cluster_expected(base, paths)]
+    for l in LANGS:
+        assert links.entries[base + paths[l]] == want, links.entries
+    assert links.entries[base + paths["hostile"]] == [
+        (HOSTILE_STORED, "es-419", "es-419", "es-419")]
+    assert links.entries[base + paths["plain"]] == []
+    assert b"<b>" not in r.body and b"&quot;q&quot;" not in r.body
 
 
 def wait_row(srv, url, ok, timeout=20):
