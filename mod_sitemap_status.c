@@ -97,9 +97,11 @@ static const char *site_key(apr_pool_t *p, const sitemap_server_conf *conf,
 }
 
 /* A SitemapSiteFromHost vhost's sites: those of the store whose base is
- * one of its hosts' (sitemap_hosts_owns_base) and not a vhost's own. */
+ * one of its hosts' (sitemap_hosts_owns_base) and not listed yet (a
+ * vhost's own, or another such vhost's host on the same store: listed
+ * holds their site_key, and gets these). */
 static apr_status_t host_sites(apr_pool_t *p, const sitemap_server_conf *conf,
-                               sm_store *st, apr_hash_t *own,
+                               sm_store *st, apr_hash_t *listed,
                                apr_array_header_t **out)
 {
     apr_array_header_t *all;
@@ -112,20 +114,25 @@ static apr_status_t host_sites(apr_pool_t *p, const sitemap_server_conf *conf,
     *out = apr_array_make(p, all->nelts, sizeof(sm_site_stats));
     for (i = 0; i < all->nelts; i++) {
         const sm_site_stats *ss = &APR_ARRAY_IDX(all, i, sm_site_stats);
-        if (sitemap_hosts_owns_base(conf, ss->base, name)
-            && !apr_hash_get(own, site_key(p, conf, ss->base),
-                             APR_HASH_KEY_STRING))
-            *(sm_site_stats *)apr_array_push(*out) = *ss;
+        const char *key;
+        if (!sitemap_hosts_owns_base(conf, ss->base, name))
+            continue;
+        key = site_key(p, conf, ss->base);
+        if (apr_hash_get(listed, key, APR_HASH_KEY_STRING))
+            continue;
+        apr_hash_set(listed, key, APR_HASH_KEY_STRING, "");
+        *(sm_site_stats *)apr_array_push(*out) = *ss;
     }
     return APR_SUCCESS;
 }
 
 /* with_history: also the newest changes and the URLs added per day (a
- * scan of the site's URLs: the status page and ?json only).  own: the
- * vhosts' own sites (site_key), which a SitemapSiteFromHost vhost's list
- * of its hosts' sites leaves out. */
+ * scan of the site's URLs: the status page and ?json only).  listed: the
+ * sites listed so far (site_key: every vhost's own, and the hosts' sites
+ * of SitemapSiteFromHost vhosts gathered before), which host_sites leaves
+ * out, so that no site is listed twice. */
 static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
-                   apr_hash_t *own, sm_status_site *out, int with_history)
+                   apr_hash_t *listed, sm_status_site *out, int with_history)
 {
     sm_site_info info;
     apr_array_header_t *days = NULL;
@@ -155,7 +162,7 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
            != APR_SUCCESS
         || sm_store_about_file(st, p, &out->about) != APR_SUCCESS
         || (conf->host_re
-            && host_sites(p, conf, st, own, &out->hosts) != APR_SUCCESS)
+            && host_sites(p, conf, st, listed, &out->hosts) != APR_SUCCESS)
         || (with_history
             && sm_store_recent(st, p, conf->site.base, SM_STATUS_RECENT,
                                now - apr_time_from_sec(
@@ -180,13 +187,14 @@ static apr_array_header_t *all_sites(request_rec *r, int with_history)
 {
     apr_array_header_t *sites = apr_array_make(r->pool, 4,
                                                sizeof(sm_status_site));
-    apr_hash_t *own = apr_hash_make(r->pool), *done = apr_hash_make(r->pool);
+    apr_hash_t *listed = apr_hash_make(r->pool);
+    apr_hash_t *done = apr_hash_make(r->pool);
     server_rec *s;
 
     for (s = ap_server_conf; s; s = s->next) {
         const sitemap_server_conf *conf = SITEMAP_CONF(s);
         if (conf->enabled == 1 && conf->site.base)
-            apr_hash_set(own, site_key(r->pool, conf, conf->site.base),
+            apr_hash_set(listed, site_key(r->pool, conf, conf->site.base),
                          APR_HASH_KEY_STRING, "");
     }
     for (s = ap_server_conf; s; s = s->next) {
@@ -198,7 +206,7 @@ static apr_array_header_t *all_sites(request_rec *r, int with_history)
         if (apr_hash_get(done, key, APR_HASH_KEY_STRING))
             continue;
         apr_hash_set(done, key, APR_HASH_KEY_STRING, "");
-        gather(r->pool, conf, own, apr_array_push(sites), with_history);
+        gather(r->pool, conf, listed, apr_array_push(sites), with_history);
     }
     return sites;
 }

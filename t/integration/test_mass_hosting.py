@@ -366,3 +366,35 @@ def test_status_page_lists_each_hosts_site(make_server, store, request):
                         re.M)
     assert sorted(series) == sorted(
         2 * (list(sites) + list(want) + [base(srv, other)])), series
+
+
+def test_status_lists_a_host_site_once(make_server):
+    """Two mass vhosts whose patterns overlap, on one store: a host's site
+    is listed once (one JSON entry, one metrics series)."""
+    srv = make_server()
+    host_pages(srv)
+    srv.conf_text = f"""
+<VirtualHost 127.0.0.1:{srv.port}>
+    ServerName other.test
+    ServerAlias *.other.test
+    VirtualDocumentRoot "{srv.root}/hosts/%0"
+    SitemapSiteFromHost "[a-z]+\\.(other|hosted)\\.test"
+</VirtualHost>
+""" + mass_vhost(srv, STATUS)
+    srv.start()
+    mass = f"mass.test:{srv.port}"
+    for name in HOSTS[:2]:
+        srv.get_ok(f"/only-{name[0]}.html", host=f"{name}:{srv.port}")
+    want = sorted(base(srv, name) for name in HOSTS[:2])
+    deadline = time.monotonic() + 30
+    while True:
+        listed = [h["base"] for s in status_entries(srv, mass).values()
+                  for h in s.get("hosts", [])]
+        if sorted(set(listed)) == want:
+            break
+        assert time.monotonic() < deadline, listed
+        time.sleep(0.2)
+    assert sorted(listed) == want, listed
+    metrics = srv.get_ok("/sitemap-status?metrics", host=mass).body.decode()
+    series = re.findall(r"^sitemap_urls\{[^}]*\}", metrics, re.M)
+    assert len(series) == len(set(series)), series
