@@ -43,6 +43,8 @@ typedef struct {
     apr_pool_t *p;
     apr_int64_t skip, left;
     apr_array_header_t *urls;   /* slice_url */
+    apr_size_t alt_bytes;       /* of the alternates kept */
+    int alt_left_out;           /* some were not (SM_HTML_ALTERNATES_BYTES) */
 } collect_ctx;
 
 /* Keep the page's slice; rows not in the stored form are left out, as in
@@ -63,8 +65,17 @@ static apr_status_t collect(void *baton, const char *url, apr_time_t lastmod,
     if (sm_url_is_stored_form(url)) {
         slice_url *u = apr_array_push(c->urls);
         u->url = apr_pstrdup(c->p, url);
-        u->alternates = alternates && *alternates
-                        ? apr_pstrdup(c->p, alternates) : NULL;
+        u->alternates = NULL;
+        if (alternates && *alternates) {
+            apr_size_t len = strlen(alternates);
+            if (len <= SM_HTML_ALTERNATES_BYTES - c->alt_bytes) {
+                u->alternates = apr_pstrmemdup(c->p, alternates, len);
+                c->alt_bytes += len;
+            }
+            else {
+                c->alt_left_out = 1;
+            }
+        }
     }
     return APR_SUCCESS;
 }
@@ -338,6 +349,8 @@ apr_status_t sm_html_write(apr_pool_t *p, sm_store *st,
     c.skip = page->skip;
     c.left = SM_HTML_LINKS;
     c.urls = apr_array_make(p, 64, sizeof(slice_url));
+    c.alt_bytes = 0;
+    c.alt_left_out = 0;
     /* From the first page's skip on, through the next pages until the
      * slice is full. */
     for (i = 0; page->store_page && i < info->pages->nelts && c.left > 0;
@@ -397,6 +410,9 @@ apr_status_t sm_html_write(apr_pool_t *p, sm_store *st,
     for (i = 0; i < c.urls->nelts; i++)
         tree_add(p, &t, &APR_ARRAY_IDX(c.urls, i, slice_url));
     close_section(&t);
+    if (c.alt_left_out)
+        out(&t, "<p>Some pages' other languages are not shown here (too "
+                "many for one page); the XML sitemap lists them all.</p>\n");
     out(&t, "</main>\n<footer>\n<p>Made by mod_sitemap from the pages "
             "this server has served.</p>\n</footer>\n</body>\n</html>\n");
     return sm_xml_flush(t.w);

@@ -15,6 +15,9 @@
 #include "sm_xml.h"
 
 #define SM_HTML_LINKS 2000
+/* The stored alternates an HTML page holds while it sorts its links: past
+ * this many bytes, its later links show none (and the page says so). */
+#define SM_HTML_ALTERNATES_BYTES (2 * 1024 * 1024)
 
 typedef struct {
     const char *base;           /* the site's base URL */

@@ -155,6 +155,99 @@ static void test_html_navigation(void **state)
     assert_non_null(strstr(b.data, "<link rel=\"stylesheet\" href=\"/s.css\">"));
 }
 
+/* A store of one page of FAKE_URLS URLs, each with 64 alternates of 70
+ * bytes: 2.7 MB of alternates, more than an HTML page keeps. */
+#define FAKE_URLS 600
+#define FAKE_ALTS_ROOM (64 * 96)
+
+/* URL i's stored alternates; returns their length. */
+static apr_size_t fake_alternates(char *alts, int i)
+{
+    char *o = alts;
+    int k;
+
+    for (k = 0; k < 64; k++)
+        o += apr_snprintf(o, FAKE_ALTS_ROOM - (apr_size_t)(o - alts),
+                          "%sl%c%c https://x.example/%04d/l%c%c/"
+                          "a-long-translated-path-of-the-page.html",
+                          k ? "\n" : "", 'a' + k / 26, 'a' + k % 26, i,
+                          'a' + k / 26, 'a' + k % 26);
+    return (apr_size_t)(o - alts);
+}
+
+static apr_status_t fake_page_urls(sm_store *st, const char *base,
+                                   apr_int64_t page, sm_url_fn *fn,
+                                   void *baton)
+{
+    char url[64], alts[FAKE_ALTS_ROOM];
+    apr_status_t rv;
+    int i;
+    (void)st; (void)base; (void)page;
+
+    for (i = 0; i < FAKE_URLS; i++) {
+        apr_snprintf(url, sizeof(url), "/p/%04d.html", i);
+        fake_alternates(alts, i);
+        if ((rv = fn(baton, url, 0, alts)) != APR_SUCCESS)
+            return rv;
+    }
+    return APR_SUCCESS;
+}
+
+static apr_status_t fake_page_titles(sm_store *st, const char *base,
+                                     apr_int64_t page, sm_title_fn *fn,
+                                     void *baton)
+{
+    (void)st; (void)base; (void)page; (void)fn; (void)baton;
+    return APR_ENOTIMPL;
+}
+
+static int count_of(const char *s, const char *needle)
+{
+    int n = 0;
+    while ((s = strstr(s, needle))) {
+        n++;
+        s++;
+    }
+    return n;
+}
+
+/* An HTML page keeps at most SM_HTML_ALTERNATES_BYTES of alternates: the
+ * first links show theirs, the later ones none, and the page says so. */
+static void test_html_alternates_bounded(void **state)
+{
+    unit_ctx *u = *state;
+    sink_buf b = { "", 0, 0, u->pool };
+    sm_html_site site = { "https://x.example", "/map.html", NULL,
+                          "x.example" };
+    static const apr_int64_t counts[] = { FAKE_URLS };
+    sm_site_info info = site_of(u->pool, counts, 1);
+    sm_store_ops ops;
+    sm_store st;
+    sm_html_page hp;
+    char alts[FAKE_ALTS_ROOM];
+    int shown;
+
+    memset(&ops, 0, sizeof(ops));
+    ops.page_urls = fake_page_urls;
+    ops.page_titles = fake_page_titles;
+    memset(&st, 0, sizeof(st));
+    st.ops = &ops;
+    assert_true(sm_html_locate(&info, 1, &hp));
+    assert_int_equal(sm_html_write(u->pool, &st, &site, &info, &hp, to_buf,
+                                   &b), APR_SUCCESS);
+    shown = count_of(b.data, "<small class=\"alternates\">");
+    /* 4,543 bytes a URL: the first 461 fit in 2 MiB */
+    assert_int_equal(shown, SM_HTML_ALTERNATES_BYTES
+                            / fake_alternates(alts, 0));
+    assert_int_equal(count_of(b.data, " hreflang=\""), 64 * shown);
+    assert_non_null(strstr(b.data, "<a href=\"https://x.example/0000/lcl/"
+                                   "a-long-translated-path-of-the-page.html\""
+                                   " hreflang=\"lcl\" lang=\"lcl\">lcl</a>"
+                                   "</small></li>"));
+    assert_null(strstr(b.data, "https://x.example/0599/"));
+    assert_non_null(strstr(b.data, "the XML sitemap lists them all"));
+}
+
 static void test_status_escaping_and_days(void **state)
 {
     unit_ctx *u = *state;
@@ -208,6 +301,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stylesheet_urls_and_names, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_html_locate, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_html_navigation, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_html_alternates_bounded, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_status_escaping_and_days, unit_setup, unit_teardown),
     };
     apr_initialize();
