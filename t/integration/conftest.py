@@ -45,10 +45,12 @@ never leaves files the children cannot write.
 """
 
 import contextlib
+import glob
 import http.server
 import os
 import pwd
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -89,6 +91,14 @@ BAD_LEVELS = {"emerg", "alert", "crit", "error"}
 STARTUP_FAILED = re.compile(r"AH0001[3-7]|AH00020|Configuration Failed|"
                             r"Unable to open logs|could not bind|no listening sockets")
 LOG_LINE = re.compile(r"^\[[^\]]*\] \[([^:\]]*):(\w+)\] (?:\[pid (\d+)[^\]]*\] )?(.*)$")
+
+
+def allow_cores():
+    """httpd's children may leave a core (as large as the hard limit
+    allows): in the child that runs httpd, before exec."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
 
 
 def free_port():
@@ -284,6 +294,10 @@ class Server:
         for d in ("htdocs", "cgi-bin", "logs", "run", "conf", "db"):
             os.makedirs(os.path.join(root, d), exist_ok=True)
             os.chmod(os.path.join(root, d), 0o755)
+        # A crashing child's core (CoreDumpDirectory), for the backtrace
+        # the fixture's teardown prints (crash_report).
+        os.makedirs(os.path.join(root, "cores"), exist_ok=True)
+        os.chmod(os.path.join(root, "cores"), 0o1777)
         if IS_ROOT:
             os.chown(os.path.join(root, "db"), RUN_UID, RUN_GID)
         self.write("htdocs/page.html", "<html><body>page</body></html>\n")
@@ -359,6 +373,7 @@ ServerName {self.server_name}
 PidFile run/httpd.pid
 DefaultRuntimeDir run
 ErrorLog logs/error_log
+CoreDumpDirectory cores
 LoadModule mpm_{self.mpm}_module {m}/mod_mpm_{self.mpm}.so
 {load}
 {user}
@@ -403,7 +418,25 @@ LogLevel {loglevel}
     def ctl(self, *args, timeout=60):
         return subprocess.run([HTTPD, "-f", self.conf_path, *args],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, errors="replace", timeout=timeout)
+                              text=True, errors="replace", timeout=timeout,
+                              preexec_fn=allow_cores)
+
+    def crash_report(self):
+        """Backtraces (gdb) of the cores a crashed child left, if any: where
+        the kernel writes cores to a file (core_pattern "core") and gdb is
+        installed; "" otherwise."""
+        cores = sorted(glob.glob(self.path("cores/core*")))
+        if not cores or not shutil.which("gdb"):
+            return ""
+        out = []
+        for core in cores[:2]:
+            r = subprocess.run(["gdb", "-batch", "-nx", "-ex",
+                                "thread apply all bt 25", HTTPD, core],
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True,
+                               errors="replace", timeout=120)
+            out.append(f"--- {core}:\n" + r.stdout[-12000:])
+        return "\n".join(out)
 
     def log_text(self):
         try:
@@ -775,6 +808,9 @@ def make_server(tmp_root, request):
         bad = s.unexpected_log_lines()
         if bad and not call_failed:
             problems.append(f"unexpected error-log lines in {s.error_log}:\n" + "\n".join(bad))
+        crashes = s.crash_report()
+        if crashes:
+            problems.append(crashes)
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)
 

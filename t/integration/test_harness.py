@@ -1,6 +1,14 @@
 """The harness itself: httpd starts and stops under every MPM without
 mod_sitemap, serves files and CGI, and its error log is read."""
+import glob
+import os
+import shutil
+import signal
+import time
+
 import pytest
+
+from conftest import children_of
 
 
 @pytest.mark.parametrize("mpm", ["event", "worker", "prefork"])
@@ -35,3 +43,26 @@ def test_log_hygiene_catches_errors(make_server):
 def test_config_fails_helper(make_server):
     srv = make_server(load_module=False)
     srv.config_fails("NoSuchDirective", conf="NoSuchDirective on")
+
+
+def test_a_crashed_child_leaves_a_backtrace(make_server):
+    """A child that crashes leaves a core the teardown turns into
+    backtraces (where the kernel writes cores to a file and gdb is here)."""
+    with open("/proc/sys/kernel/core_pattern") as f:
+        pattern = f.read().strip()
+    if pattern.startswith("|") or "/" in pattern or not shutil.which("gdb"):
+        pytest.skip(f"cores go elsewhere here (core_pattern {pattern!r}) "
+                    "or gdb is missing")
+    srv = make_server(mpm="prefork", load_module=False)
+    srv.start()
+    child = children_of(srv.pid)[0]
+    os.kill(child, signal.SIGSEGV)
+    srv.wait_log(rf"pid {child} exit signal Segmentation fault")
+    deadline = time.monotonic() + 10
+    while not srv.crash_report() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    report = srv.crash_report()
+    assert "#0 " in report and "Thread 1" in report, report[:2000]
+    srv.expect_log(r"exit signal Segmentation fault")
+    for core in glob.glob(srv.path("cores/core*")):
+        os.unlink(core)
