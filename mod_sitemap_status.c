@@ -89,17 +89,10 @@ static void status_child_init(apr_pool_t *pchild, server_rec *main_s)
 
 /* ---- gathering --------------------------------------------------------------- */
 
-/* "store base": a vhost's own site, listed as such. */
-static const char *site_key(apr_pool_t *p, const sitemap_server_conf *conf,
-                            const char *base)
-{
-    return apr_pstrcat(p, conf->db_path, " ", base, NULL);
-}
-
 /* A SitemapSiteFromHost vhost's sites: those of the store whose base is
  * one of its hosts' (sitemap_hosts_owns_base) and not listed yet (a
- * vhost's own, or another such vhost's host on the same store: listed
- * holds their site_key, and gets these). */
+ * vhost's own, on any store, or another such vhost's host: listed holds
+ * their bases, and gets these; the metrics' series are by base). */
 static apr_status_t host_sites(apr_pool_t *p, const sitemap_server_conf *conf,
                                sm_store *st, apr_hash_t *listed,
                                apr_array_header_t **out)
@@ -117,10 +110,10 @@ static apr_status_t host_sites(apr_pool_t *p, const sitemap_server_conf *conf,
         const char *key;
         if (!sitemap_hosts_owns_base(conf, ss->base, name))
             continue;
-        key = site_key(p, conf, ss->base);
-        if (apr_hash_get(listed, key, APR_HASH_KEY_STRING))
+        if (apr_hash_get(listed, ss->base, APR_HASH_KEY_STRING))
             continue;
-        apr_hash_set(listed, key, APR_HASH_KEY_STRING, "");
+        key = apr_pstrdup(p, ss->base);
+        apr_hash_set(listed, key, APR_HASH_KEY_STRING, key);
         *(sm_site_stats *)apr_array_push(*out) = *ss;
     }
     return APR_SUCCESS;
@@ -128,9 +121,9 @@ static apr_status_t host_sites(apr_pool_t *p, const sitemap_server_conf *conf,
 
 /* with_history: also the newest changes and the URLs added per day (a
  * scan of the site's URLs: the status page and ?json only).  listed: the
- * sites listed so far (site_key: every vhost's own, and the hosts' sites
- * of SitemapSiteFromHost vhosts gathered before), which host_sites leaves
- * out, so that no site is listed twice. */
+ * bases listed so far (every vhost's own, and the hosts' sites of
+ * SitemapSiteFromHost vhosts gathered before), which host_sites leaves
+ * out, so that no host site is listed twice. */
 static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
                    apr_hash_t *listed, sm_status_site *out, int with_history)
 {
@@ -194,15 +187,15 @@ static apr_array_header_t *all_sites(request_rec *r, int with_history)
     for (s = ap_server_conf; s; s = s->next) {
         const sitemap_server_conf *conf = SITEMAP_CONF(s);
         if (conf->enabled == 1 && conf->site.base)
-            apr_hash_set(listed, site_key(r->pool, conf, conf->site.base),
-                         APR_HASH_KEY_STRING, "");
+            apr_hash_set(listed, conf->site.base, APR_HASH_KEY_STRING, "");
     }
     for (s = ap_server_conf; s; s = s->next) {
         const sitemap_server_conf *conf = SITEMAP_CONF(s);
         const char *key;
         if (conf->enabled != 1 || !conf->site.base)
             continue;
-        key = site_key(r->pool, conf, conf->site.base);
+        key = apr_pstrcat(r->pool, conf->db_path, " ", conf->site.base,
+                          NULL);
         if (apr_hash_get(done, key, APR_HASH_KEY_STRING))
             continue;
         apr_hash_set(done, key, APR_HASH_KEY_STRING, "");
@@ -271,30 +264,31 @@ static int status_line(request_rec *r, int flags)
         const sm_status_site *s = &APR_ARRAY_IDX(sites, i, sm_status_site);
         apr_int64_t host_urls = 0;
         int j;
-        for (j = 0; s->hosts && j < s->hosts->nelts; j++)
-            host_urls += APR_ARRAY_IDX(s->hosts, j, sm_site_stats).url_count;
-        if (s->hosts && (flags & AP_STATUS_SHORT))
-            ap_rprintf(r, "Sitemap %s: %d host sites, %" APR_INT64_T_FMT
-                       " URLs\n", s->base, s->hosts->nelts, host_urls);
-        else if (s->hosts)
-            ap_rprintf(r, "<p>Sitemap %s: %d sites, one per host name, %"
-                       APR_INT64_T_FMT " URLs in all</p>\n",
-                       ap_escape_html(r->pool, s->base), s->hosts->nelts,
-                       host_urls);
-        if (flags & AP_STATUS_SHORT) {
+        if (flags & AP_STATUS_SHORT)
             ap_rprintf(r, "Sitemap %s: %" APR_INT64_T_FMT " URLs, %"
                        APR_INT64_T_FMT " pages, %" APR_UINT64_T_FMT
                        " written, %" APR_UINT64_T_FMT " faults, %s\n",
                        s->base, s->urls, s->pages, s->counters.written,
                        s->counters.faults, sm_status_health(s));
+        else
+            ap_rprintf(r, "<p>Sitemap %s: %" APR_INT64_T_FMT " URLs in %"
+                       APR_INT64_T_FMT " pages, %" APR_UINT64_T_FMT
+                       " changes written, %" APR_UINT64_T_FMT " store "
+                       "faults, %s</p>\n", ap_escape_html(r->pool, s->base),
+                       s->urls, s->pages, s->counters.written,
+                       s->counters.faults, sm_status_health(s));
+        if (!s->hosts)
             continue;
-        }
-        ap_rprintf(r, "<p>Sitemap %s: %" APR_INT64_T_FMT " URLs in %"
-                   APR_INT64_T_FMT " pages, %" APR_UINT64_T_FMT " changes "
-                   "written, %" APR_UINT64_T_FMT " store faults, %s</p>\n",
-                   ap_escape_html(r->pool, s->base), s->urls, s->pages,
-                   s->counters.written, s->counters.faults,
-                   sm_status_health(s));
+        for (j = 0; j < s->hosts->nelts; j++)
+            host_urls += APR_ARRAY_IDX(s->hosts, j, sm_site_stats).url_count;
+        if (flags & AP_STATUS_SHORT)
+            ap_rprintf(r, "Sitemap %s: %d host sites, %" APR_INT64_T_FMT
+                       " URLs\n", s->base, s->hosts->nelts, host_urls);
+        else
+            ap_rprintf(r, "<p>Sitemap %s: %d sites, one per host name, %"
+                       APR_INT64_T_FMT " URLs in all</p>\n",
+                       ap_escape_html(r->pool, s->base), s->hosts->nelts,
+                       host_urls);
     }
     return OK;
 }

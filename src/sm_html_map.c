@@ -126,6 +126,8 @@ typedef struct {
     const char *section;            /* NULL: none open */
     int sections;
     apr_hash_t *titles;             /* url -> const char ** of the slice */
+    apr_pool_t *scratch;            /* a link's alternates, read and
+                                       written, then cleared */
 } tree;
 
 static void out(tree *t, const char *s) { sm_xml_raw(t->w, s); }
@@ -175,14 +177,16 @@ static void open_section(tree *t, const char *name)
  * them): "also in" links labelled with their language tags, marked with
  * hreflang (and lang, but for x-default, the page for no language in
  * particular: labelled "default"). */
-static void alternates_of(apr_pool_t *p, tree *t, const char *stored)
+static void alternates_of(tree *t, const char *stored)
 {
     apr_array_header_t *alts;
     int i;
 
-    sm_alternates_parse(p, stored, &alts);
-    if (!alts->nelts)
+    sm_alternates_parse(t->scratch, stored, &alts);
+    if (!alts->nelts) {
+        apr_pool_clear(t->scratch);
         return;
+    }
     out(t, " <small class=\"alternates\">also in");
     for (i = 0; i < alts->nelts; i++) {
         const sm_alternate *a = &APR_ARRAY_IDX(alts, i, sm_alternate);
@@ -200,9 +204,10 @@ static void alternates_of(apr_pool_t *p, tree *t, const char *stored)
         out(t, "</a>");
     }
     out(t, "</small>");
+    apr_pool_clear(t->scratch);       /* the writer has copied them */
 }
 
-static void link_to(apr_pool_t *p, tree *t, const slice_url *u)
+static void link_to(tree *t, const slice_url *u)
 {
     const char **slot = apr_hash_get(t->titles, u->url, APR_HASH_KEY_STRING);
     const char *title = slot && *slot && **slot ? *slot : NULL;
@@ -214,7 +219,7 @@ static void link_to(apr_pool_t *p, tree *t, const slice_url *u)
     text(t, title ? title : u->url);
     out(t, "</a>");
     if (u->alternates)
-        alternates_of(p, t, u->alternates);
+        alternates_of(t, u->alternates);
     out(t, "</li>\n");
 }
 
@@ -238,7 +243,7 @@ static void tree_add(apr_pool_t *p, tree *t, const slice_url *u)
         out(t, "/</span><ul>\n");
         t->open[t->depth++] = segs[i];
     }
-    link_to(p, t, u);
+    link_to(t, u);
 }
 
 static const char *page_path(apr_pool_t *p, const sm_html_site *site,
@@ -345,6 +350,8 @@ apr_status_t sm_html_write(apr_pool_t *p, sm_store *st,
     memset(&t, 0, sizeof(t));
     t.w = sm_xml_writer_create(p, sink, baton);
     t.site = site;
+    if ((rv = apr_pool_create(&t.scratch, p)) != APR_SUCCESS)
+        return rv;
     c.p = p;
     c.skip = page->skip;
     c.left = SM_HTML_LINKS;

@@ -16,7 +16,8 @@
 
 #define SM_HTML_LINKS 2000
 /* The stored alternates an HTML page holds while it sorts its links: past
- * this many bytes, its later links show none (and the page says so). */
+ * this many bytes, the links read after (in sitemap order) show none, and
+ * the page says so. */
 #define SM_HTML_ALTERNATES_BYTES (2 * 1024 * 1024)
 
 typedef struct {

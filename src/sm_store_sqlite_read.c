@@ -231,12 +231,14 @@ static apr_status_t site_stats(sm_store *st, apr_pool_t *p, const char *base,
                          " ORDER BY s.base", &sites)) != APR_SUCCESS)
         return rv;
     /* Alternates are lines: one more than the line feeds. */
-    if ((rv = prepare(s, "SELECT max(lastmod), min(lastmod), max(last_seen),"
-                         " min(last_seen), count(alternates),"
-                         " coalesce(sum(length(alternates)"
-                         "  - length(replace(alternates, char(10), '')) + 1),"
-                         "  0) FROM urls WHERE id >= ?1"
-                         " AND id < ?2", &urls)) != APR_SUCCESS)
+    if (scan_urls
+        && (rv = prepare(s, "SELECT max(lastmod), min(lastmod),"
+                            " max(last_seen), min(last_seen),"
+                            " count(alternates), coalesce(sum(length("
+                            "alternates) - length(replace(alternates,"
+                            " char(10), '')) + 1), 0) FROM urls"
+                            " WHERE id >= ?1 AND id < ?2", &urls))
+           != APR_SUCCESS)
         goto done;
     sm_sqlite_text(sites, 1, base);
     while ((rc = sqlite3_step(sites)) == SQLITE_ROW) {

@@ -93,12 +93,18 @@ STARTUP_FAILED = re.compile(r"AH0001[3-7]|AH00020|Configuration Failed|"
 LOG_LINE = re.compile(r"^\[[^\]]*\] \[([^:\]]*):(\w+)\] (?:\[pid (\d+)[^\]]*\] )?(.*)$")
 
 
-def allow_cores():
-    """httpd's children may leave a core (as large as the hard limit
-    allows): in the child that runs httpd, before exec."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_CORE, (hard, hard))
+def core_limit_prefix():
+    """What runs httpd with its core size limit raised to the hard limit
+    (util-linux's prlimit), so that a crashed child leaves a core; [] when
+    cores are not allowed at all or prlimit is missing."""
+    hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+    if hard == 0 or not shutil.which("prlimit"):
+        return []
+    v = "unlimited" if hard == resource.RLIM_INFINITY else str(hard)
+    return ["prlimit", f"--core={v}:{v}"]
+
+
+CORE_LIMIT = core_limit_prefix()
 
 
 def free_port():
@@ -416,10 +422,10 @@ LogLevel {loglevel}
 
     # -- control -----------------------------------------------------------
     def ctl(self, *args, timeout=60):
-        return subprocess.run([HTTPD, "-f", self.conf_path, *args],
+        return subprocess.run([*CORE_LIMIT, HTTPD, "-f", self.conf_path,
+                               *args],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, errors="replace", timeout=timeout,
-                              preexec_fn=allow_cores)
+                              text=True, errors="replace", timeout=timeout)
 
     def crash_report(self):
         """Backtraces (gdb) of the cores a crashed child left, if any: where
@@ -430,12 +436,15 @@ LogLevel {loglevel}
             return ""
         out = []
         for core in cores[:2]:
-            r = subprocess.run(["gdb", "-batch", "-nx", "-ex",
-                                "thread apply all bt 25", HTTPD, core],
-                               stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True,
-                               errors="replace", timeout=120)
-            out.append(f"--- {core}:\n" + r.stdout[-12000:])
+            try:
+                r = subprocess.run(["gdb", "-batch", "-nx", "-ex",
+                                    "thread apply all bt 25", HTTPD, core],
+                                   stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, text=True,
+                                   errors="replace", timeout=120)
+                out.append(f"--- {core}:\n" + r.stdout[-12000:])
+            except subprocess.TimeoutExpired:
+                out.append(f"--- {core}: gdb took over 120 s")
         return "\n".join(out)
 
     def log_text(self):

@@ -2,13 +2,14 @@
 mod_sitemap, serves files and CGI, and its error log is read."""
 import glob
 import os
+import resource
 import shutil
 import signal
 import time
 
 import pytest
 
-from conftest import children_of
+from conftest import CORE_LIMIT, children_of
 
 
 @pytest.mark.parametrize("mpm", ["event", "worker", "prefork"])
@@ -50,11 +51,14 @@ def test_a_crashed_child_leaves_a_backtrace(make_server):
     backtraces (where the kernel writes cores to a file and gdb is here)."""
     with open("/proc/sys/kernel/core_pattern") as f:
         pattern = f.read().strip()
-    if pattern.startswith("|") or "/" in pattern or not shutil.which("gdb"):
-        pytest.skip(f"cores go elsewhere here (core_pattern {pattern!r}) "
-                    "or gdb is missing")
+    if not pattern.startswith("core") or "/" in pattern \
+            or not CORE_LIMIT or not shutil.which("gdb"):
+        pytest.skip(f"no core file here (core_pattern {pattern!r}, core "
+                    f"limit {resource.getrlimit(resource.RLIMIT_CORE)}) "
+                    "or no gdb")
     srv = make_server(mpm="prefork", load_module=False)
     srv.start()
+    srv.get_ok("/page.html")                    # a child has answered
     child = children_of(srv.pid)[0]
     os.kill(child, signal.SIGSEGV)
     srv.wait_log(rf"pid {child} exit signal Segmentation fault")

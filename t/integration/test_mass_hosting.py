@@ -351,7 +351,7 @@ def test_status_page_lists_each_hosts_site(make_server, store, request):
                                   + [(base(srv, other), "1", "1")]), rows
     assert "evil.test" not in html
 
-    # mod_status: a line for the hosts' sites under the vhost's own.
+    # mod_status: a line for the hosts' sites after the vhost's own.
     auto = srv.get_ok("/server-status?auto", host=mass).body.decode()
     assert f"Sitemap http://mass.test:{srv.port}: 2 host sites, 3 URLs\n" \
         in auto, auto
@@ -395,6 +395,40 @@ def test_status_lists_a_host_site_once(make_server):
         assert time.monotonic() < deadline, listed
         time.sleep(0.2)
     assert sorted(listed) == want, listed
+    metrics = srv.get_ok("/sitemap-status?metrics", host=mass).body.decode()
+    series = re.findall(r"^sitemap_urls\{[^}]*\}", metrics, re.M)
+    assert len(series) == len(set(series)), series
+
+
+def test_status_host_given_its_own_vhost_later(make_server):
+    """A host recorded by the mass vhost, then given a <VirtualHost> (and
+    a store) of its own: listed once, as that vhost's entry, not among the
+    mass vhost's sites (one metrics series)."""
+    srv = make_server()
+    host_pages(srv)
+    srv.conf_text = mass_vhost(srv, STATUS)
+    srv.start()
+    own = "c.hosted.test"
+    for name in ("a.hosted.test", own):
+        srv.get_ok(f"/only-{name[0]}.html", host=f"{name}:{srv.port}")
+        srv.wait_recorded(f"/only-{name[0]}.html", base=base(srv, name))
+    srv.stop()
+    srv.conf_text = f"""
+<VirtualHost 127.0.0.1:{srv.port}>
+    ServerName {own}
+    DocumentRoot "{srv.root}/hosts/{own}"
+    SitemapDatabase db/own.db
+    <Directory "{srv.root}/hosts/{own}">
+        Require all granted
+    </Directory>
+</VirtualHost>
+""" + mass_vhost(srv, STATUS)
+    srv.restart()
+    mass = f"mass.test:{srv.port}"
+    sites = status_entries(srv, mass)
+    assert [h["base"] for h in sites[f"http://mass.test:{srv.port}"]["hosts"]] \
+        == [base(srv, "a.hosted.test")], sites
+    assert base(srv, own) in sites
     metrics = srv.get_ok("/sitemap-status?metrics", host=mass).body.decode()
     series = re.findall(r"^sitemap_urls\{[^}]*\}", metrics, re.M)
     assert len(series) == len(set(series)), series
