@@ -1,5 +1,6 @@
 /* sm_indexnow.c: the IndexNow sender (see sm_indexnow.h). */
 #include "sm_indexnow.h"
+#include "sm_memory.h"
 
 #include <apr_lib.h>
 #include <apr_strings.h>
@@ -148,6 +149,7 @@ struct sm_indexnow {
     const sm_logger *log;
     apr_array_header_t *sites;      /* sm_indexnow_site */
     sm_store *store;                /* opened on first use */
+    apr_pool_t *thread_pool;        /* the sender's (sm_private_pool) */
     apr_pool_t *store_pool;
     apr_time_t store_failed;        /* last open failure, for the log */
     apr_time_t claim_failed;        /* likewise for a failed claim */
@@ -188,7 +190,8 @@ apr_status_t sm_indexnow_create(sm_indexnow **out, apr_pool_t *p,
     in->poll = POLL_MAX;
     if ((rv = apr_thread_mutex_create(&in->lock, APR_THREAD_MUTEX_DEFAULT, p))
         || (rv = apr_thread_cond_create(&in->wake, p))
-        || (rv = apr_pool_create(&in->store_pool, p)))
+        || (rv = sm_private_pool(&in->thread_pool, p))
+        || (rv = apr_pool_create(&in->store_pool, in->thread_pool)))
         return rv;
     apr_pool_pre_cleanup_register(p, in, indexnow_cleanup);
     *out = in;
@@ -427,7 +430,7 @@ int sm_indexnow_run_once(sm_indexnow *in)
 
     if (!(st = open_store(in)))
         return 0;
-    if (apr_pool_create(&p, in->pool) != APR_SUCCESS)
+    if (apr_pool_create(&p, in->thread_pool) != APR_SUCCESS)
         return 0;
     for (i = 0; i < in->sites->nelts && !in->stopping; i++)
         send_site(in, st, p, &APR_ARRAY_IDX(in->sites, i, sm_indexnow_site),

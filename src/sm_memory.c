@@ -296,6 +296,22 @@ void *sm_cache_lines(apr_pool_t *p, apr_size_t n)
     return (void *)(((apr_uintptr_t)m + 63) & ~(apr_uintptr_t)63);
 }
 
+apr_status_t sm_private_pool(apr_pool_t **out, apr_pool_t *parent)
+{
+    apr_allocator_t *alloc;
+    apr_status_t rv;
+
+    if ((rv = apr_allocator_create(&alloc)) != APR_SUCCESS)
+        return rv;
+    apr_allocator_max_free_set(alloc, 1024 * 1024);
+    if ((rv = apr_pool_create_ex(out, parent, NULL, alloc)) != APR_SUCCESS) {
+        apr_allocator_destroy(alloc);
+        return rv;
+    }
+    apr_allocator_owner_set(alloc, *out);
+    return APR_SUCCESS;
+}
+
 SM_HOT int sm_memory_repeat(sm_memory *m, apr_uint64_t raw,
                             apr_time_t seen)
 {

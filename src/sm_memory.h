@@ -56,6 +56,14 @@ typedef struct {
 /* Zeroed memory for n sets of 64 bytes, on a cache-line boundary. */
 void *sm_cache_lines(apr_pool_t *p, apr_size_t n);
 
+/* A sub-pool of parent with an allocator of its own, made by the thread
+ * that owns parent (linking it to parent is not thread-safe): then used
+ * by one thread at a time (its own sub-pools included), never racing with
+ * other users of parent's allocator, such as the request threads of a
+ * prefork child, whose pools share the child pool's allocator without a
+ * mutex.  Gives memory back beyond 1 MiB. */
+apr_status_t sm_private_pool(apr_pool_t **out, apr_pool_t *parent);
+
 /* Empty memory in m (tables from p); changes will hold lock. */
 void sm_memory_init(sm_memory *m, apr_pool_t *p, apr_thread_mutex_t *lock,
                     apr_interval_time_t refresh);

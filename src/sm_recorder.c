@@ -101,25 +101,6 @@ static apr_uint32_t change_fingerprint(const sm_change *c)
 
 /* ---- batches -------------------------------------------------------------- */
 
-/* A sub-pool with an allocator of its own: used by one thread at a time,
- * never racing with other users of the parent's allocator. */
-static apr_status_t private_pool(apr_pool_t **out, apr_pool_t *parent)
-{
-    apr_allocator_t *alloc;
-    apr_status_t rv;
-
-    if ((rv = apr_allocator_create(&alloc)) != APR_SUCCESS)
-        return rv;
-    /* Give memory back beyond 1 MiB, so one burst doesn't pin it. */
-    apr_allocator_max_free_set(alloc, 1024 * 1024);
-    if ((rv = apr_pool_create_ex(out, parent, NULL, alloc)) != APR_SUCCESS) {
-        apr_allocator_destroy(alloc);
-        return rv;
-    }
-    apr_allocator_owner_set(alloc, *out);
-    return APR_SUCCESS;
-}
-
 #define BATCH_SLOTS_MIN 256
 
 static void batch_index_make(sm_rec_batch *b, apr_size_t slots)
@@ -149,7 +130,7 @@ static apr_status_t batch_create(sm_rec_batch **out, apr_pool_t *parent)
     apr_status_t rv;
     sm_rec_batch *b = apr_pcalloc(parent, sizeof(*b));
 
-    if ((rv = private_pool(&b->pool, parent)) != APR_SUCCESS)
+    if ((rv = sm_private_pool(&b->pool, parent)) != APR_SUCCESS)
         return rv;
     batch_index_make(b, BATCH_SLOTS_MIN);
     b->items = apr_array_make(b->pool, 64, sizeof(sm_rec_item));
@@ -391,8 +372,9 @@ apr_status_t sm_writer_create(sm_writer **out, apr_pool_t *p, int batch_size,
         return rv;
     sm_memory_init(&w->memory, p, w->lock,
                    apr_time_from_sec(SM_REC_REFRESH_SEC));
-    if ((rv = apr_thread_mutex_create(&w->write_lock,
-                                      APR_THREAD_MUTEX_DEFAULT, p))
+    if ((rv = sm_private_pool(&w->thread_pool, p))
+        || (rv = apr_thread_mutex_create(&w->write_lock,
+                                         APR_THREAD_MUTEX_DEFAULT, p))
         || (rv = apr_thread_cond_create(&w->wake, p))
         || (rv = apr_thread_cond_create(&w->room, p))
         || (rv = batch_create(&w->pending, p))

@@ -74,6 +74,9 @@ struct sm_writer {
     apr_thread_mutex_t *lock;   /* the queue's and every recorder's state;
                                    also memory.lock */
     apr_pool_t *pool;
+    apr_pool_t *thread_pool;    /* the stores' pools and the writer's
+                                   scratch (sm_private_pool: the writer's
+                                   own allocator), write_lock held */
     apr_thread_cond_t *wake;    /* the thread: work to do, or stop */
     apr_thread_cond_t *room;    /* requests: the queue has room again */
     apr_thread_t *thread;

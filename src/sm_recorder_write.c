@@ -44,7 +44,7 @@ static int file_identity(sm_recorder *rec, apr_ino_t *ino, apr_dev_t *dev)
     apr_pool_t *p;
     apr_status_t rv;
 
-    if (apr_pool_create(&p, rec->pool) != APR_SUCCESS)
+    if (apr_pool_create(&p, rec->w->thread_pool) != APR_SUCCESS)
         return 0;
     rv = apr_stat(&fi, rec->conf.db_path, APR_FINFO_IDENT, p);
     apr_pool_destroy(p);
@@ -122,7 +122,8 @@ static apr_status_t ensure_store(sm_recorder *rec, apr_time_t now)
                "again", rec->conf.db_path);
     if (rec->is_file)
         make_room(rec);
-    if ((rv = apr_pool_create(&rec->store_pool, rec->pool)) != APR_SUCCESS) {
+    if ((rv = apr_pool_create(&rec->store_pool, rec->w->thread_pool))
+        != APR_SUCCESS) {
         rec->store_pool = NULL;
         apr_cpystrn(rec->reason, "out of memory", sizeof(rec->reason));
         return rv;

@@ -1,6 +1,7 @@
 /* sm_sites.c: a Host's normal form and the bounded registry of sites made
  * from Hosts (see sm_sites.h). */
 #include "sm_sites.h"
+#include "sm_memory.h"
 
 #include <apr_hash.h>
 #include <apr_lib.h>
@@ -117,7 +118,9 @@ sm_host_status sm_host_normalise(const char *host, int port, int allow_ip,
 }
 
 struct sm_sites {
-    apr_pool_t *pool;               /* the names and bases */
+    apr_pool_t *pool;               /* the names and bases (sm_private_pool:
+                                       used with lock held, by request
+                                       threads and the writer's spills) */
     apr_thread_mutex_t *lock;
     apr_hash_t *sites;              /* name -> sm_site_conf */
     const sm_site_conf *proto;
@@ -133,10 +136,10 @@ apr_status_t sm_sites_create(apr_pool_t *p, int max,
     sm_sites *reg = apr_pcalloc(p, sizeof(*reg));
     apr_status_t rv;
 
-    rv = apr_thread_mutex_create(&reg->lock, APR_THREAD_MUTEX_DEFAULT, p);
-    if (rv != APR_SUCCESS)
+    if ((rv = apr_thread_mutex_create(&reg->lock, APR_THREAD_MUTEX_DEFAULT,
+                                      p)) != APR_SUCCESS
+        || (rv = sm_private_pool(&reg->pool, p)) != APR_SUCCESS)
         return rv;
-    reg->pool = p;
     reg->sites = apr_hash_make(p);
     reg->proto = proto;
     reg->prefix = prefix;

@@ -27,17 +27,19 @@ static void log_good(void *baton, sm_log_level level, apr_status_t rv,
 
 static const sm_logger quiet = { log_good, NULL, SM_LOG_DEBUG };
 
-static sm_recorder *join(unit_ctx *u, sm_writer *w, const char *path,
-                         const sm_site_conf *site, apr_interval_time_t idle)
+static sm_recorder *join_in(apr_pool_t *p, sm_writer *w, const char *path,
+                            const sm_site_conf *site,
+                            apr_interval_time_t idle)
 {
     sm_recorder *rec;
     sm_recorder_conf conf = { path, apr_time_from_msec(50), 0, 0, 200,
                               &quiet, NULL, NULL, w, idle };
 
-    assert_int_equal(sm_recorder_create(&rec, u->pool, &conf), APR_SUCCESS);
+    assert_int_equal(sm_recorder_create(&rec, p, &conf), APR_SUCCESS);
     sm_recorder_add_site(rec, site);
     return rec;
 }
+#define join(u, w, path, site, idle) join_in((u)->pool, w, path, site, idle)
 
 static void add(sm_recorder *rec, const sm_site_conf *site, const char *url,
                 const char *etag)
@@ -355,6 +357,42 @@ static void test_idle_store_closed_and_reopened(void **state)
     assert_int_equal(unit_open_on(path), 0);
 }
 
+/* A prefork child's pools share one allocator without a mutex (the child
+ * pool's: every request's pool takes memory from it), so the writer
+ * thread must never take memory from its owner's allocator: the stores'
+ * pools hang from the writer's own (w->thread_pool).  Seen in httpd
+ * before: the writer's spill scan (apr_dir_open in a sub-pool of the
+ * store's pool, then of the child pool) crashing a prefork child in
+ * apr_palloc while its request thread freed buckets.  Checked without a
+ * writer thread (the store opened by sm_recorder_flush here), where the
+ * pools can be looked at without a race. */
+static void test_writer_keeps_off_the_owners_allocator(void **state)
+{
+    unit_ctx *u = *state;
+    apr_allocator_t *alloc;
+    apr_pool_t *child;
+    sm_writer *w;
+    sm_site_conf site = { "http://prefork.example", 50000, 0, 0, NULL, 0 };
+    const char *path = apr_pstrcat(u->pool, u->dir, "/prefork.db", NULL);
+    sm_recorder *rec;
+
+    assert_int_equal(apr_allocator_create(&alloc), APR_SUCCESS);
+    assert_int_equal(apr_pool_create_ex(&child, u->pool, NULL, alloc),
+                     APR_SUCCESS);
+    apr_allocator_owner_set(alloc, child);
+    assert_int_equal(sm_writer_create(&w, child, 10, 1000), APR_SUCCESS);
+    rec = join_in(child, w, path, &site, 0);
+    add(rec, &site, "/a", NULL);
+    assert_int_equal(sm_recorder_flush(rec), APR_SUCCESS);
+    assert_int_equal(count(path, "SELECT count(*) FROM urls"), 1);
+    assert_non_null(rec->store_pool);
+    assert_true(apr_pool_allocator_get(w->thread_pool) != alloc);
+    assert_true(apr_pool_allocator_get(rec->store_pool) != alloc);
+    assert_true(apr_pool_allocator_get(rec->store_pool)
+                == apr_pool_allocator_get(w->thread_pool));
+    sm_recorder_stop(rec);
+}
+
 /* A store file replaced while it was closed: the memory of what was written
  * to the old file no longer vouches, so a URL served again goes into the
  * new file; one deleted while closed is created again without traffic. */
@@ -405,6 +443,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_upkeep_is_not_waited_for,
                                         unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_failing_store_does_not_hold_up_others,
+                                        unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_writer_keeps_off_the_owners_allocator,
                                         unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_idle_store_closed_and_reopened,
                                         unit_setup, unit_teardown),
