@@ -56,9 +56,15 @@ def test_a_crashed_child_leaves_a_backtrace(make_server):
         pytest.skip(f"no core file here (core_pattern {pattern!r}, core "
                     f"limit {resource.getrlimit(resource.RLIMIT_CORE)}) "
                     "or no gdb")
-    srv = make_server(mpm="prefork", load_module=False)
+    # One child, and it has answered: past its set-up, which a child
+    # killed while starting may not be (no core before httpd makes it
+    # dumpable again after changing its user).
+    srv = make_server(mpm="prefork", load_module=False,
+                      mpm_conf="StartServers 1\nMinSpareServers 1\n"
+                               "MaxSpareServers 1\nServerLimit 1\n"
+                               "MaxRequestWorkers 1\n")
     srv.start()
-    srv.get_ok("/page.html")                    # a child has answered
+    srv.get_ok("/page.html")
     child = children_of(srv.pid)[0]
     os.kill(child, signal.SIGSEGV)
     srv.wait_log(rf"pid {child} exit signal Segmentation fault")
