@@ -63,6 +63,7 @@ def test_a_crashed_child_leaves_a_backtrace(make_server):
                       mpm_conf="StartServers 1\nMinSpareServers 1\n"
                                "MaxSpareServers 1\nServerLimit 1\n"
                                "MaxRequestWorkers 1\n")
+    srv.expect_log(r"AH00161")      # MaxRequestWorkers 1, reached
     srv.start()
     srv.get_ok("/page.html")
     child = children_of(srv.pid)[0]
