@@ -205,7 +205,12 @@ void sm_sqlite_text(sqlite3_stmt *q, int i, const char *v)
 /* Run a statement that returns no rows. */
 int sm_sqlite_run(sqlite_store *s, sqlite3_stmt *q, const char *what)
 {
-    int rc = sqlite3_step(q);
+    return sm_sqlite_finish(s, q, sqlite3_step(q), what);
+}
+
+int sm_sqlite_finish(sqlite_store *s, sqlite3_stmt *q, int rc,
+                     const char *what)
+{
     sqlite3_reset(q);
     sqlite3_clear_bindings(q);
     if (rc != SQLITE_DONE) {

@@ -96,6 +96,11 @@ void sm_sqlite_text(sqlite3_stmt *q, int i, const char *v);
 /* Run q, a statement that returns no rows; SQLITE_OK, or its error (errmsg
  * set, with what). */
 int sm_sqlite_run(sqlite_store *s, sqlite3_stmt *q, const char *what);
+/* q stepped to its end with rc, its last sqlite3_step's: reset, bindings
+ * cleared; SQLITE_OK when rc is SQLITE_DONE, else rc (errmsg set, with
+ * what). */
+int sm_sqlite_finish(sqlite_store *s, sqlite3_stmt *q, int rc,
+                     const char *what);
 void sm_sqlite_close(sm_store *st);
 
 /* ---- writing (sm_store_sqlite_write.c) ------------------------------------ */

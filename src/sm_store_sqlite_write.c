@@ -497,12 +497,8 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
         }
         return rc;
     }
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-    if (rc != SQLITE_DONE) {
-        sm_sqlite_set_error(&s->base, "cannot read a URL", s->db);
+    if ((rc = sm_sqlite_finish(s, q, rc, "cannot read a URL")) != SQLITE_OK)
         return rc;
-    }
     /* Not stored: a seed goes in now; a record was refused for room. */
     if (c->op == SM_CHANGE_SEED
         && (rc = add_url(s, c, ts, lastmod, seen, &added)) != SQLITE_OK)
@@ -533,13 +529,7 @@ static int delete_rows(sqlite_store *s, sqlite3_stmt *q, sm_tx_site *ts,
             return in_rc;
         }
     }
-    sqlite3_reset(q);
-    sqlite3_clear_bindings(q);
-    if (rc != SQLITE_DONE) {
-        sm_sqlite_set_error(&s->base, what, s->db);
-        return rc;
-    }
-    return SQLITE_OK;
+    return sm_sqlite_finish(s, q, rc, what);
 }
 
 static int forget(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
