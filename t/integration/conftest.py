@@ -106,6 +106,26 @@ def core_limit_prefix():
 
 CORE_LIMIT = core_limit_prefix()
 
+# SITEMAP_TEST_PRELOAD=/usr/lib/x86_64-linux-gnu/libasan.so.8 (tools/check
+# --asan): the sanitizer runtime a MODULE built with -fsanitize=address
+# needs, loaded into httpd only (not into the test's own tools).  Every
+# report it writes (log_path: the server's sanitizer/ directory) fails the
+# test that ran the server.
+PRELOAD = os.environ.get("SITEMAP_TEST_PRELOAD", "")
+
+
+def httpd_env(root):
+    """The environment httpd runs in: the caller's, plus the sanitizer's
+    runtime and where its reports go when PRELOAD is set."""
+    if not PRELOAD:
+        return None
+    reports = os.path.join(root, "sanitizer")
+    return dict(os.environ, LD_PRELOAD=PRELOAD,
+                ASAN_OPTIONS=("detect_leaks=0:handle_abort=1:"
+                              f"log_path={reports}/asan"),
+                UBSAN_OPTIONS=("print_stacktrace=1:halt_on_error=1:"
+                               f"log_path={reports}/ubsan"))
+
 
 def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -304,6 +324,8 @@ class Server:
         # the fixture's teardown prints (crash_report).
         os.makedirs(os.path.join(root, "cores"), exist_ok=True)
         os.chmod(os.path.join(root, "cores"), 0o1777)
+        os.makedirs(os.path.join(root, "sanitizer"), exist_ok=True)
+        os.chmod(os.path.join(root, "sanitizer"), 0o1777)
         if IS_ROOT:
             os.chown(os.path.join(root, "db"), RUN_UID, RUN_GID)
         self.write("htdocs/page.html", "<html><body>page</body></html>\n")
@@ -425,7 +447,17 @@ LogLevel {loglevel}
         return subprocess.run([*CORE_LIMIT, HTTPD, "-f", self.conf_path,
                                *args],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, errors="replace", timeout=timeout)
+                              text=True, errors="replace", timeout=timeout,
+                              env=httpd_env(self.root))
+
+    def sanitizer_report(self):
+        """What the sanitizer runtime (PRELOAD) reported in this server's
+        processes: "" when nothing."""
+        out = []
+        for f in sorted(glob.glob(self.path("sanitizer/*")))[:4]:
+            with open(f, errors="replace") as fh:
+                out.append(f"--- {f}:\n" + fh.read()[-12000:])
+        return "\n".join(out)
 
     def crash_report(self):
         """Backtraces (gdb) of the cores a crashed child left, if any: where
@@ -820,6 +852,9 @@ def make_server(tmp_root, request):
         crashes = s.crash_report()
         if crashes:
             problems.append(crashes)
+        reports = s.sanitizer_report()
+        if reports:
+            problems.append(reports)
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)
 
