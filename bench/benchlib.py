@@ -251,6 +251,15 @@ class Build:
         if not os.path.isfile(module):
             raise Failure(f"{module} does not exist: build the module first "
                           "(autoreconf -fi && ./configure && make)")
+        # The tree's own module must be its sources' (a stale build, say
+        # one left by an experiment with other flags, measured as the
+        # tree's once): make's question mode says whether it is.
+        if not os.environ.get("MODULE") \
+                and os.path.isfile(os.path.join(builddir, "Makefile")) \
+                and sh(["make", "-q", "-C", builddir,
+                        "mod_sitemap.la"]).returncode != 0:
+            raise Failure(f"{module} is older than its sources: run make "
+                          "first (or name a build with MODULE=...)")
         shutil.copy2(module, self.module)
         os.chmod(self.module, 0o755)
 
