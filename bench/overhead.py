@@ -18,8 +18,9 @@ module lines run side by side (httpd pinned to one CPU, wrk to another):
 
 They are driven in turn, in orders that give each configuration every
 position and every predecessor equally often (balanced_orders), for as many
-rounds as asked, the steady state's spread over several fresh instances of
-the servers, created and started in a rotated order.  Each round gives the
+rounds as asked, spread over several fresh instances of the servers,
+created and started in a rotated order (each set runs its steady rounds,
+then its share of the crawl).  Each round gives the
 ratio of each configuration's requests/s to the plain server's, and the
 ratio of their CPU time per request (every thread of every httpd process,
 the module's writer thread included, from /proc/PID/task/TID/schedstat),
@@ -30,9 +31,9 @@ steady  a static site of 1,000 HTML pages shaped like WordPress's
         (bench/cms_page.html: a 6.7 KB head), all recorded before measuring
 crawl   every request a URL never seen before (/crawl/TAG-THREAD-N.html,
         mapped to one file by an internal rewrite), until the module's
-        server has answered the target number of distinct URLs; after a
-        graceful stop its store must hold exactly the URLs its access log
-        shows answered 200.
+        servers have answered the target number of distinct URLs (each set
+        its share); after each set's graceful stop its store must hold
+        exactly the URLs its access log shows answered 200.
 """
 
 import os
@@ -359,6 +360,59 @@ def report(t, sec, what, got, cfg, base, target=None, n_rounds=0):
     return r, c
 
 
+class CrawlCheck:
+    """After each set of servers' graceful stop, its module's stores
+    against its access logs (every URL answered 200 stored, nothing else),
+    and the naive module's table; summed over the sets for the report."""
+
+    def __init__(self):
+        self.stores = {}        # cfg: [crawl URLs, URLs 200, stored, ...]
+        self.problems = []
+
+    def finish_set(self, t, mpm, servers, logs):
+        check_servers(t, mpm, servers, logs)
+        stop_all(servers.values(), graceful=True)
+        for cfg in ("sitemap",) + (("pg",) if PG else ()):
+            db = (servers[cfg].path("db/sitemap.db") if cfg == "sitemap"
+                  else servers[cfg].pg_db)
+            alog = logs[cfg].update()
+            have, other_sites = stored_urls(db)
+            missing, extra = alog.ok - have, have - alog.ok
+            sums = self.stores.setdefault(cfg, [0, 0, 0, 0, 0])
+            for i, v in enumerate((alog.crawl, len(alog.ok), len(have),
+                                   len(missing), len(extra))):
+                sums[i] += v
+            if missing or extra or other_sites:
+                self.problems.append(
+                    f"crawl {mpm} {cfg} ({servers[cfg].root}): the store is "
+                    f"not the access log's 200s: missing "
+                    f"{sorted(missing)[:5]}, extra {sorted(extra)[:5]}, "
+                    f"other sites {sorted(other_sites)}")
+        nlog = logs["naive"].update()
+        nrows = query(servers["naive"].path("db/naive.db"),
+                      "SELECT count(*) FROM urls")
+        nrows = nrows[0][0] if nrows else 0
+        if nrows != len(nlog.ok):
+            t.note(f"naive {mpm}: its table holds {nrows:,} URLs for "
+                   f"{len(nlog.ok):,} answered 200 (upserts that failed, "
+                   "e.g. SQLITE_BUSY, are in its error log)")
+
+    def report(self, t, sec, mpm, asked, max_rounds):
+        for cfg, (crawl, ok, have, missing, extra) in self.stores.items():
+            store = "PostgreSQL store" if cfg == "pg" else "store"
+            t.add(sec, f"crawl, {mpm}: {store} after graceful stop vs "
+                  "access log (each set's)",
+                  f"{crawl:,} distinct crawl URLs ({ok:,} URLs in all) "
+                  f"answered 200; {have:,} stored: {missing} missing, "
+                  f"{extra} extra", "exact", not missing and not extra)
+        for msg in self.problems:
+            t.fail(msg)
+        crawled = self.stores.get("sitemap", [0])[0]
+        if crawled < asked:
+            t.note(f"crawl {mpm}: only {crawled:,} of the {asked:,} "
+                   f"distinct URLs asked for in {max_rounds} rounds")
+
+
 def make_servers(ctx, mpm, cfgs, tag):
     """Fresh servers of the configurations cfgs, each in its own root with
     its own site (and store), created and started in that order."""
@@ -373,6 +427,8 @@ def make_servers(ctx, mpm, cfgs, tag):
                                  f"overhead-{mpm}-{tag}-{cfg:-<8}"),
                     mpm, module_conf=module_conf(cfg, ctx.build, db),
                     cpus=ctx.cpus)
+        if cfg == "pg":
+            srv.pg_db = ctx.pg_db
         make_site(srv)
         servers[cfg] = srv
     if "naive" in servers:
@@ -418,7 +474,6 @@ def run(ctx, mpm):
         import pg
         ctx.pg_cluster = pg.Cluster()
     try:
-        # ---- steady state -------------------------------------------------
         # Two identical servers differ by 1-2% for as long as they run: each
         # instance carries an offset of its own that all its rounds share
         # (and the slot a server was created and started in once made a
@@ -426,22 +481,30 @@ def run(ctx, mpm):
         # of all the servers (new roots, sites and stores), created and
         # started in a rotated order: by default four per configuration,
         # so that each is created first four times, second four times,
-        # ...; every instance runs the same number of rounds (at least
-        # p.rounds in all).
+        # ...; every instance runs the same number of steady rounds (at
+        # least p.rounds in all), then its share of the crawl (the crawl
+        # on one set alone carried that set's offsets: up to 3 us a
+        # request between two builds of one code, 2026-11-26).
+        crawl_cfgs = ("none", "sitemap", "headoff", "naive") \
+            + VARIANT_CFGS + (("pg",) if PG else ())
         got, n = {cfg: [] for cfg in all_cfgs}, 0
+        cgot, cn, undrained = {cfg: [] for cfg in crawl_cfgs}, 0, 0
+        check, logs = CrawlCheck(), {}
         instances = max(1, min(p.instances or 4 * len(all_cfgs), p.rounds))
         per_instance = -(-p.rounds // instances)
+        crawl_share = -(-p.crawl_urls // instances)
+        crawl_min = -(-p.crawl_min_rounds // instances)
+        crawl_max = max(crawl_min, -(-p.crawl_max_rounds // instances))
         for inst in range(instances):
             if servers:
-                check_servers(t, mpm, servers, logs)
-                stop_all(servers.values(), graceful=True)
+                check.finish_set(t, mpm, servers, logs)
             rot = inst % len(all_cfgs)
             servers = make_servers(ctx, mpm, all_cfgs[rot:] + all_cfgs[:rot],
                                    f"{inst + 1}")
             logs = {cfg: AccessLog(srv.access_log)
                     for cfg, srv in servers.items()}
-            sm_db = servers["sitemap"].path("db/sitemap.db")
-            warm_up(ctx, servers, mpm, sm_db)
+            warm_up(ctx, servers, mpm, servers["sitemap"].path(
+                "db/sitemap.db"))
             if PG:
                 warm_up_wait(mpm, ctx.pg_db)
             part, k, _ = rounds(ctx, servers, logs, all_cfgs, "cycle.lua",
@@ -450,11 +513,28 @@ def run(ctx, mpm):
             for cfg in all_cfgs:
                 got[cfg] += part[cfg]
             n += k
-        naive_db = servers["naive"].path("db/naive.db")
+
+            def more(rnd):
+                if rnd < crawl_min:
+                    return True
+                return (logs["sitemap"].update().crawl < crawl_share
+                        and rnd < crawl_max)
+            drain = {cfg: servers[cfg].path("db/sitemap.db")
+                     for cfg in ("sitemap", "headoff") + VARIANT_CFGS}
+            if PG:
+                drain["pg"] = ctx.pg_db
+            part, k, u = rounds(ctx, servers, logs, crawl_cfgs, "crawl.lua",
+                                p.crawl_duration, more, drain=drain,
+                                start=cn)
+            for cfg in crawl_cfgs:
+                cgot[cfg] += part[cfg]
+            cn += k
+            undrained += u
+        check.finish_set(t, mpm, servers, logs)
         if instances > 1:
-            t.note(f"steady state {mpm}: {n} rounds over {instances} "
-                   "instances of the servers, each created and started in "
-                   "a rotated order")
+            t.note(f"{mpm}: {n} steady rounds and {cn} crawl rounds over "
+                   f"{instances} instances of the servers, each created and "
+                   "started in a rotated order")
         report(t, sec, f"steady state, {mpm}: req/s with mod_sitemap / "
                "without", got, "sitemap", "none", 0.98, n)
         report(t, sec, f"steady state, {mpm}: req/s with the naive module "
@@ -477,78 +557,29 @@ def run(ctx, mpm):
                    n)
 
         # ---- crawl ----------------------------------------------------------
-        cfgs = ("none", "sitemap", "headoff", "naive") \
-            + VARIANT_CFGS + (("pg",) if PG else ())
-
-        def more(rnd):
-            if rnd < p.crawl_min_rounds:
-                return True
-            return (logs["sitemap"].update().crawl < p.crawl_urls
-                    and rnd < p.crawl_max_rounds)
-        drain = {"sitemap": sm_db,
-                 "headoff": servers["headoff"].path("db/sitemap.db")}
-        for cfg in VARIANT_CFGS:
-            drain[cfg] = servers[cfg].path("db/sitemap.db")
-        if PG:
-            drain["pg"] = ctx.pg_db
-        got, n, undrained = rounds(ctx, servers, logs, cfgs, "crawl.lua",
-                                   p.crawl_duration, more, drain=drain)
         report(t, sec, f"crawl, {mpm}: req/s with mod_sitemap / without "
-               "(its writer's work after each run included)", got, "sitemap",
-               "none", 0.90, n)
+               "(its writer's work after each run included)", cgot,
+               "sitemap", "none", 0.90, cn)
         report(t, sec, f"crawl, {mpm}: req/s with the naive module / "
-               "without", got, "naive", "none", None, n)
+               "without", cgot, "naive", "none", None, cn)
         report(t, sec, f"crawl, {mpm}: req/s with SitemapReadHead On / Off "
-               "(the head reader's own cost)", got, "sitemap", "headoff",
-               0.95, n)
+               "(the head reader's own cost)", cgot, "sitemap", "headoff",
+               0.95, cn)
         for cfg in VARIANT_CFGS:
-            report(t, sec, f"crawl, {mpm}: {cfg} / without", got, cfg,
-                   "none", None, n)
+            report(t, sec, f"crawl, {mpm}: {cfg} / without", cgot, cfg,
+                   "none", None, cn)
             report(t, sec, f"crawl, {mpm}: {cfg} / SitemapReadHead Off",
-                   got, cfg, "headoff", None, n)
+                   cgot, cfg, "headoff", None, cn)
         if PG:
             report(t, sec, f"crawl, {mpm}: req/s with mod_sitemap on "
                    "PostgreSQL / without (its writer's work after each run "
-                   "included)", got, "pg", "none", 0.90, n)
+                   "included)", cgot, "pg", "none", 0.90, cn)
             report(t, sec, f"crawl, {mpm}: req/s with mod_sitemap on "
-                   "PostgreSQL / on SQLite", got, "pg", "sitemap", None, n)
+                   "PostgreSQL / on SQLite", cgot, "pg", "sitemap", None, cn)
         if undrained:
             t.note(f"crawl {mpm}: the writer had not caught up 60 s after "
                    f"{undrained} of the module's runs")
-
-        # ---- the store after a graceful stop --------------------------------
-        stop_all(servers.values(), graceful=True)
-        for cfg, db in (("sitemap", sm_db),) + ((("pg", ctx.pg_db),)
-                                                 if PG else ()):
-            alog = logs[cfg].update()
-            have, other_sites = stored_urls(db)
-            missing = alog.ok - have
-            extra = have - alog.ok
-            exact = not missing and not extra and not other_sites
-            store = "PostgreSQL store" if cfg == "pg" else "store"
-            t.add(sec, f"crawl, {mpm}: {store} after graceful stop vs "
-                  "access log",
-                  f"{alog.crawl:,} distinct crawl URLs ({len(alog.ok):,} "
-                  f"URLs in all) answered 200; {len(have):,} stored: "
-                  f"{len(missing)} missing, {len(extra)} extra", "exact",
-                  exact)
-            if not exact:
-                t.fail(f"crawl {mpm} {cfg}: the store is not the access "
-                       f"log's 200s: missing {sorted(missing)[:5]}, extra "
-                       f"{sorted(extra)[:5]}, other sites "
-                       f"{sorted(other_sites)}")
-        if alog.crawl < p.crawl_urls:
-            t.note(f"crawl {mpm}: only {alog.crawl:,} of the "
-                   f"{p.crawl_urls:,} distinct URLs asked for in "
-                   f"{p.crawl_max_rounds} rounds")
-        nlog = logs["naive"]
-        nrows = query(naive_db, "SELECT count(*) FROM urls")
-        nrows = nrows[0][0] if nrows else 0
-        if nrows != len(nlog.update().ok):
-            t.note(f"naive {mpm}: its table holds {nrows:,} URLs for "
-                   f"{len(nlog.ok):,} answered 200 (upserts that failed, "
-                   "e.g. SQLITE_BUSY, are in its error log)")
-        check_servers(t, mpm, servers, logs)
+        check.report(t, sec, mpm, p.crawl_urls, instances * crawl_max)
         t.note(f"{mpm}: load average after: {loadavg()}")
     finally:
         try:
