@@ -42,6 +42,7 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
 
     conf->enabled = -1;
     conf->db_path = NULL;
+    conf->state_dir = NULL;
     conf->base_url = NULL;
     conf->content_types = NULL;
     conf->excludes = apr_array_make(p, 2, sizeof(sm_regex *));
@@ -84,6 +85,7 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
 
     conf->enabled = MERGE_UNSET(enabled, -1);
     conf->db_path = MERGE_UNSET(db_path, NULL);
+    conf->state_dir = MERGE_UNSET(state_dir, NULL);
     conf->base_url = MERGE_UNSET(base_url, NULL);
     conf->content_types = MERGE_UNSET(content_types, NULL);
     conf->excludes = apr_array_append(p, base->excludes, add->excludes);
@@ -247,27 +249,35 @@ static const char *vhost_base(apr_pool_t *p, server_rec *s, const char **err)
                                                     host), err);
 }
 
+const char *sitemap_state_dir(const sitemap_server_conf *conf)
+{
+    return conf->state_dir ? conf->state_dir : SITEMAP_STATEDIR;
+}
+
+const char *sitemap_default_db(apr_pool_t *p, const sitemap_server_conf *conf)
+{
+    return apr_pstrcat(p, sitemap_state_dir(conf), "/sitemap.db", NULL);
+}
+
+/* Where a URI store's changes not written at a stop are kept
+ * (sm_recorder_conf.spill_path): a URI names no place on this machine, so
+ * in the state directory, as the renditions; one name per store (its URI
+ * without the password), which its next writer reads back. */
+static const char *pg_spill_path(apr_pool_t *p,
+                                 const sitemap_server_conf *conf)
+{
+    return apr_psprintf(p, "%s/pg-%016" APR_UINT64_T_HEX_FMT,
+                        sitemap_state_dir(conf),
+                        sm_hash_str(SM_HASH_SEED, conf->db_shown));
+}
+
 /* A PostgreSQL store: create its schema now when the role may, and say at
  * start-up what is wrong when it cannot be used.  Never fatal: the
  * children keep trying, and the site is served meanwhile. */
-/* Where a URI store's changes not written at a stop are kept
- * (sm_recorder_conf.spill_path): a URI names no place on this machine, so
- * in the directory of the default store, SITEMAP_DEFAULT_DB (Debian:
- * /var/lib/apache2/sitemap), as the renditions; one name per store (its
- * URI without the password), which its next writer reads back. */
-static const char *pg_spill_path(apr_pool_t *p, const char *shown)
-{
-    const char *slash = strrchr(SITEMAP_DEFAULT_DB, '/');
-
-    return apr_psprintf(p, "%.*s/pg-%016" APR_UINT64_T_HEX_FMT,
-                        (int)(slash - SITEMAP_DEFAULT_DB), SITEMAP_DEFAULT_DB,
-                        sm_hash_str(SM_HASH_SEED, shown));
-}
-
 static int prepare_pg(apr_pool_t *p, server_rec *s, const char *uri,
                       const char *shown, const sm_logger *log)
 {
-    const char *spills = pg_spill_path(p, shown);
+    const char *spills = pg_spill_path(p, SITEMAP_CONF(s));
     sm_store *st;
     char err[512];
     apr_status_t rv;
@@ -306,7 +316,8 @@ static int check_db_locations(apr_pool_t *ptemp, server_rec *main_s)
             continue;
         problem = sitemap_db_location_problem(ptemp, conf->db_path
                                                      ? conf->db_path
-                                                     : SITEMAP_DEFAULT_DB);
+                                                     : sitemap_default_db(
+                                                           ptemp, conf));
         if (problem) {
             ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "%s", problem);
             return HTTP_INTERNAL_SERVER_ERROR;
@@ -355,7 +366,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         conf->logger.baton = s;
         conf->logger.max = core_log_max(s);
         if (!conf->db_path)
-            conf->db_path = SITEMAP_DEFAULT_DB;
+            conf->db_path = sitemap_default_db(pconf, conf);
         conf->db_shown = sm_uri_mask(pconf, conf->db_path);
         if (!conf->content_types) {
             conf->content_types = apr_array_make(pconf, 2, sizeof(char *));
@@ -518,7 +529,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
                 conf->db_shown, conf->flush_interval, BATCH_SIZE, QUEUE_MAX,
                 BUSY_TIMEOUT_MS, &conf->logger, conf->db_path,
                 sm_store_is_pg(conf->db_path)
-                ? pg_spill_path(pchild, conf->db_shown) : NULL,
+                ? pg_spill_path(pchild, conf) : NULL,
                 writer, 0
             };
             apr_status_t rv = sm_recorder_create(&rec, pchild, &rc);

@@ -23,6 +23,7 @@ extern module AP_MODULE_DECLARE_DATA sitemap_module;
 typedef struct {
     int enabled;                        /* Sitemap */
     const char *db_path;                /* SitemapDatabase */
+    const char *state_dir;              /* SitemapStateDir (main server) */
     const char *base_url;               /* SitemapBaseURL */
     apr_array_header_t *content_types;  /* SitemapContentTypes */
     apr_array_header_t *excludes;       /* SitemapExclude: added to the
@@ -113,6 +114,15 @@ typedef struct {
 } sitemap_head_note;
 
 /* Hooks implemented by the glue files, registered in mod_sitemap.c. */
+/* SitemapStateDir, or the build's (SITEMAP_STATEDIR; Debian:
+ * /var/lib/apache2/sitemap): the default store's directory, and where a
+ * store given as a URI keeps its changes not written at a stop and its
+ * renditions. */
+const char *sitemap_state_dir(const sitemap_server_conf *conf);
+/* The store of a vhost without SitemapDatabase: sitemap.db there. */
+const char *sitemap_default_db(apr_pool_t *p,
+                               const sitemap_server_conf *conf);
+
 int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                          apr_pool_t *ptemp, server_rec *main_s);
 /* The User can reach and write every store's directory (fatal at
@@ -121,8 +131,9 @@ int sitemap_check_store_places(apr_pool_t *ptemp, server_rec *main_s);
 apr_status_t sitemap_authz_init(apr_pool_t *pconf);
 int sitemap_anonymous_allowed(request_rec *r);
 /* A directory for the children (renditions, a URI store's spills): made
- * when missing and given to the server's User, as root, without following
- * a link (sm_fs_open_dir); nothing to do when not root. */
+ * when missing (with its missing parents) without following a link
+ * (sm_fs_open_dir), and given to the server's User when we are root (a
+ * server not started as root makes it as the user its children are). */
 apr_status_t sitemap_prepare_dir(const char *dir, char *err, apr_size_t len);
 /* Give a SQLite store's files to the User; a missing store goes on
  * missing (created by sitemap_create_stores, the first 64 in one process

@@ -168,6 +168,28 @@ const char *sitemap_db_location_problem(apr_pool_t *p, const char *path)
     return NULL;
 }
 
+/* SitemapStateDir: the main server's only (every vhost's default store
+ * and every URI store's spills are there). */
+static const char *set_state_dir(cmd_parms *cmd, void *dconf,
+                                 const char *arg)
+{
+    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
+    char *path;
+    apr_size_t n;
+    (void)dconf;
+
+    if (err)
+        return err;
+    if (!*arg || !(path = ap_server_root_relative(cmd->pool, arg)))
+        return apr_psprintf(cmd->pool, "SitemapStateDir: '%s' is not "
+                            "allowed: give a directory, absolute or relative "
+                            "to ServerRoot", arg);
+    for (n = strlen(path); n > 1 && path[n - 1] == '/'; n--)
+        path[n - 1] = '\0';
+    SITEMAP_CONF(cmd->server)->state_dir = path;
+    return NULL;
+}
+
 static const char *set_database(cmd_parms *cmd, void *dconf, const char *arg)
 {
     const char *err = in_server_only(cmd);
@@ -599,6 +621,10 @@ const command_rec sitemap_directives[] = {
     AP_INIT_TAKE1("SitemapDatabase", set_database, NULL, RSRC_CONF,
                   "the SQLite file of the store (relative to ServerRoot), "
                   "or a postgresql:// URI"),
+    AP_INIT_TAKE1("SitemapStateDir", set_state_dir, NULL, RSRC_CONF,
+                  "the module's directory (relative to ServerRoot): the "
+                  "default store's, and where a postgresql:// store keeps "
+                  "changes not written at a stop and its renditions"),
     AP_INIT_TAKE1("SitemapSiteFromHost", set_site_from_host, NULL,
                   RSRC_CONF, "a regular expression allowing the host names "
                   "that get a site of their own in this vhost (matched "

@@ -227,7 +227,8 @@ int sitemap_check_store_places(apr_pool_t *ptemp, server_rec *main_s)
         if ((rc = sitemap_indexnow_check(s, conf)) != OK
             || (rc = sitemap_hosts_check(s, conf)) != OK)
             return rc;
-        path = conf->db_path ? conf->db_path : SITEMAP_DEFAULT_DB;
+        path = conf->db_path ? conf->db_path
+                             : sitemap_default_db(ptemp, conf);
         /* A PostgreSQL URI names no place on this machine. */
         if (sm_store_is_pg(path))
             continue;
@@ -360,13 +361,13 @@ int sitemap_prepare_database(apr_pool_t *p, server_rec *s, const char *path,
 
 apr_status_t sitemap_prepare_dir(const char *dir, char *err, apr_size_t len)
 {
-    apr_status_t rv;
-    int fd;
-
-    if (geteuid() != 0)
-        return APR_SUCCESS;     /* the children, running as we do, make it */
-    rv = sm_fs_open_dir(dir, 1, ap_unixd_config.user_id,
-                        ap_unixd_config.group_id, &fd, err, len);
+    int root = geteuid() == 0, fd;
+    apr_status_t rv = sm_fs_open_dir(dir, 1,
+                                     root ? ap_unixd_config.user_id
+                                          : SM_FS_KEEP_ID,
+                                     root ? ap_unixd_config.group_id
+                                          : (gid_t)SM_FS_KEEP_ID,
+                                     &fd, err, len);
     if (rv == APR_SUCCESS)
         close(fd);
     return rv;

@@ -389,7 +389,11 @@ class Server:
             loglevel = re.sub(r"\bsitemap:\w+", "", loglevel)
         sm = ""
         if self.load_module:
-            sm = f'LoadModule sitemap_module "{MODULE}"\n'
+            # The module's state directory in the test's root: a store
+            # given as a URI keeps its spills and renditions there, never
+            # in the system's /var/lib/apache2/sitemap.
+            sm = (f'LoadModule sitemap_module "{MODULE}"\n'
+                  "SitemapStateDir state\n")
             if self.sitemap:
                 sm += f"Sitemap On\nSitemapDatabase {self.db}\n"
                 if self.flush:

@@ -42,6 +42,7 @@ BAD_VALUES = [
     ("SitemapPath /a?b.xml", "/a?b.xml"),
     ('SitemapPath "/a#b.xml"', "/a#b.xml"),
     ("SitemapPath /a{b}.xml", "/a{b}.xml"),
+    ('SitemapStateDir ""', None),
 ]
 
 
@@ -196,6 +197,31 @@ SitemapMaxURLs 1000
     srv.start()
     srv.get_ok("/page.html", host="vh.test")
     srv.wait_recorded("/page.html", base="https://www.example.com")
+
+
+def test_state_dir_in_a_virtualhost_stops_startup(make_server):
+    """SitemapStateDir is the whole server's: not a vhost's."""
+    srv = make_server()
+    srv.config_fails("SitemapStateDir", "VirtualHost", conf=f"""
+<VirtualHost 127.0.0.1:{srv.port}>
+    ServerName vh.test
+    SitemapStateDir other
+</VirtualHost>
+""")
+
+
+def test_state_dir_holds_the_default_store(make_server):
+    """Without SitemapDatabase the store is sitemap.db in SitemapStateDir
+    (relative to ServerRoot, made at start-up as the store's directory
+    would be), not the build's default directory."""
+    srv = make_server(sitemap=False, conf="Sitemap On\n"
+                      "SitemapFlushInterval 100ms\n"
+                      "SitemapStateDir var/sitemap/\n")
+    srv.start()
+    db = srv.path("var/sitemap/sitemap.db")
+    assert os.path.isfile(db), "store not created in SitemapStateDir"
+    srv.get_ok("/page.html")
+    srv.wait_recorded("/page.html", db=db)
 
 
 def test_database_and_directory_created_at_startup(make_server):

@@ -411,8 +411,8 @@ def test_database_restart_between_requests(make_server, pg_db, pg_cluster):
 def test_stop_while_database_down_keeps_the_queue(make_server, pg_db,
                                                   pg_cluster):
     """A stop while the database is down: what was queued is kept in a
-    spill file (a URI store's go to the default store's directory) and
-    written by the next process that reaches the database."""
+    spill file (a URI store's go to the state directory, SitemapStateDir)
+    and written by the next process that reaches the database."""
     s, = farm(make_server, pg_db, n=1)
     s.get_ok("/p0.html")
     pg_db.wait_urls(BASE, {"/p0.html"})
@@ -429,6 +429,7 @@ def test_stop_while_database_down_keeps_the_queue(make_server, pg_db,
         assert m, s.log_tail()
         assert int(m.group(1)) == len(served)
         assert os.path.basename(m.group(2)).startswith("pg-")
+        assert os.path.dirname(m.group(2)) == s.path("state")
         assert [f for f in os.listdir(os.path.dirname(m.group(2)))
                 if f.startswith(os.path.basename(m.group(2)) + ".spill-")]
     finally:
