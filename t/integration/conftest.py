@@ -70,6 +70,7 @@ MODULEDIR = os.environ.get("HTTPD_MODULEDIR") or "/usr/lib/apache2/modules"
 TOP_SRCDIR = os.environ.get("TOP_SRCDIR") or os.path.dirname(os.path.dirname(HERE))
 TOP_BUILDDIR = os.environ.get("TOP_BUILDDIR") or TOP_SRCDIR
 MODULE = os.environ.get("MODULE") or os.path.join(TOP_BUILDDIR, "mod_sitemap.so")
+SITEMAPCTL = os.environ.get("SITEMAPCTL") or os.path.join(TOP_BUILDDIR, "sitemapctl")
 DEFAULT_MPM = os.environ.get("SITEMAP_TEST_MPM") or "event"
 KEEP = os.environ.get("SITEMAP_TEST_KEEP") == "1"
 MPMS = ("event", "worker", "prefork")

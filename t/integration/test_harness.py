@@ -5,11 +5,12 @@ import os
 import resource
 import shutil
 import signal
+import subprocess
 import time
 
 import pytest
 
-from conftest import CORE_LIMIT, PRELOAD, children_of
+from conftest import CORE_LIMIT, PRELOAD, SITEMAPCTL, children_of
 
 
 @pytest.mark.parametrize("mpm", ["event", "worker", "prefork"])
@@ -87,10 +88,15 @@ def test_a_crashed_child_leaves_a_backtrace(make_server):
 def test_the_sanitizer_is_loaded(server):
     """Under t/asan/run the children run with the sanitizer's runtime
     (the module's instrumented code needs it; without it the module would
-    not even load): make sure the run is what it says it is."""
+    not even load), and the tests run its sitemapctl: make sure the run is
+    what it says it is."""
     if not PRELOAD:
         pytest.skip("not under the sanitizer (t/asan/run)")
     server.get_ok("/page.html")
     for pid in children_of(server.pid):
         with open(f"/proc/{pid}/maps") as f:
             assert os.path.basename(PRELOAD).split(".so")[0] in f.read()
+    # and sitemapctl is the instrumented build
+    r = subprocess.run(["ldd", SITEMAPCTL], stdout=subprocess.PIPE,
+                       text=True)
+    assert "libasan" in r.stdout, (SITEMAPCTL, r.stdout)

@@ -16,11 +16,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from conftest import TOP_BUILDDIR
+from conftest import SITEMAPCTL
 from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
 from sitemap_check import fetch
 
-SITEMAPCTL = os.path.join(TOP_BUILDDIR, "sitemapctl")
 
 # ---- the pages ---------------------------------------------------------------
 

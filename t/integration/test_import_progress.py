@@ -9,9 +9,8 @@ import re
 import select
 import subprocess
 
-from conftest import TOP_BUILDDIR
+from conftest import SITEMAPCTL
 
-SITEMAPCTL = os.environ.get("SITEMAPCTL") or os.path.join(TOP_BUILDDIR, "sitemapctl")
 BASE = "http://www.example.com"
 LINE = ('192.0.2.1 - - [10/Oct/2026:13:55:36 +0000] "GET /page%d.html HTTP/1.1" 200 2326 '
         '"-" "Mozilla/5.0 (X11; Linux x86_64)"\n')

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import IS_ROOT, RUN_GID, RUN_UID, TOP_BUILDDIR
+from conftest import IS_ROOT, RUN_GID, RUN_UID, SITEMAPCTL
 
 KEY = "3f1e6c2a9b8d4e7f-test"
 HTML = "<html><body>x</body></html>\n"
@@ -141,7 +141,7 @@ def test_new_changed_removed_sent_once_each(make_server, endpoint):
 
 def srv_ctl(srv, command, *args):
     """sitemapctl COMMAND DB ARGS (as root it acts as the store's owner)."""
-    r = subprocess.run([os.path.join(TOP_BUILDDIR, "sitemapctl"), command,
+    r = subprocess.run([SITEMAPCTL, command,
                         srv.db_path, *args], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -9,10 +9,9 @@ import subprocess
 
 import pytest
 
-from conftest import TOP_BUILDDIR, TOP_SRCDIR
+from conftest import SITEMAPCTL, TOP_BUILDDIR, TOP_SRCDIR
 
 MAN_PAGES = {"sitemapctl.8": "man8", "mod_sitemap.5": "man5"}
-SITEMAPCTL = os.path.join(TOP_BUILDDIR, "sitemapctl")
 
 
 def man_path(name):

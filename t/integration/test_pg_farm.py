@@ -10,11 +10,10 @@ import time
 
 import pytest
 
-from conftest import TOP_BUILDDIR
+from conftest import SITEMAPCTL
 from pg import PASSWORD, pg_cluster, pg_db  # noqa: F401 (fixtures)
 
 BASE = "https://www.example.com"
-SITEMAPCTL = os.path.join(TOP_BUILDDIR, "sitemapctl")
 # What a database outage may log (rate-limited, checked below).
 FAULT = re.compile(r"store postgresql://|SitemapDatabase: 'postgresql://")
 

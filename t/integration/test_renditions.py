@@ -15,11 +15,10 @@ import time
 
 import pytest
 
-from conftest import IS_ROOT, RUN_GID, RUN_UID, TOP_BUILDDIR
+from conftest import IS_ROOT, RUN_GID, RUN_UID, SITEMAPCTL
 from sitemap_check import check_document
 from test_sitemap_scale import seed
 
-SITEMAPCTL = os.environ.get("SITEMAPCTL") or os.path.join(TOP_BUILDDIR, "sitemapctl")
 HTML = "<html><body>x</body></html>\n"
 GZ = {"Accept-Encoding": "gzip"}
 RENDERED = re.compile(r"rendered (\S+) as (\S+):")

@@ -14,9 +14,8 @@ import subprocess
 
 import pytest
 
-from conftest import IS_ROOT, RUN_GID, RUN_UID, TOP_BUILDDIR, pid_alive
+from conftest import IS_ROOT, RUN_GID, RUN_UID, SITEMAPCTL, pid_alive
 
-SITEMAPCTL = os.environ.get("SITEMAPCTL") or os.path.join(TOP_BUILDDIR, "sitemapctl")
 BASE = "https://www.example.com"
 
 pytestmark = pytest.mark.skipif(not IS_ROOT, reason="root's behaviour: needs root")

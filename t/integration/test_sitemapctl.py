@@ -12,10 +12,9 @@ import time
 
 import pytest
 
-from conftest import IS_ROOT, RUN_GID, RUN_UID, TOP_BUILDDIR, TOP_SRCDIR
+from conftest import IS_ROOT, RUN_GID, RUN_UID, SITEMAPCTL, TOP_SRCDIR
 from sitemap_check import check_document
 
-SITEMAPCTL = os.environ.get("SITEMAPCTL") or os.path.join(TOP_BUILDDIR, "sitemapctl")
 HTML = "<html><body>x</body></html>\n"
 BASE = "https://www.example.com"
 

@@ -84,10 +84,10 @@ def test_status_forgotten_and_removed_per_day(make_server):
     # The removals are the store's: a restart keeps them, and sitemapctl's
     # count too.
     import subprocess
-    from conftest import TOP_BUILDDIR
+    from conftest import SITEMAPCTL
     srv.stop()
     srv.restart()
-    r = subprocess.run([os.path.join(TOP_BUILDDIR, "sitemapctl"), "remove",
+    r = subprocess.run([SITEMAPCTL, "remove",
                         srv.db_path, "--site", srv.base, "/p/a.html"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and "1 removed" in r.stdout, r.stdout + r.stderr

@@ -10,10 +10,9 @@ import os
 import sqlite3
 import subprocess
 
-from conftest import TOP_BUILDDIR, as_run_user
+from conftest import SITEMAPCTL, as_run_user
 from sitemap_check import check_document
 
-SITEMAPCTL = os.environ.get("SITEMAPCTL") or os.path.join(TOP_BUILDDIR, "sitemapctl")
 
 # (what replaces the URL, by SQL expression)
 TAMPERED = {

@@ -94,7 +94,7 @@ def test_stylesheet_documents_valid_and_export_identical(make_server, tmp_path):
     """xmllint with the official schema when ../shared has it; sitemapctl
     export writes the same bytes, the processing instruction included."""
     import os
-    from conftest import TOP_BUILDDIR
+    from conftest import SITEMAPCTL, TOP_BUILDDIR
     srv = make_server(conf="SitemapPageSize 2\n" + CRAWL)
     srv.start()
     record(srv, "/p/1.html", "/p/2.html", "/p/3.html")
@@ -102,7 +102,7 @@ def test_stylesheet_documents_valid_and_export_identical(make_server, tmp_path):
                                               "/sitemap-2.xml")}
     out = tmp_path / "export"
     out.mkdir()
-    r = subprocess.run([os.path.join(TOP_BUILDDIR, "sitemapctl"), "export",
+    r = subprocess.run([SITEMAPCTL, "export",
                         srv.db_path, "--site", srv.base, str(out)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -115,7 +115,7 @@ def test_stylesheet_documents_valid_and_export_identical(make_server, tmp_path):
     srv.graceful(conf="SitemapPageSize 2\nSitemapStylesheet /own.css\n" + CRAWL)
     record(srv, "/p/4.html")
     other = tmp_path / "other"
-    r = subprocess.run([os.path.join(TOP_BUILDDIR, "sitemapctl"), "export",
+    r = subprocess.run([SITEMAPCTL, "export",
                         srv.db_path, "--site", srv.base, str(other)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
