@@ -22,6 +22,9 @@ import urllib.parse
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(BENCH)
+# The tests' helpers the bench shares (ports.py, pg.py).
+sys.path.insert(0, os.path.join(TOP, "t", "integration"))
+from ports import free_port  # noqa: E402
 IS_ROOT = os.geteuid() == 0
 RUN_USER = "www-data"
 if IS_ROOT:
@@ -90,36 +93,6 @@ def machine():
         mem = int(f.readline().split()[1]) // 1024
     return {"cores": cores, "model": model, "mem_mb": mem,
             "kernel": os.uname().release}
-
-
-_PORTS_GIVEN = set()
-
-
-def free_port():
-    """A free port of 127.0.0.1 for a server, chosen below the kernel's
-    range of ephemeral ports and never twice in one run: a port the kernel
-    hands out for bind(0) is one it may give the next client socket (wrk,
-    a readiness probe) or the next bind(0) too before the server binds it,
-    and a bench run starts a few hundred servers (one failed to start so,
-    2026-11-26: "could not bind to address")."""
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            low = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        low = 32768
-    low = max(low, 2048)
-    for _ in range(10000):
-        port = random.randrange(1024 if low <= 10000 else 10000, low)
-        if port in _PORTS_GIVEN:
-            continue
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        _PORTS_GIVEN.add(port)
-        return port
-    raise Failure("no free port below the ephemeral range")
 
 
 def port_open(port):

@@ -64,6 +64,8 @@ import warnings
 
 import pytest
 
+from ports import free_port  # noqa: F401 (tests take it from here)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 HTTPD = os.environ.get("HTTPD") or "/usr/sbin/apache2"
 MODULEDIR = os.environ.get("HTTPD_MODULEDIR") or "/usr/lib/apache2/modules"
@@ -126,12 +128,6 @@ def httpd_env(root):
                               f"log_path={reports}/asan"),
                 UBSAN_OPTIONS=("print_stacktrace=1:halt_on_error=1:"
                                f"log_path={reports}/ubsan"))
-
-
-def free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def port_open(port, host="127.0.0.1"):

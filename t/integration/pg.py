@@ -19,10 +19,11 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
+
+from ports import free_port
 
 try:
     import pytest
@@ -35,17 +36,11 @@ IS_ROOT = os.geteuid() == 0
 ROLE, PASSWORD = "sitemap", "s3cret-pw"
 
 
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Cluster:
     def __init__(self):
         self.dir = tempfile.mkdtemp(prefix="sitemap-pg-")
         self.data = os.path.join(self.dir, "data")
-        self.port = _free_port()
+        self.port = free_port()
         self.dbs = 0
         if IS_ROOT:
             pw = pwd.getpwnam("postgres")

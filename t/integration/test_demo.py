@@ -17,16 +17,10 @@ import tempfile
 
 import pytest
 
-from conftest import IS_ROOT, TOP_BUILDDIR, TOP_SRCDIR
+from conftest import IS_ROOT, TOP_BUILDDIR, TOP_SRCDIR, free_port
 
 pytestmark = pytest.mark.skipif(os.path.realpath(TOP_SRCDIR) != os.path.realpath(TOP_BUILDDIR),
                                 reason="the demo runs in a source tree that is also the build tree")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def clean_env(**extra):
