@@ -864,7 +864,7 @@ def test_two_vhosts_get_their_own_line(make_server):
     os.unlink(srv.path("a.test/robots.txt"))
     check_robots(srv.get("/robots.txt", host="a.test:1"), b"User-agent: *\nDisallow:\n",
                  [sm_url(srv, "a.test")])
-    assert b"a.test:1" not in srv.get("/robots.txt", host="a.test:1").body
+    assert b"a.test:1/" not in srv.get("/robots.txt", host="a.test:1").body
 
 
 # ---------------------------------------------------------------------------
