@@ -433,8 +433,18 @@ def make_servers(ctx, mpm, cfgs, tag):
         servers[cfg] = srv
     if "naive" in servers:
         create_naive_db(servers["naive"].path("db/naive.db"))
-    for srv in servers.values():
-        srv.start()
+    started = []
+    try:
+        for srv in servers.values():
+            srv.start()
+            started.append(srv)
+    except BaseException:
+        # the caller never sees this set: stop what did start
+        try:
+            stop_all(started, graceful=False, timeout=60)
+        except Failure as e:
+            log(str(e))
+        raise
     return servers
 
 
