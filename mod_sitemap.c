@@ -249,14 +249,17 @@ static const char *vhost_base(apr_pool_t *p, server_rec *s, const char **err)
                                                     host), err);
 }
 
-const char *sitemap_state_dir(const sitemap_server_conf *conf)
+/* SitemapStateDir, or the build's: the default store's directory, and
+ * where a store given as a URI keeps its changes not written at a stop
+ * and its renditions. */
+static const char *state_dir(const sitemap_server_conf *conf)
 {
     return conf->state_dir ? conf->state_dir : SITEMAP_STATEDIR;
 }
 
 const char *sitemap_default_db(apr_pool_t *p, const sitemap_server_conf *conf)
 {
-    return apr_pstrcat(p, sitemap_state_dir(conf), "/sitemap.db", NULL);
+    return apr_pstrcat(p, state_dir(conf), "/sitemap.db", NULL);
 }
 
 /* Where a URI store's changes not written at a stop are kept
@@ -267,7 +270,7 @@ static const char *pg_spill_path(apr_pool_t *p,
                                  const sitemap_server_conf *conf)
 {
     return apr_psprintf(p, "%s/pg-%016" APR_UINT64_T_HEX_FMT,
-                        sitemap_state_dir(conf),
+                        state_dir(conf),
                         sm_hash_str(SM_HASH_SEED, conf->db_shown));
 }
 

@@ -113,16 +113,14 @@ typedef struct {
                                    (sm_recorder_raw) */
 } sitemap_head_note;
 
-/* Hooks implemented by the glue files, registered in mod_sitemap.c. */
-/* SitemapStateDir, or the build's (SITEMAP_STATEDIR; Debian:
- * /var/lib/apache2/sitemap): the default store's directory, and where a
- * store given as a URI keeps its changes not written at a stop and its
- * renditions. */
-const char *sitemap_state_dir(const sitemap_server_conf *conf);
-/* The store of a vhost without SitemapDatabase: sitemap.db there. */
+/* The store of a vhost without SitemapDatabase: sitemap.db in
+ * SitemapStateDir, or in the build's directory (SITEMAP_STATEDIR; Debian:
+ * /var/lib/apache2/sitemap).  A store given as a URI keeps its renditions
+ * beside that path too. */
 const char *sitemap_default_db(apr_pool_t *p,
                                const sitemap_server_conf *conf);
 
+/* Hooks implemented by the glue files, registered in mod_sitemap.c. */
 int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                          apr_pool_t *ptemp, server_rec *main_s);
 /* The User can reach and write every store's directory (fatal at
