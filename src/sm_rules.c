@@ -272,26 +272,29 @@ sm_verdict sm_rules_decide(apr_pool_t *p, const sm_rules *rules,
 {
     char *path, *u;
     sm_url_status st;
-    int forget;
+    int forget, noindex;
 
     if (!sm_rules_worth_deciding(rules, resp, why))
         return ignore(url, NULL, NULL);
     forget = forgets(resp->status);
-    if (!forget) {
-        if (sm_header_has_token(resp->x_robots_tag, "noindex")
-            || sm_header_has_token(resp->x_robots_tag, "none"))
-            return ignore(url, why, "x-robots-tag");
-        if (sm_header_has_token(resp->cache_control, "private")
-            || sm_header_has_token(resp->cache_control, "no-store"))
-            return ignore(url, why, "cache-control");
-    }
+    /* A noindex says the page must not be listed, as its <head> may
+     * (sm_head): it goes if stored.  Cache-Control private or no-store
+     * says only that this answer was for one visitor (a signed-in user's
+     * view of a public page): left alone. */
+    noindex = !forget
+              && (sm_header_has_token(resp->x_robots_tag, "noindex")
+                  || sm_header_has_token(resp->x_robots_tag, "none"));
+    if (!forget && !noindex
+        && (sm_header_has_token(resp->cache_control, "private")
+            || sm_header_has_token(resp->cache_control, "no-store")))
+        return ignore(url, why, "cache-control");
 
     st = sm_url_from_target(p, resp->target, rules->allow_query,
                             resp->base_len, &path, &u);
     if (st != SM_URL_OK)
         return ignore(url, why, url_why(st));
 
-    if (!forget && rules->excludes) {
+    if (!forget && !noindex && rules->excludes) {
         int i;
         for (i = 0; i < rules->excludes->nelts; i++) {
             /* A pattern that fails to run excludes: better to miss a page
@@ -305,6 +308,6 @@ sm_verdict sm_rules_decide(apr_pool_t *p, const sm_rules *rules,
     if (url)
         *url = u;
     if (why)
-        *why = NULL;
-    return forget ? SM_FORGET : SM_RECORD;
+        *why = noindex ? "x-robots-tag" : NULL;
+    return forget || noindex ? SM_FORGET : SM_RECORD;
 }

@@ -49,12 +49,14 @@ typedef struct {
 typedef enum {
     SM_IGNORE = 0,   /* nothing to do */
     SM_RECORD,       /* store (or refresh) *url */
-    SM_FORGET        /* remove *url: it answered 404, 410 or 301 */
+    SM_FORGET        /* remove *url: it answered 404, 410 or 301, or
+                        200 with X-Robots-Tag noindex */
 } sm_verdict;
 
 /* Decide.  On SM_RECORD and SM_FORGET *url is the canonical stored form.
- * On SM_IGNORE, when why is not NULL, *why is a short static reason
- * (for debug logs and sitemapctl's counters).
+ * On SM_IGNORE (and a noindex's SM_FORGET, below), when why is not NULL,
+ * *why is a short static reason (for debug logs and sitemapctl's
+ * counters).
  *
  * Recorded: a main request, method GET, status 200, content type in the
  * list (compared case-insensitively, parameters ignored), not
@@ -63,7 +65,8 @@ typedef enum {
  * info, a target that normalises (sm_url_from_target) and whose canonical
  * path matches no exclude.
  * Forgotten: a main GET or HEAD whose status is 404, 410 or 301 and whose
- * target normalises. */
+ * target normalises; and a GET answered 200 that would be recorded but for
+ * a noindex/none in X-Robots-Tag (*why is then "x-robots-tag"). */
 sm_verdict sm_rules_decide(apr_pool_t *p, const sm_rules *rules,
                            const sm_response *resp, const char **url,
                            const char **why);

@@ -113,7 +113,22 @@ static void expect(ctx *c, const sm_response *r, sm_verdict want,
     }
 }
 
+/* A 200 whose X-Robots-Tag says noindex: forgotten, and why. */
+static void expect_noindex(ctx *c, const sm_response *r, const char *want)
+{
+    const char *url = "unset", *why = "unset";
+    sm_verdict v = sm_rules_decide(c->pool, &c->rules, r, &url, &why);
+
+    if (v != SM_FORGET || !url || strcmp(url, want) != 0
+        || !why || strcmp(why, "x-robots-tag") != 0)
+        fail_msg("X-Robots-Tag '%s' on %s: verdict %d url '%s' why '%s', "
+                 "want FORGET '%s' 'x-robots-tag'", r->x_robots_tag,
+                 r->target, (int)v, url ? url : "(null)",
+                 why ? why : "(null)", want);
+}
+
 #define RECORDS(r, url)  expect(c, r, SM_RECORD, url)
+#define NOINDEX(r, url)  expect_noindex(c, r, url)
 #define FORGETS(r, url)  expect(c, r, SM_FORGET, url)
 #define IGNORES(r, why)  expect(c, r, SM_IGNORE, why)
 
@@ -248,18 +263,35 @@ static void test_record_x_robots_tag(void **state)
     ctx *c = *state;
     sm_response r = c->resp;
 
+    /* Forgotten, as a <head> that says noindex: removed if stored. */
     r.x_robots_tag = "noindex";
-    IGNORES(&r, "x-robots-tag");
+    NOINDEX(&r, "/a");
     r.x_robots_tag = "NoIndex";
-    IGNORES(&r, "x-robots-tag");
+    NOINDEX(&r, "/a");
     r.x_robots_tag = "none";
-    IGNORES(&r, "x-robots-tag");
+    NOINDEX(&r, "/a");
     r.x_robots_tag = "nofollow, noindex";
-    IGNORES(&r, "x-robots-tag");
+    NOINDEX(&r, "/a");
     r.x_robots_tag = "googlebot: noindex";
-    IGNORES(&r, "x-robots-tag");
+    NOINDEX(&r, "/a");
     r.x_robots_tag = "otherbot: nofollow,googlebot:NONE";
-    IGNORES(&r, "x-robots-tag");
+    NOINDEX(&r, "/a");
+    /* whatever else the response says: a private answer, an excluded
+     * path (forgetting what is not stored does no harm) */
+    r.x_robots_tag = "noindex";
+    r.cache_control = "private";
+    NOINDEX(&r, "/a");
+    r.cache_control = NULL;
+    r.target = "/private/x";
+    NOINDEX(&r, "/private/x");
+    r.target = "/a";
+    /* but not a URL that does not normalise, nor credentials */
+    r.target = "/a?utm=1";
+    IGNORES(&r, "query");
+    r.target = "/a";
+    r.authenticated = 1;
+    IGNORES(&r, "authenticated");
+    r.authenticated = 0;
 
     r.x_robots_tag = "nofollow";
     RECORDS(&r, "/a");
