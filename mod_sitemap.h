@@ -106,11 +106,22 @@ typedef enum {
     SITEMAP_HEAD_READ           /* read: head says */
 } sitemap_head_state;
 
+/* The response headers the rules and the change read. */
+typedef struct {
+    const char *last_modified;  /* headers_out's first */
+    const char *etag;           /* headers_out's first */
+    const char *x_robots_tag;   /* every value of both tables, joined */
+    const char *cache_control;  /* likewise */
+} sitemap_response_headers;
+
 typedef struct {
     sitemap_head_state state;
     struct sm_head *scanner;    /* SITEMAP_HEAD_READ */
     apr_uint64_t raw;           /* the raw facts' hash when the body began
                                    (sm_recorder_raw) */
+    /* The headers hashed then: when log_transaction finds the same ones,
+     * a repeat's answer stands without hashing them again. */
+    sitemap_response_headers headers;
 } sitemap_head_note;
 
 /* The store of a vhost without SitemapDatabase: sitemap.db in
@@ -183,10 +194,10 @@ void sitemap_head_register(apr_pool_t *p);
 /* For the head filter, when the body begins: 1 when log_transaction would
  * decide this response (a main GET answered 200 with a listed type), the
  * rules would record it as far as its URL and credentials tell, and it is
- * not a repeat of what the recorder knows (*repeat set when it is); *raw
- * is the raw facts' hash then. */
+ * not a repeat of what the recorder knows (*repeat set when it is);
+ * note->raw and note->headers are the raw facts' hash and headers then. */
 int sitemap_record_wants_head(request_rec *r, int *repeat,
-                              apr_uint64_t *raw);
+                              sitemap_head_note *note);
 void sitemap_views_register(apr_pool_t *p);
 void sitemap_status_register(apr_pool_t *p);
 int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf);

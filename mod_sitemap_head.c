@@ -5,13 +5,14 @@
  * Inserted for main GET requests of vhosts with Sitemap On and
  * SitemapReadHead On.  When the body begins it asks whether
  * log_transaction would decide this response (200, a listed type, not a
- * repeat of what the recorder knows) and removes itself at once when not,
- * so the steady state of a site pays one more hash (mod_sitemap_record.c
- * remembers the facts seen here as well as its own, which mod_deflate's
- * ETag suffix makes differ).  It never holds a byte: every brigade is passed on as it came,
- * and before it waits on a slow source (a CGI's pipe, a proxied socket)
- * it passes what it has read with a FLUSH.  Once the head is over it
- * removes itself. */
+ * repeat of what the recorder knows) and removes itself at once when not.
+ * log_transaction takes that answer when the headers it hashed are still
+ * the same, so a repeat is checked once; filters after this one may change
+ * them (mod_deflate's ETag suffix), and mod_sitemap_record.c remembers the
+ * facts seen here as well as the final ones.  It never holds a byte:
+ * every brigade is passed on as it came, and before it waits on a slow
+ * source (a CGI's pipe, a proxied socket) it passes what it has read with
+ * a FLUSH.  Once the head is over it removes itself. */
 #include "mod_sitemap.h"
 
 #include "http_log.h"
@@ -62,7 +63,7 @@ static head_ctx *head_begin(ap_filter_t *f)
 
     f->ctx = ctx;
     ap_set_module_config(r->request_config, &sitemap_module, &ctx->note);
-    if (!sitemap_record_wants_head(r, &repeat, &ctx->note.raw)) {
+    if (!sitemap_record_wants_head(r, &repeat, &ctx->note)) {
         ctx->note.state = repeat ? SITEMAP_HEAD_REPEAT : SITEMAP_HEAD_UNREAD;
         return NULL;
     }

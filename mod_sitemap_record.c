@@ -21,14 +21,6 @@
 
 APLOG_USE_MODULE(sitemap);
 
-/* The response headers the rules and the change read. */
-typedef struct {
-    const char *last_modified;  /* headers_out's first */
-    const char *etag;           /* headers_out's first */
-    const char *x_robots_tag;   /* every value of both tables, joined */
-    const char *cache_control;  /* likewise */
-} response_headers;
-
 /* Every value of a response header, from headers_out and err_headers_out,
  * comma-joined; NULL when absent.  apr_table_get first: it is the cheap
  * answer for the usual "absent", and apr_table_getm is paid only when the
@@ -48,7 +40,8 @@ SM_HOT static const char *all_values(request_rec *r, int errs,
     return a ? a : b;
 }
 
-SM_HOT static void find_headers(request_rec *last, response_headers *h)
+SM_HOT static void find_headers(request_rec *last,
+                                sitemap_response_headers *h)
 {
     int errs = !apr_is_empty_table(last->err_headers_out);
 
@@ -56,6 +49,21 @@ SM_HOT static void find_headers(request_rec *last, response_headers *h)
     h->etag = apr_table_get(last->headers_out, "ETag");
     h->x_robots_tag = all_values(last, errs, "X-Robots-Tag");
     h->cache_control = all_values(last, errs, "Cache-Control");
+}
+
+/* Was a header's value the same then (both absent, the same string)? */
+static int same_value(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static int same_headers(const sitemap_response_headers *a,
+                        const sitemap_response_headers *b)
+{
+    return same_value(a->last_modified, b->last_modified)
+           && same_value(a->etag, b->etag)
+           && same_value(a->x_robots_tag, b->x_robots_tag)
+           && same_value(a->cache_control, b->cache_control);
 }
 
 /* The raw facts known when the request arrives: the site's configuration,
@@ -88,7 +96,7 @@ SM_HOT void sitemap_record_prefetch(const request_rec *r,
 SM_HOT static apr_uint64_t raw_facts_hash(const sm_site_conf *site,
                                           const request_rec *orig,
                                           int status,
-                                          const response_headers *h)
+                                          const sitemap_response_headers *h)
 {
     const char *strs[4];
     apr_uint64_t first = raw_facts_first(site, orig);
@@ -172,7 +180,8 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
                               const sm_site_conf *site,
                               request_rec *orig, request_rec *last,
                               sm_response *resp,
-                              const response_headers *h, apr_uint64_t raw,
+                              const sitemap_response_headers *h,
+                              apr_uint64_t raw,
                               const sitemap_head_note *note)
 {
     sm_change change;
@@ -254,13 +263,13 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
     request_rec *orig = r, *last = r;
-    response_headers h;
+    sitemap_response_headers h;
     sm_response resp;
     apr_uint64_t raw;
     const sitemap_head_note *note;
     const sm_site_conf *site;
     const char *why = NULL;
-    int status;
+    int status, have_headers = 0;
 
     if (conf->enabled != 1 || !conf->recorder)
         return DECLINED;
@@ -275,6 +284,17 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
         && status != HTTP_MOVED_PERMANENTLY)
         return DECLINED;
 
+    /* The head filter found a repeat when the body began: that answer
+     * stands when no filter after it changed a header it hashed (most
+     * responses: mod_deflate's ETag suffix is the usual change). */
+    note = ap_get_module_config(last->request_config, &sitemap_module);
+    if (note && note->state == SITEMAP_HEAD_REPEAT && status == HTTP_OK) {
+        find_headers(last, &h);
+        if (same_headers(&note->headers, &h))
+            return OK;
+        have_headers = 1;
+    }
+
     /* A mass vhost's request whose Host has no site is not recorded. */
     if (!(site = sitemap_site(r, conf)))
         return DECLINED;
@@ -285,8 +305,8 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
         return DECLINED;
     }
 
-    note = ap_get_module_config(last->request_config, &sitemap_module);
-    find_headers(last, &h);
+    if (!have_headers)
+        find_headers(last, &h);
     raw = raw_facts_hash(site, orig, status, &h);
     if (sm_recorder_repeat(conf->recorder, raw, r->request_time))
         return OK;
@@ -294,17 +314,16 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
 }
 
 int sitemap_record_wants_head(request_rec *r, int *repeat,
-                              apr_uint64_t *raw)
+                              sitemap_head_note *note)
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
     request_rec *orig = r;
-    response_headers h;
     sm_response resp;
     const sm_site_conf *site;
     const char *why, *url;
 
     *repeat = 0;
-    *raw = 0;
+    note->raw = 0;
     if (r->status != HTTP_OK || !conf->recorder)
         return 0;
     while (orig->prev)
@@ -314,9 +333,10 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
     fill_response(conf, site, orig, r, HTTP_OK, &resp);
     if (!sm_rules_worth_deciding(&conf->rules, &resp, &why))
         return 0;
-    find_headers(r, &h);
-    *raw = raw_facts_hash(site, orig, HTTP_OK, &h);
-    if ((*repeat = sm_recorder_repeat(conf->recorder, *raw, r->request_time)))
+    find_headers(r, &note->headers);
+    note->raw = raw_facts_hash(site, orig, HTTP_OK, &note->headers);
+    if ((*repeat = sm_recorder_repeat(conf->recorder, note->raw,
+                                      r->request_time)))
         return 0;
     /* A page the rules leave out whatever its head says (an excluded
      * path, a refused query, credentials) is not read: being ignored, it

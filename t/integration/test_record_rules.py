@@ -236,6 +236,21 @@ def test_x_robots_tag_noindex(srv, value):
     both_ways(srv, "/robots.html", neg, pos)
 
 
+@pytest.mark.parametrize("value", ["noindex", "googlebot: none"])
+def test_x_robots_tag_noindex_removes_a_stored_page(srv, value):
+    """A stored page that starts answering X-Robots-Tag noindex goes, as
+    one whose <head> says noindex, and comes back without it.  The header
+    is set by mod_headers after the head reader asked whether the response
+    repeats one already acted on (it did): that answer must not stand for
+    the final headers."""
+    for _ in range(2):
+        srv.get_ok("/robots.html")
+        srv.wait_recorded("/robots.html")
+        r = srv.get_ok("/robots.html", headers={"X-Test-Robots": value})
+        assert r.header("X-Robots-Tag") == value, r
+        srv.wait_absent("/robots.html")
+
+
 @pytest.mark.parametrize("value", ["private", "no-store", "private, max-age=60",
                                    "max-age=0, no-store", "No-Store"])
 def test_cache_control_private_or_no_store(srv, value):
