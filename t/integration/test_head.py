@@ -8,7 +8,6 @@ site.  With SitemapReadHead Off the same site lists every page."""
 
 import gzip
 import http.server
-import os
 import re
 import subprocess
 import time
