@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap.c: the module: configuration life cycle and hook
  * registration.  The work itself is in src/ (the core) and in the other
  * mod_sitemap_*.c glue files. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap.h: what the httpd glue files share.  Core code lives in src/
  * and never includes this. */
 #ifndef MOD_SITEMAP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_authz.c: would an anonymous visitor from anywhere be let in?
  *
  * A page is published in the sitemap only if anyone may fetch it.  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_cache.c: the sitemap's renditions in httpd (see
  * sm_rendition.h for the files): the directory, made safely by the
  * parent and opened by each child; finding or rendering the rendition a

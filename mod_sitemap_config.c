@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_config.c: the directives.  Every value is checked here, when
  * the configuration is read: a bad one stops start-up with a message that
  * names the directive, the value and what is allowed. */

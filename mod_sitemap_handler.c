@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_handler.c: serves SitemapPath and its pages from the store.
  *
  * A document is produced from one read snapshot and streamed as it is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_head.c: the output filter that reads a page's own <head>
  * (sm_head) as the body streams past, for log_transaction to act on
  * (mod_sitemap_record.c: noindex and a foreign canonical are not listed).

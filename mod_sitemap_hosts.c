@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_hosts.c: SitemapSiteFromHost, one site per hostname in a mass
  * virtual host.  The one place the module trusts the request's Host: only
  * a name in its normal form (sm_host_normalise) that the administrator's

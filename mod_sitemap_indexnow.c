@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_indexnow.c: IndexNow's glue: the key file (GET /KEY.txt),
  * the settings resolved at start-up, and one sender thread per store file
  * in each child (src/sm_indexnow.c; the store lets one sender at a time

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_prepare.c: the store's directory and file, made ready at
  * start-up by httpd's parent (root, usually) for the children (httpd's
  * User/Group), who write them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_record.c: the log_transaction hook.  Runs after every
  * request, so it decides cheaply and never waits on the store: the rules
  * are in the core (sm_rules), the queue and writer in sm_recorder.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_robots.c: advertise the sitemap in /robots.txt.
  *
  * An output filter (after the filters that make content, before those that

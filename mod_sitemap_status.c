@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_status.c: the operators' status page
  * (<Location /sitemap-status> SetHandler sitemap-status), a line per site
  * in mod_status's page, and the recorder counters every process adds to.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_views.c: the sitemap for people: the module's CSS
  * (SitemapStylesheet On), the plain-text sitemap (SitemapTextPath) and the
  * HTML site map (SitemapHTMLPath).  The documents are written by the core

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sitemapctl: the administrator's command for mod_sitemap's store.
  *
  * Linked against the same core as the module (src/): the same base-URL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sitemapctl.h: what the parts of sitemapctl share.  Private to the
  * program:
  *   sitemapctl.c        commands, their options and --help; main

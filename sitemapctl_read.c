@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sitemapctl_read.c: the commands that read a store: stats, list,
  * indexnow (the pending list), export and check. */
 #include "config.h"

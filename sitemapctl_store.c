@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sitemapctl_store.c: opening the store for sitemapctl, and writing to it
  * in turns with the module.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sitemapctl_write.c: the commands that change a store's URLs: import
  * (from access logs), add, remove and prune. */
 #include "config.h"

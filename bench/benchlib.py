@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """bench/benchlib.py: what the mod_sitemap benchmarks share.
 
 Building the helpers, standalone httpd instances on 127.0.0.1 (a complete

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/crawl_rounds.py: what makes the low rounds of the crawl (issue 17).
 
 The crawl of new URLs (bench/overhead.py's "crawl") gives one ratio a round

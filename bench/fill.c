@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/fill.c: fill a mod_sitemap store fast, without HTTP.
  *
  * Links the module's core (src/) and calls sm_store_apply with batches of

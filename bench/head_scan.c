@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/head_scan.c: what the head scanner (src/sm_head.c) costs per page
  * and per KB of head read, on bench/cms_page.html (a WordPress-with-Yoast
  * shaped page: a ~6.7 KB head of 14 meta and 23 link tags, inline

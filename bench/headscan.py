@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """bench/headscan.py: the head reader's own cost (bench/run's headscan).
 
 Runs bench/head_scan.c (built by benchlib.Build against the core) on

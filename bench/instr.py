@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """bench/instr.py: instructions per request, counted by valgrind (part of
 measurements 1 and 3 of bench/run).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/many_stores.py: thousands of sites on one server (issue 22).
 
     bench/many_stores.py [VHOSTS ...]      # default: 1000 10000

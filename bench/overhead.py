@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """bench/overhead.py: what recording costs per request (measurements 1 and
 3 of bench/run).
 

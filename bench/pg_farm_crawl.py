@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/pg_farm_crawl.py: two servers of a farm crawled at once into one
 PostgreSQL store (issue 15).  Not part of bench/run (it takes minutes):
 run it by hand after a build, as root (PostgreSQL runs as postgres):

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """bench/pg_serving.py: serving big sitemaps from a PostgreSQL store
 against the same store in SQLite, in the same run (issue 15).  Not part of
 bench/run yet: run it by hand after a build, as root (PostgreSQL runs as

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """bench/renditions.py: sitemaps sent from their renditions (issue 17),
 measurement 4 of bench/run.
 

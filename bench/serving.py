@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """bench/serving.py: serving sitemaps from big stores (measurement 2 of
 bench/run).
 

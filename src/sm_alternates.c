@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_alternates.c: see sm_alternates.h. */
 #include "sm_alternates.h"
 #include "sm_url.h"

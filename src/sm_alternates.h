@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_alternates.h: a page's hreflang alternates (<link rel="alternate"
  * hreflang="xx" href="...">, found by the head reader, sm_head.h), as they
  * are stored with the URL and served in its <url> as

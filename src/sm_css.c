@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_css.c: see sm_css.h.  Type selectors match the sitemap's elements in
  * any namespace (no @namespace default), so the rules hold for the
  * sitemaps.org namespace and xhtml:link alike. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_css.h: the module's own stylesheet (SitemapStylesheet On, and the
  * HTML site map unless SitemapHTMLStylesheet names another): CSS on the
  * sitemap's XML elements, so a browser shows the index and the pages as

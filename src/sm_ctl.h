@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_ctl.h: what sitemapctl needs besides the core, kept out of the
  * command's main file so that it can be unit-tested: reading its argument
  * values, and exporting a site's sitemap files exactly as the module

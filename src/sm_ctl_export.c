@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_ctl_export.c: a site's sitemap files, byte for byte what the module
  * serves (mod_sitemap_handler.c): the same store reads, the same choice of
  * document, the same XML writer and annotations. */

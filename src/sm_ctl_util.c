@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_ctl_util.c: sitemapctl's argument values; see sm_ctl.h. */
 #include "sm_ctl.h"
 #include "sm_date.h"

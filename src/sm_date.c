@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_date.c: see sm_date.h. */
 #include "sm_date.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_date.h: Last-Modified values to times.
  *
  * apr_date_parse_http accepts every HTTP date format, trying each in turn

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_document.c: see sm_document.h. */
 #include "sm_document.h"
 #include "sm_alternates.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_document.h: which document a sitemap URL names, and writing it.
  *
  * The one place that chooses between a page's <urlset>, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_fs.c: see sm_fs.h.  Written against the POSIX *at() calls: APR's file
  * functions take paths only, and a path is what must not be trusted. */
 #include "sm_fs.h"

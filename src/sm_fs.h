@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_fs.h: creating and handing over the store's directory and files from
  * a root process without following a link another user planted.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_gzip.c: see sm_gzip.h.  zlib does the compressing; only the plumbing
  * between it and a sink, and the header test, are here. */
 #include "sm_gzip.h"

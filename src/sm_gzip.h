@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_gzip.h: gzip for sitemaps: a streaming compressor that is itself an
  * sm_xml_sink (so a document can be written compressed to any sink), and
  * the Accept-Encoding test.

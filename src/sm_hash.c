@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_hash.c: see sm_hash.h.  A multiply-rotate mix over 8-byte words,
  * finished with MurmurHash3's fmix64.  Short strings are the rule (paths,
  * header values): the tail is read as the string's last 8 bytes (or byte by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_hash.h: a fast 64-bit hash of byte strings, for the recorder's
  * in-memory keys (never stored: a change of the function only costs one
  * round of rewrites of recently seen URLs).

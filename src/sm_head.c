@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_head.c: the streaming <head> scanner (see sm_head.h).
  *
  * Written by hand: no library at hand reads HTML incrementally with

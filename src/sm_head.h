@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_head.h: what a page's own <head> says about indexing, read as it
  * streams past (no httpd headers: the glue feeds it bucket by bucket).
  *

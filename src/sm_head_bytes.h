@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_head_bytes.h: the byte-level search of the head scanner (sm_head.c
  * only): byte classes of the HTML tokenizer, ASCII case-insensitive words,
  * and the first byte of a set found a word (eight bytes) at a time.

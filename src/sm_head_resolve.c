@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_head_resolve.c: what a page's canonical names (see sm_head.h):
  * hrefs resolved against the page's URL as browsers do (RFC 3986 section
  * 5), then normalised as stored URLs are (sm_url).  Written by hand: APR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_hot.h: SM_HOT marks the code every request runs (the module's hooks
  * declining, the repeat check).  GCC and clang place such functions
  * together (.text.hot), so that a request touches one or two of the

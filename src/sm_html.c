@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_html.c: HTML character references (see sm_html.h).  Written by
  * hand: APR's apr_unescape_entity reads a few names and decimal
  * references as single bytes (no hexadecimal ones, no UTF-8, and it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_html.h: text of HTML attribute values and titles.  No httpd
  * headers. */
 #ifndef SM_HTML_H

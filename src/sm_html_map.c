@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_html_map.c: see sm_html_map.h. */
 #include "sm_html_map.h"
 #include "sm_alternates.h"

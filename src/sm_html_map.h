@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_html_map.h: the HTML site map for visitors (SitemapHTMLPath).
  *
  * Built from the same store as the XML: the site's URLs in sitemap order

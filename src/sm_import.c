@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_import.c: see sm_import.h. */
 #include "sm_import.h"
 #include "sm_date.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_import.h: learning a site from Apache access logs (sitemapctl import).
  *
  * A log line is reduced to the facts the module would have seen

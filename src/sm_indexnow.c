@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_indexnow.c: the IndexNow sender (see sm_indexnow.h). */
 #include "sm_indexnow.h"
 #include "sm_memory.h"

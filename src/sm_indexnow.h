@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_indexnow.h: IndexNow (indexnow.org): tell search engines which URLs
  * were added, changed or removed, within seconds.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_log.h: how the core reports problems without knowing about httpd.
  *
  * The core never includes httpd headers.  Whoever embeds it (the module,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_memory.c: see sm_memory.h. */
 #include "sm_memory.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_memory.h: the recorder's memory of what it wrote, which every request
  * reads without a lock.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_progress.c: see sm_progress.h. */
 #include "sm_progress.h"
 

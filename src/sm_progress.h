@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_progress.h: a one-line progress meter for long sitemapctl work
  * (import: bytes of the logs read, lines per second, time left; then the
  * URLs written), redrawn in place on a terminal.

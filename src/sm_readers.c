@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_readers.c: see sm_readers.h. */
 #include "sm_readers.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_readers.h: a process's read-only connections to one store, opened
  * when a request needs one and none is idle, reused while they are used,
  * and closed once idle for a while (sm_readers_close_idle, which the

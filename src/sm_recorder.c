@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_recorder.c: see sm_recorder.h.  The request side: the queue, the
  * memory of written URLs, the sites; sm_recorder_write.c writes. */
 #include "sm_recorder_int.h"

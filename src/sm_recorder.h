@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_recorder.h: the per-process write path between requests and the stores.
  *
  * Requests never wait on SQLite in the steady state:

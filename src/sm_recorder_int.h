@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_recorder_int.h: what sm_recorder.c (the request side: queue, memory,
  * sites) and sm_recorder_write.c (the writer thread and the stores) share.
  * Nothing else includes it.

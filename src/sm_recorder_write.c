@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_recorder_write.c: the writer's side of sm_recorder.h: one thread
  * writes every store's part of each batch, keeps the stores open while they
  * are used (a store file idle for a minute is closed), notices stores that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_rendition.c: see sm_rendition.h.  APR has no O_NOFOLLOW nor *at()
  * calls, and safety against planted symlinks needs both, so the files are
  * handled with POSIX calls on a directory descriptor; APR only wraps the

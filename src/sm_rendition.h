@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_rendition.h: the cache of renditions: the exact bytes of a sitemap
  * document, plain and gzip, kept as files in one directory per server.
  *

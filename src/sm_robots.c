@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_robots.c: see sm_robots.h. */
 #include "sm_robots.h"
 

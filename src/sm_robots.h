@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_robots.h: adding "Sitemap:" lines to a robots.txt that streams by.
  *
  * The body is fed in pieces as it passes (it is never held whole); the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_rules.c: which responses are recorded, which are forgotten.
  *
  * sm_rules_decide runs after every request: it looks at the cheap facts

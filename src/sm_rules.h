@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_rules.h: which responses are recorded, which are forgotten.
  *
  * Shared by the module (live traffic) and sitemapctl (access logs), so the

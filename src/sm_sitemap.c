@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_sitemap.c: see sm_sitemap.h. */
 #include "sm_sitemap.h"
 #include "sm_hot.h"

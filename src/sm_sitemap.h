@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_sitemap.h: what a sitemap looks like for one site: the names of its
  * documents, and the optional changefreq/priority annotations. */
 #ifndef SM_SITEMAP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_sites.c: a Host's normal form and the bounded registry of sites made
  * from Hosts (see sm_sites.h). */
 #include "sm_sites.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_sites.h: sites made at run time from a request's Host (the mass
  * virtual host of SitemapSiteFromHost): the Host's normal form, and a
  * bounded, thread-safe registry of the sites one process has seen.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_spill.c: see sm_spill.h.  Written by hand: the format is ours, and
  * APR has no claim-by-rename or exclusive-link helper. */
 #include "sm_spill.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_spill.h: changes that a stopping process could not write, kept in
  * files beside the store for the next process that opens it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_status.c: see sm_status.h. */
 #include "sm_status.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_status.h: the operators' status page (SetHandler sitemap-status):
  * what is known of each site, written as HTML (with an inline SVG chart of
  * URLs added and removed per day), as JSON, or as the Prometheus text

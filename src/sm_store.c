@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store.c: the backend-independent half of the store interface. */
 #include "sm_store.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store.h: the store of recorded URLs, behind one small interface.
  *
  * Two backends: one SQLite file (sm_store_sqlite.c) and a PostgreSQL

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_pg.c: the store in a PostgreSQL database, shared by a farm of
  * servers (SitemapDatabase postgresql://...).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_pg.h: what the files of the PostgreSQL store share (private to
  * sm_store_pg*.c; callers use sm_store.h).
  *

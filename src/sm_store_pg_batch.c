@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_pg_batch.c: a write transaction's new URLs, many at once (see
  * sm_store_pg.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_pg_conn.c: the PostgreSQL store's connection, statements and
  * schema (see sm_store_pg.h). */
 #include "sm_store_pg.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_pg_indexnow.c: IndexNow's pending list and per-site state in
  * the PostgreSQL store, as sm_store_sqlite_indexnow.c keeps them in SQLite
  * (same tables, same rules; see sm_store.h and sm_indexnow.h).

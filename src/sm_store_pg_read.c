@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_pg_read.c: reading the PostgreSQL store (the sitemap handler,
  * sitemapctl) and checking it (see sm_store_pg.h). */
 #include "sm_store_pg.h"

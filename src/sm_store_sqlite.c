@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_sqlite.c: the store in one SQLite file (WAL mode): its
  * statements, opening and closing it, the helpers its other files share.
  * Writing is in sm_store_sqlite_write.c, reading in sm_store_sqlite_read.c,

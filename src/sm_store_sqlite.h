@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_sqlite.h: what the files of the SQLite store share (private to
  * sm_store_sqlite*.c; callers use sm_store.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_sqlite_check.c: sitemapctl check of a SQLite store: SQLite's
  * integrity check, that it is ours, and that the writers' summaries agree
  * with the URLs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_sqlite_indexnow.c: IndexNow's pending list and per-site state in
  * the SQLite store.  The list is written by the store's own transactions
  * (indexnow_note in sm_store_sqlite.c); this file is the sender's side:

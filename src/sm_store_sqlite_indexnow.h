@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_sqlite_indexnow.h: the SQLite backend's IndexNow entries
  * (sm_store_sqlite_indexnow.c), shared with sm_store_sqlite.c only. */
 #ifndef SM_STORE_SQLITE_INDEXNOW_H

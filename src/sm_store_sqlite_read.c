@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_sqlite_read.c: reading the SQLite store: the documents' reads
  * (one snapshot per document), the status page's and sitemapctl's. */
 #include "sm_store_sqlite.h"

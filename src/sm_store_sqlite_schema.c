@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_sqlite_schema.c: the SQLite store's schema, step by step from
  * an empty file to SM_SCHEMA_VERSION, and the upgrade of an older file in
  * place (sm_sqlite_migrate, run by sm_store_open_sqlite). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_sqlite_write.c: writing to the SQLite store (see
  * sm_store_sqlite.h): sites' rows, URLs recorded and forgotten, expiry.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_tx.c: the write transaction's summaries (see sm_store_tx.h). */
 #include "sm_store_tx.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_tx.h: what a write transaction does to the summaries of its
  * sites and pages, added up in memory and written once before COMMIT (one
  * row per touched page and site, however many URLs changed), and the page

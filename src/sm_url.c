@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_url.c: URL normalisation (RFC 3986 section 6.2.2) and base URLs.
  *
  * The byte-level work (which bytes stay literal, which escapes are decoded)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_url.h: URL normalisation (RFC 3986 section 6.2.2) and base URLs.
  *
  * Stored URLs are "path[?query]" in a canonical form, so that the many

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_xml.c: see sm_xml.h. */
 #include "sm_xml.h"
 #include "sm_alternates.h"

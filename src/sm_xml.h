@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sm_xml.h: the sitemaps.org 0.9 XML writer, streaming.
  *
  * Output goes through a small fixed buffer to a sink (the module's sink

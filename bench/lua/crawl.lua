@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- bench/lua/crawl.lua: every request a URL never requested before.
 --   wrk ... -s crawl.lua URL -- TAG
 -- Paths are /crawl/TAG-THREAD-N.html (TAG unique per wrk run); the bench

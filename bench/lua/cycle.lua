@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- bench/lua/cycle.lua: GET the static site's pages over and over.
 --   wrk ... -s cycle.lua URL -- COUNT
 -- Every thread walks all COUNT pages (/p/0000.html ...) in its own random

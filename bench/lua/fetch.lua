@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- bench/lua/fetch.lua: GET one path again and again (one connection:
 -- the latency percentiles are request-to-last-byte times).
 --   wrk ... -s fetch.lua URL -- PATH [gzip]

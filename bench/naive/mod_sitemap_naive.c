@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench/naive/mod_sitemap_naive.c: the naive design, for comparison only.
  *
  * What a first attempt at "record every page into SQLite" looks like: in

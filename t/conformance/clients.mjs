@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // t/conformance/clients.mjs: what npm packages nobody here wrote read from a
 // live mod_sitemap server, starting at its robots.txt.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """t/conformance/scrapy_sitemaps.py: the page URLs Scrapy's SitemapSpider
 finds when started from a live server's robots.txt.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* t/fuzz/fuzz.h: what every fuzz target shares (see t/fuzz/README).
  *
  * A target is one file t/fuzz/fuzz_NAME.c defining LLVMFuzzerTestOneInput;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # t/fuzz/fuzz.mk: builds the fuzz targets (make -f t/fuzz/fuzz.mk, from the
 # top of the tree; t/fuzz/run does it).  Every t/fuzz/fuzz_NAME.c is a
 # target, linked against the core's sources compiled here with clang,

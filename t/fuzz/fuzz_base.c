@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_base: base URLs (SitemapBaseURL, sitemapctl --site:
  * sm_url_parse_base) and the URLs an administrator names to sitemapctl
  * add/remove (sm_ctl_url, on the base).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_date: the date and duration parsers: Last-Modified values
  * (sm_parse_http_date, what any backend sends), and sitemapctl's --lastmod
  * and --older-than values (sm_ctl_parse_time, sm_ctl_parse_duration).

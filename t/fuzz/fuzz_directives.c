@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_directives: the core's parsers of directive values (SitemapExclude,
  * SitemapChangefreq and SitemapPriority regexes and values, SitemapPath),
  * of sitemap request paths (sm_name_parse, asked of every request), and

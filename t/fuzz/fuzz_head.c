@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_head: the streaming <head> scanner (sm_head_feed) and the
  * canonical's resolution (sm_head_resolve, sm_head_names_other), as any
  * page or backend can make them read.

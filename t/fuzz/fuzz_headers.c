@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_headers: what the module reads from a response to decide whether a
  * page is recorded: X-Robots-Tag and Cache-Control token lists
  * (sm_header_has_token) and the Content-Type, through sm_rules_decide,

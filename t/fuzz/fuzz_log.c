@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_log: access-log lines, as sitemapctl import reads them
  * (sm_log_parse_line, sm_import_not_a_page, sm_import_line and the
  * changes an import amounts to).

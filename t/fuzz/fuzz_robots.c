@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_robots: the robots.txt scanner (sm_robots), which sees the body of
  * whatever produces robots.txt, in the pieces httpd's buckets bring.
  *

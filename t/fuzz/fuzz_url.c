@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_url: request targets, as the module and sitemapctl import see them
  * (sm_url_from_target, sm_url_normalize_path, sm_url_normalize_query).
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Integration test harness for mod_sitemap.
 
 Every test gets its own httpd: a complete standalone httpd.conf written into

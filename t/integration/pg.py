@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A throwaway PostgreSQL server for the farm tests (SitemapDatabase
 postgresql://...), made with Debian's postgresql package (tools/deps).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """ports.py: a free port of 127.0.0.1 for a server the tests or the
 benchmarks start (httpd, PostgreSQL, tools/demo), shared by conftest.py,
 pg.py, test_demo.py and bench/benchlib.py."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Checks of sitemap documents and responses, shared by the test_sitemap_*
 files.
 

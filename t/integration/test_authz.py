@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Only what an anonymous visitor from anywhere may fetch is recorded
 (issue 21, item 4): a section restricted by Require ip, local, host or an
 expression on the client is served to 127.0.0.1 (where the tests run) and

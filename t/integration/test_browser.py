@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The views in a real browser: headless Chromium (Debian's chromium)
 renders the styled sitemap index, a styled page and the HTML site map.
 --dump-dom shows what the browser built (the HTML site map's links), and a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Configuration: every bad value stops httpd from starting with a message
 naming the directive and the value; good values start."""
 import os

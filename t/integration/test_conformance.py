@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Conformance: what clients nobody here wrote read from a live server.
 
 For each kind of site below, started from its robots.txt, with and without

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tools/demo, run the way a new user runs it: from a checkout in a home
 directory the server's User cannot enter (as root: a 0700 directory, as
 /root is), and as a user other than root; and it must fail, saying why,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """SitemapExpire: URLs not served for that long leave the store; URLs that
 keep being served stay, even though repeats are skipped in memory."""
 import time

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A recorded URL is removed when its final status becomes 404, 410 or 301;
 other statuses leave it alone."""
 import os

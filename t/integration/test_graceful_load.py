@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Graceful restarts under load lose no recorded URL.
 
 With a 10 s flush interval the URLs sit in the processes' memory; client

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The harness itself: httpd starts and stops under every MPM without
 mod_sitemap, serves files and CGI, and its error log is read."""
 import glob

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """SitemapReadHead: a page's own <head> decides, as it streams past.
 
 Every case is served three ways (static files, a CGI writing its page in

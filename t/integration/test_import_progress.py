@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """sitemapctl import shows its progress on a terminal (bytes read of the
 total, lines per second, time left) and nothing when standard error is not
 a terminal.  The terminal is a real pseudo-terminal (pty); the log is big

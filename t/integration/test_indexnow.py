@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """IndexNow: new, changed and removed URLs are POSTed to the endpoint once
 each, by one sender across processes and servers sharing a store; the key
 is served at /KEY.txt; refusals and failures are handled as documented.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """lastmod: the response's Last-Modified when it has one; otherwise the time
 the URL was first recorded, moved forward when the response's ETag
 changes."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """SitemapExclude, SitemapAllowQuery, SitemapMaxURLs and the 2048-character
 URL limit."""
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The core's messages are logged with the vhost they concern, so that the
 vhost's ErrorLog and LogLevel apply (issue 14, item 10)."""
 import re

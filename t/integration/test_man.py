@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The manual pages: sitemapctl(8) and mod_sitemap(5) render without a
 warning (groff -ww, mandoc -Tlint), `make install` installs them, and they
 match the README and sitemapctl --help (directives and their defaults,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Hundreds of vhosts on one server (issue 22): one store file per vhost or
 one shared store; each vhost's sitemap lists only its own pages, a child
 has one writer thread whatever the number of stores, its descriptors and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Mass virtual hosting (SitemapSiteFromHost): one <VirtualHost> serving
 every hostname (mod_vhost_alias's VirtualDocumentRoot, or a docroot per
 host from a RewriteMap) gets one site per allowed hostname: its own URLs,

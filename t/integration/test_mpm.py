@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Every MPM: recording and forgetting work, and a process's queue is
 written on child exit, graceful restart, graceful-stop and stop (so with a
 one-hour flush interval nothing waits for the timer)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """URL normalisation (RFC 3986 6.2.2) of what is recorded.
 
 Each case sends a raw request target (bytes exactly as written) for a file

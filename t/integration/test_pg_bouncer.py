@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A farm through pgbouncer in transaction pooling mode (issue 15): the
 README says the module uses only unnamed statements, transaction-scoped
 settings and advisory locks, and reads each document in one transaction,

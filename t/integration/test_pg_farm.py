@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A farm of servers sharing one PostgreSQL store (issue 15): two httpd
 instances behind an imaginary load balancer, one site, one database."""
 

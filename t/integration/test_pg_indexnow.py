@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """IndexNow on a PostgreSQL store (issues 19 and 15): the pending list is
 in the shared database, so a farm's servers send every change once between
 them, a restart loses nothing, sitemapctl works on the URI, and a schema-1

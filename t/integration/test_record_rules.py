@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Which responses are recorded.  Every rule is checked both ways: first the
 case that must not be recorded (asserted absent after a sentinel), then the
 same URL with one fact changed, which must be recorded."""

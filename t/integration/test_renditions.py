@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Renditions (issue 17): each sitemap document kept as files, plain and
 gzip, sent at static-file cost, and never stale.
 

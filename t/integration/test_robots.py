@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """robots.txt: every site with `Sitemap On` advertises its sitemap there.
 
 SitemapRobots (default On) adds `Sitemap: <absolute sitemap URL>` lines

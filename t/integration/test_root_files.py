@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Root never follows a link another user planted (issue 21, item 1), and
 the store's directory must be reachable by httpd's User (issue 20).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the sitemap lists: stores of 0, 1, exactly one page, one page plus
 one URL and many pages; stable pages (holes are not refilled); escaping;
 changefreq/priority (first match wins); SitemapPath; one sitemap per

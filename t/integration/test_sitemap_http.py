@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The HTTP side of the sitemap: headers, HEAD, conditional requests (304),
 404 for pages that do not exist and malformed names, 405 for other methods,
 503 when the store cannot be read, ETags and Last-Modified that change

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Big stores, seeded straight into SQLite (as the module would have
 written them: rows in insertion order, pages filled one after the other,
 sites.last_page and the page and site summaries kept):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """sitemapctl, the administrator's command, against the same store files a
 real httpd writes: import of access logs (with the module's rules, also the
 running server's own log), add and remove while httpd records, export

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The operators' status handler (SetHandler sitemap-status): the HTML page
 with its SVG chart, ?json (and Accept: application/json) whose numbers
 match the store, ?metrics in the Prometheus text format, counters that add

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Store faults never break serving: pages are answered 200 as usual and
 quickly (the request path never waits on SQLite), the fault is logged with
 the store's path and the reason (at most once a minute per process), and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A store deleted, or replaced by a broken file and then deleted, while
 httpd runs: every process notices it by itself (not only when it has a
 new URL to write), forgets what it had written, creates the store again,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Rows read back from the store are checked before they reach the XML.
 
 Whoever can write the store (the server's User, an administrator with the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A stop while the store fails keeps what was queued: the stopping
 processes write it beside the store and the next generation writes it in
 (issue 21, item 6)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A store that stays unusable never holds up a stop or a graceful restart
 (issue 21, item 10): with the store's path replaced by a directory,
 `-k graceful` and `-k stop` work (what is at the path is the store's

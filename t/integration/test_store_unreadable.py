@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The sitemap while its store cannot be read: 503 with Retry-After (also
 when the fault shows only once the URLs are read, before any byte went
 out), and the fault logged at most once a minute per process, however

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The URL a crawler derives from a <loc> is the stored URL, byte for byte.
 
 Crawlers do not request a <loc> as written: browsers and Node parse it

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Virtual hosts: each site only sees its own URLs, the base URL never comes
 from the request, SitemapBaseURL overrides it, and vhosts inherit the
 server configuration."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The sitemap for people (issue 18): the stylesheet processing instruction
 and the module's CSS (SitemapStylesheet), the plain-text sitemap
 (SitemapTextPath) and the HTML site map (SitemapHTMLPath): content, paging,

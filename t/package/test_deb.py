@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The Debian package, installed the way an administrator installs it.
 
 Builds libapache2-mod-sitemap with tools/build-deb (dpkg-buildpackage -us

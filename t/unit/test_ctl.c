@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of sitemapctl's core helpers: argument values (durations,
  * times, administrators' URLs), the settings a site keeps in the store
  * (sm_settings_parse against sm_settings_format), export: the files

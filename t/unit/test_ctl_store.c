@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the store functions added for sitemapctl: the settings a
  * site keeps (written by writers that pass them, once per connection),
  * SM_CHANGE_SEED, site rows and statistics, URL rows, the file's facts and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of sm_parse_http_date: the same times as apr_date_parse_http,
  * for IMF-fixdate (its own parser) and the other formats (APR's). */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the choice of a sitemap document (sm_document.c), the one
  * the handler and sitemapctl export share. */
 #include "unit.h"

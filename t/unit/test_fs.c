@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of sm_fs: walking to a directory without following links
  * others could plant, and handing over store files only when they are
  * plain files. */

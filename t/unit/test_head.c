@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of sm_head: the streaming <head> scanner and the canonical's
  * resolution.  Every document is also fed split at every position, byte
  * by byte, and in random pieces: the answer must never change. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of sitemapctl's log import: parsing common/combined lines,
  * the file-type heuristic, aggregation (newest line wins) with the
  * module's rules, and reading plain, gzip, damaged and missing files. */

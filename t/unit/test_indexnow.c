@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of IndexNow's core: the key and endpoint checks, the JSON body,
  * and the pending list in the SQLite store (what is queued, the claim that
  * lets one sender at a time have a batch, what finishing removes). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of sm_log: a message above the logger's level is neither
  * formatted nor passed on; one at or below it is, whole. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the recorder's memory (sm_memory) alone: what it vouches
  * for, when it stops vouching, and lock-free readers racing a writer
  * (run again under ThreadSanitizer by t/tsan/run). */

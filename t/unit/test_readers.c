@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the readers' pool: a released reader is reused, idle ones
  * are closed after their time (descriptors and all), at most keep are
  * kept, and a replaced store file gets a new reader. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the recorder: repeats skipped, batches deduplicated, the
  * writer thread flushing on time, backpressure, faults and recovery, and
  * nothing lost at stop. */

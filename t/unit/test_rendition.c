@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the renditions' core: the gzip compressor as a sink, the
  * Accept-Encoding test, rendition files (hit, miss for another key,
  * damaged, symlinked) and eviction. */

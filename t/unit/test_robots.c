@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the robots.txt scanner: lines added once, line ends,
  * existing lines in any case, bodies split anywhere. */
 #include "unit.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the recording rules: every condition both ways, forgetting,
  * excludes against the canonical path, regular expressions and header
  * tokens. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of sm_sites: a Host's normal form (case, trailing dot, the
  * vhost's port, IP literals, invalid names, length) and the bounded
  * registry (found, added, the cap, the rate-limited warning). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the spill files (sm_spill): what is written is read back
  * exactly, once, and anything that is not a complete spill of ours is
  * left alone. */

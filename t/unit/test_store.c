@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the SQLite store: schema, page assignment, summaries,
  * lastmod rules, limits, expiry and refusal of foreign files. */
 #include "unit.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of URL normalisation (paths, queries, request targets, the
  * length limit) and of base URL validation. */
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the views' core: the stylesheet processing instruction,
  * stylesheet URLs, .txt/.html document names, the HTML site map's paging
  * and the status page's JSON and metrics escaping. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of one writer serving many stores (sm_writer_create): one
  * thread for all, each store gets exactly its own URLs, a failing store
  * neither blocks nor loses the others' changes, an idle store file is

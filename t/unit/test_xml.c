@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unit tests of the XML writer, document names and annotations. */
 #include "unit.h"
 

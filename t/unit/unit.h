@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* unit.h: what the core's unit tests share: cmocka, an APR pool per test,
  * and a fresh temporary directory for SQLite files. */
 #ifndef SM_UNIT_H
