@@ -73,6 +73,7 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->indexnow_interval = -1;
     conf->host_re = NULL;
     conf->hosts_max = -1;
+    conf->session_cookies = NULL;
     return conf;
 }
 
@@ -91,6 +92,7 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     conf->content_types = MERGE_UNSET(content_types, NULL);
     conf->excludes = apr_array_append(p, base->excludes, add->excludes);
     conf->allow_query = MERGE_UNSET(allow_query, NULL);
+    conf->session_cookies = MERGE_UNSET(session_cookies, NULL);
     conf->flush_interval = MERGE_UNSET(flush_interval, -1);
     conf->expire = MERGE_UNSET(expire, -1);
     conf->max_urls = MERGE_UNSET(max_urls, -1);
@@ -444,6 +446,10 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         conf->rules.content_types = conf->content_types;
         conf->rules.excludes = conf->excludes;
         conf->rules.allow_query = conf->allow_query;
+        conf->sessions = conf->session_cookies
+                         ? (conf->session_cookies->nelts
+                            ? conf->session_cookies : NULL)
+                         : sitemap_default_session_cookies(pconf);
         conf->config_tag = config_tag(conf);
         conf->loaded = apr_time_now();
         robots_lines(pconf, conf);

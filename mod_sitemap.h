@@ -59,11 +59,16 @@ typedef struct {
     sm_regex *host_re;                  /* SitemapSiteFromHost, anchored
                                            (per vhost: not inherited) */
     int hosts_max;                      /* SitemapSiteFromHostMax */
+    apr_array_header_t *session_cookies; /* SitemapSessionCookie (empty:
+                                           None; NULL: unset, the
+                                           defaults) */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
     apr_size_t base_len;                /* strlen(site.base) */
     sm_rules rules;
+    const apr_array_header_t *sessions; /* session cookie patterns in
+                                           force (NULL: none) */
     apr_array_header_t *robots_urls;    /* the Sitemap lines' URLs */
     const char *robots_etag_suffix;     /* appended to robots.txt ETags */
     const char *stylesheet;             /* the PI's href, NULL: none */
@@ -113,11 +118,19 @@ typedef struct {
     const char *etag;           /* headers_out's first */
     const char *x_robots_tag;   /* every value of both tables, joined */
     const char *cache_control;  /* likewise */
+    const char *link;           /* likewise (a rel="canonical" counts) */
 } sitemap_response_headers;
 
 typedef struct {
     sitemap_head_state state;
     struct sm_head *scanner;    /* SITEMAP_HEAD_READ */
+    /* A response without validators of its own (no ETag, no real
+     * Last-Modified) is read to its end for its content's fingerprint
+     * (sm_fingerprint): never a repeat before it is read. */
+    int fingerprinting;         /* no ETag: fingerprint when read */
+    struct sm_fingerprint *fp;  /* NULL: not fingerprinted */
+    apr_uint64_t fingerprint;   /* its value once the body ended (0 till
+                                   then: a broken body is not judged) */
     apr_uint64_t raw;           /* the raw facts' hash when the body began
                                    (sm_recorder_raw) */
     /* The headers hashed then: when log_transaction finds the same ones,
@@ -131,6 +144,13 @@ typedef struct {
  * beside that path too. */
 const char *sitemap_default_db(apr_pool_t *p,
                                const sitemap_server_conf *conf);
+
+/* 404 for a site with no URL recorded yet, saying so (a sitemap that
+ * listed a placeholder would list a URL nobody has seen answer 200). */
+int sitemap_nothing_yet(request_rec *r);
+
+/* SitemapSessionCookie's built-in list (mod_sitemap_config.c). */
+const apr_array_header_t *sitemap_default_session_cookies(apr_pool_t *p);
 
 /* Hooks implemented by the glue files, registered in mod_sitemap.c. */
 int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,

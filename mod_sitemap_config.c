@@ -324,6 +324,87 @@ static const char *add_allow_query(cmd_parms *cmd, void *dconf,
     return NULL;
 }
 
+/* The session cookies of the common applications (SitemapSessionCookie's
+ * default; the README says why each is there). */
+static const char *const default_session_cookies[] = {
+    "wordpress_logged_in_*", "wordpress_sec_*", "wp-postpass_*",
+    "comment_author_*",                 /* WordPress */
+    "SESS*", "SSESS*",                  /* Drupal */
+    "joomla_user_state",                /* Joomla */
+    "*_session", "*UserID",             /* MediaWiki, Rails, Laravel */
+    "sessionid",                        /* Django */
+    "PHPSESSID",                        /* PHP */
+    "JSESSIONID",                       /* Java servlets */
+    "connect.sid",                      /* Express */
+    NULL
+};
+
+static void push_defaults(apr_array_header_t *a)
+{
+    int i;
+
+    for (i = 0; default_session_cookies[i]; i++)
+        APR_ARRAY_PUSH(a, const char *) = default_session_cookies[i];
+}
+
+const apr_array_header_t *sitemap_default_session_cookies(apr_pool_t *p)
+{
+    apr_array_header_t *a = apr_array_make(p, 16, sizeof(const char *));
+
+    push_defaults(a);
+    return a;
+}
+
+/* A cookie name (RFC 6265's token), or one with a leading or trailing
+ * '*' standing for any prefix or suffix. */
+static int is_cookie_pattern(const char *s)
+{
+    apr_size_t n = strlen(s), i;
+    apr_size_t from = s[0] == '*', to = n && s[n - 1] == '*' ? n - 1 : n;
+
+    if (n < 2 && from)
+        return 0;
+    if (from && to < n)                 /* "*x*" */
+        return 0;
+    for (i = from; i < to; i++)
+        if (!apr_isgraph(s[i]) || strchr("()<>@,;:\\\"/[]?={}*", s[i]))
+            return 0;
+    return to > from;
+}
+
+static const char *add_session_cookie(cmd_parms *cmd, void *dconf,
+                                      const char *arg)
+{
+    const char *err = in_server_only(cmd);
+    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
+    (void)dconf;
+
+    if (err)
+        return err;
+    if (!conf->session_cookies)
+        conf->session_cookies = apr_array_make(cmd->pool, 16,
+                                               sizeof(const char *));
+    else if (conf->session_cookies->nelts == 0)
+        return "SitemapSessionCookie: None must be the only value";
+    if (strcasecmp(arg, "None") == 0) {
+        if (conf->session_cookies->nelts)
+            return "SitemapSessionCookie: None must be the only value";
+        return NULL;                    /* empty: no session cookies */
+    }
+    if (strcasecmp(arg, "Default") == 0) {
+        push_defaults(conf->session_cookies);
+        return NULL;
+    }
+    if (!is_cookie_pattern(arg))
+        return apr_psprintf(cmd->pool, "SitemapSessionCookie: '%s' is not "
+                            "allowed: give cookie names, each may start or "
+                            "end with '*' (such as PHPSESSID, "
+                            "wordpress_logged_in_* or *_session), Default "
+                            "for the built-in list, or None", arg);
+    APR_ARRAY_PUSH(conf->session_cookies, const char *) = arg;
+    return NULL;
+}
+
 static const char *set_flush_interval(cmd_parms *cmd, void *dconf,
                                       const char *arg)
 {
@@ -643,6 +724,11 @@ const command_rec sitemap_directives[] = {
                   "(repeatable)"),
     AP_INIT_ITERATE("SitemapAllowQuery", add_allow_query, NULL, RSRC_CONF,
                     "query parameter names that may appear in recorded URLs"),
+    AP_INIT_ITERATE("SitemapSessionCookie", add_session_cookie, NULL,
+                    RSRC_CONF, "cookie names (NAME, PREFIX* or *SUFFIX) "
+                    "whose presence means a signed-in session: such "
+                    "requests never add or change a URL; Default for the "
+                    "built-in list, None for none"),
     AP_INIT_TAKE1("SitemapFlushInterval", set_flush_interval, NULL, RSRC_CONF,
                   "the longest a recorded URL waits in memory (default 1s)"),
     AP_INIT_TAKE1("SitemapExpire", set_expire, NULL, RSRC_CONF,

@@ -13,7 +13,9 @@
  * facts seen here as well as the final ones.  It never holds a byte:
  * every brigade is passed on as it came, and before it waits on a slow
  * source (a CGI's pipe, a proxied socket) it passes what it has read with
- * a FLUSH.  Once the head is over it removes itself. */
+ * a FLUSH.  Once the head is over it removes itself, unless the response
+ * has no ETag: then it reads on to the end of the body for the content's
+ * fingerprint (sm_fingerprint), which stands in for the missing validator. */
 #include "mod_sitemap.h"
 
 #include "http_log.h"
@@ -23,6 +25,7 @@
 
 #include <apr_strings.h>
 
+#include "sm_fingerprint.h"
 #include "sm_head.h"
 
 APLOG_USE_MODULE(sitemap);
@@ -76,6 +79,8 @@ static head_ctx *head_begin(ap_filter_t *f)
                   r->unparsed_uri);
     ctx->note.state = SITEMAP_HEAD_UNREAD;     /* until the head is over */
     ctx->note.scanner = sm_head_create(r->pool);
+    if (ctx->note.fingerprinting)
+        ctx->note.fp = sm_fingerprint_create(r->pool);
     ctx->rest = apr_brigade_create(r->pool, f->c->bucket_alloc);
     return ctx;
 }
@@ -124,10 +129,18 @@ static apr_status_t head_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             return ap_pass_brigade(f->next, bb);
         }
         next = APR_BUCKET_NEXT(e);
-        over = sm_head_feed(ctx->note.scanner, data, len);
+        if (ctx->note.state != SITEMAP_HEAD_READ
+            && sm_head_feed(ctx->note.scanner, data, len))
+            ctx->note.state = SITEMAP_HEAD_READ;
+        if (ctx->note.fp)
+            over = sm_fingerprint_feed(ctx->note.fp, data, len);
+        else
+            over = ctx->note.state == SITEMAP_HEAD_READ;
     }
     if (over) {
         ctx->note.state = SITEMAP_HEAD_READ;
+        if (ctx->note.fp)
+            ctx->note.fingerprint = sm_fingerprint_end(ctx->note.fp);
         ap_remove_output_filter(f);
     }
     return ap_pass_brigade(f->next, bb);

@@ -17,6 +17,7 @@
 
 #include "sm_alternates.h"
 #include "sm_date.h"
+#include "sm_fingerprint.h"
 #include "sm_hash.h"
 #include "sm_head.h"
 
@@ -50,6 +51,7 @@ SM_HOT static void find_headers(request_rec *last,
     h->etag = apr_table_get(last->headers_out, "ETag");
     h->x_robots_tag = all_values(last, errs, "X-Robots-Tag");
     h->cache_control = all_values(last, errs, "Cache-Control");
+    h->link = all_values(last, errs, "Link");
 }
 
 /* Was a header's value the same then (both absent, the same string)? */
@@ -64,7 +66,8 @@ static int same_headers(const sitemap_response_headers *a,
     return same_value(a->last_modified, b->last_modified)
            && same_value(a->etag, b->etag)
            && same_value(a->x_robots_tag, b->x_robots_tag)
-           && same_value(a->cache_control, b->cache_control);
+           && same_value(a->cache_control, b->cache_control)
+           && same_value(a->link, b->link);
 }
 
 /* The raw facts known when the request arrives: the site's configuration,
@@ -97,17 +100,63 @@ SM_HOT void sitemap_record_prefetch(const request_rec *r,
 SM_HOT static apr_uint64_t raw_facts_hash(const sm_site_conf *site,
                                           const request_rec *orig,
                                           int status,
-                                          const sitemap_response_headers *h)
+                                          const sitemap_response_headers *h,
+                                          apr_uint64_t fingerprint)
 {
-    const char *strs[4];
+    const char *strs[5];
     apr_uint64_t first = raw_facts_first(site, orig);
 
     strs[0] = h->last_modified;
     strs[1] = h->etag;
     strs[2] = h->x_robots_tag;
     strs[3] = h->cache_control;
-    return sm_recorder_raw(first, sm_hash_strs(first ^ (apr_uint64_t)status,
-                                               strs, 4));
+    strs[4] = h->link;
+    /* A fingerprinted response (no validators of its own) repeats only
+     * with the same content. */
+    return sm_recorder_raw(first, sm_hash_u64(
+        sm_hash_strs(first ^ (apr_uint64_t)status, strs, 5), fingerprint));
+}
+
+/* Was the final request served from a file as it is (the default handler:
+ * httpd names the handler after the content type when no module claimed
+ * it), rather than by a script?  A file does not read its path info, so a
+ * URL with path info after one is never a page of its own; a script's (a
+ * front controller's route, MediaWiki's /index.php/Title) may be. */
+static int served_as_file(const request_rec *r)
+{
+    const char *h = r->handler, *ct = r->content_type;
+    apr_size_t n;
+
+    if (!h || strcmp(h, "default-handler") == 0)
+        return 1;
+    if (!ct)
+        return 0;
+    n = strcspn(ct, "; \t");
+    return strncasecmp(h, ct, n) == 0 && !h[n];
+}
+
+/* Path info after what served the final request (the URL the client asked
+ * for may have had some before a rewrite took it to a front controller). */
+static int final_path_info(const request_rec *last)
+{
+    return last->path_info && *last->path_info;
+}
+
+/* A Last-Modified that is a real modification time: not the time of the
+ * response itself (applications that send "now"), nor later.  0 when
+ * there is none, or not a real one. */
+static apr_time_t real_last_modified(const char *value, apr_time_t now)
+{
+    apr_time_t lm = sm_parse_http_date(value);
+
+    return lm && lm < now - apr_time_from_sec(1) ? lm : 0;
+}
+
+/* Does the response carry a validator of its own: an ETag, or a real
+ * Last-Modified?  Without one it is fingerprinted (sm_fingerprint). */
+static int has_validators(const sitemap_response_headers *h, apr_time_t now)
+{
+    return h->etag || real_last_modified(h->last_modified, now);
 }
 
 /* The facts that need no header (sm_rules_worth_deciding's). */
@@ -119,43 +168,82 @@ SM_HOT static void fill_response(const sitemap_server_conf *conf,
     resp->status = status;
     resp->target = orig->unparsed_uri;
     resp->content_type = last->content_type;
-    resp->has_path_info = (last->path_info && *last->path_info)
-                          || (orig->path_info && *orig->path_info);
+    resp->has_path_info = final_path_info(last) && served_as_file(last);
     resp->is_subrequest = orig->main != NULL;
     resp->base_len = site == &conf->site ? conf->base_len
                                          : strlen(site->base);
     resp->authenticated = orig->user || last->user;
+    resp->session = 0;
     resp->x_robots_tag = resp->cache_control = NULL;
 }
 
-/* What the page's head says about a response the rules would record:
- * SM_RECORD to go on, SM_FORGET (noindex, or a canonical naming another
- * URL: removed if stored), SM_IGNORE (the head was not read whole). */
+/* Does a canonical name another URL than the page?  The head's <link
+ * rel=canonical> (resolved against its <base href>) and a Link header's
+ * rel="canonical" (against the page's URL) count alike; two that disagree
+ * cancel out, as two conflicting <link>s do (sm_head). */
+static int canonical_elsewhere(request_rec *r, const sitemap_server_conf *conf,
+                               const sm_site_conf *site,
+                               const request_rec *orig,
+                               const sm_head_result *head, const char *link,
+                               const char *url)
+{
+    sm_head_result from_link;
+    int in_head = 0, in_link = 0;
+
+    if (head && head->canonical)
+        in_head = 1 + sm_head_names_other(r->pool, head, site->base,
+                                          orig->unparsed_uri, url,
+                                          conf->allow_query);
+    if (link && (from_link.canonical = sm_link_canonical(r->pool, link))) {
+        from_link.base_href = NULL;
+        in_link = 1 + sm_head_names_other(r->pool, &from_link, site->base,
+                                          orig->unparsed_uri, url,
+                                          conf->allow_query);
+    }
+    if (in_head && in_link && in_head != in_link)
+        return 0;
+    return in_head == 2 || in_link == 2;
+}
+
+/* What the page's head (and its Link header) says about a response the
+ * rules would record: SM_RECORD to go on, SM_FORGET (noindex, or a
+ * canonical naming another URL: removed if stored), SM_IGNORE (the head
+ * was not read whole; a script's path info without its head read). */
 static sm_verdict head_says(request_rec *r, const sitemap_server_conf *conf,
                             const sm_site_conf *site,
-                            const request_rec *orig,
-                            const sitemap_head_note *note, const char *url,
-                            const char **why)
+                            const request_rec *orig, const request_rec *last,
+                            const sitemap_head_note *note,
+                            const sitemap_response_headers *h,
+                            const char *url, const char **why)
 {
-    const sm_head_result *head;
+    const sm_head_result *head = NULL;
 
     /* Judged by its headers: no filter, a Content-Encoding, or a response
      * whose facts when its body began had been acted on (head read) and
      * that filters after the reader made new (mod_headers set an ETag). */
-    if (!note || note->state == SITEMAP_HEAD_UNREADABLE
-        || note->state == SITEMAP_HEAD_REPEAT)
-        return SM_RECORD;
-    if (note->state != SITEMAP_HEAD_READ) {
+    if (note && note->state == SITEMAP_HEAD_READ) {
+        if (note->fp && !note->fingerprint) {
+            *why = "body not read to its end";
+            return SM_IGNORE;
+        }
+        head = sm_head_result_get(note->scanner);
+    }
+    else if (note && note->state != SITEMAP_HEAD_UNREADABLE
+             && note->state != SITEMAP_HEAD_REPEAT) {
         *why = "head not read";
         return SM_IGNORE;
     }
-    head = sm_head_result_get(note->scanner);
-    if (head->noindex) {
+    /* A script's path info (a front controller's route) is a page when
+     * its head says so: read, no noindex, no canonical elsewhere. */
+    if (!head && final_path_info(last)) {
+        *why = "path info, head not read";
+        return SM_IGNORE;
+    }
+    if (head && head->noindex) {
         *why = "meta robots noindex";
         return SM_FORGET;
     }
-    if (sm_head_names_other(r->pool, head, site->base,
-                            orig->unparsed_uri, url, conf->allow_query)) {
+    if (canonical_elsewhere(r, conf, site, orig, head, h->link, url)) {
         *why = "canonical names another URL";
         return SM_FORGET;
     }
@@ -198,6 +286,8 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
         resp->authenticated =
             apr_table_get(orig->headers_in, "Authorization") != NULL
             || client_certificate(last);
+    resp->session = sm_has_session(conf->sessions,
+                                   apr_table_get(orig->headers_in, "Cookie"));
     resp->x_robots_tag = h->x_robots_tag;
     resp->cache_control = h->cache_control;
     verdict = sm_rules_decide(r->pool, &conf->rules, resp, &url, &why);
@@ -216,7 +306,7 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
         verdict = SM_FORGET;
     }
     if (verdict == SM_RECORD)
-        verdict = head_says(r, conf, site, orig, note, url, &why);
+        verdict = head_says(r, conf, site, orig, last, note, h, url, &why);
     if (verdict == SM_IGNORE) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (%s): %s",
                       why ? why : "-", orig->unparsed_uri);
@@ -232,8 +322,13 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     change.title = NULL;
     change.alternates = NULL;
     if (verdict == SM_RECORD) {
-        change.last_modified = sm_parse_http_date(h->last_modified);
+        change.last_modified = real_last_modified(h->last_modified,
+                                                  r->request_time);
         change.etag = h->etag;
+        /* No ETag: the content's fingerprint in its place, so lastmod
+         * moves when the content does (sm_store_tx). */
+        if (!change.etag && note && note->fp && note->fingerprint)
+            change.etag = sm_fingerprint_tag(r->pool, note->fingerprint);
         /* What the head said of its title ("" for none); NULL when the
          * head was not read, which leaves a stored title alone. */
         if (note && note->state == SITEMAP_HEAD_READ) {
@@ -308,7 +403,8 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
 
     if (!have_headers)
         find_headers(last, &h);
-    raw = raw_facts_hash(site, orig, status, &h);
+    raw = raw_facts_hash(site, orig, status, &h,
+                         note && note->fp ? note->fingerprint : 0);
     if (sm_recorder_repeat(conf->recorder, raw, r->request_time))
         return OK;
     return decide(r, conf, site, orig, last, &resp, &h, raw, note);
@@ -335,9 +431,15 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
     if (!sm_rules_worth_deciding(&conf->rules, &resp, &why))
         return 0;
     find_headers(r, &note->headers);
-    note->raw = raw_facts_hash(site, orig, HTTP_OK, &note->headers);
-    if ((*repeat = sm_recorder_repeat(conf->recorder, note->raw,
-                                      r->request_time)))
+    note->raw = raw_facts_hash(site, orig, HTTP_OK, &note->headers, 0);
+    /* A response without validators of its own is never a repeat before
+     * its content is known: its head is read each time, so a noindex, a
+     * canonical, a title or alternates it gains are seen at the next GET;
+     * without an ETag it is read to its end for its fingerprint. */
+    note->fingerprinting = !note->headers.etag;
+    if (has_validators(&note->headers, r->request_time)
+        && (*repeat = sm_recorder_repeat(conf->recorder, note->raw,
+                                         r->request_time)))
         return 0;
     /* A page the rules leave out whatever its head says (an excluded
      * path, a refused query, credentials) is not read: being ignored, it
@@ -347,6 +449,8 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
         resp.authenticated =
             apr_table_get(orig->headers_in, "Authorization") != NULL
             || client_certificate(r);
+    resp.session = sm_has_session(conf->sessions,
+                                  apr_table_get(orig->headers_in, "Cookie"));
     return sm_rules_decide(r->pool, &conf->rules, &resp, &url, &why)
            == SM_RECORD;
 }

@@ -94,4 +94,10 @@ int sm_head_names_other(apr_pool_t *p, const sm_head_result *res,
                         const char *page_url,
                         const apr_array_header_t *allow);
 
+/* The target of a Link response header's rel="canonical" (RFC 8288; the
+ * value as httpd joins several, comma-separated), as written; NULL when
+ * there is none, or two that differ (as for <link rel=canonical>).  It is
+ * resolved against the page's URL, never against a <base href>. */
+const char *sm_link_canonical(apr_pool_t *p, const char *value);
+
 #endif

@@ -119,3 +119,83 @@ int sm_head_names_other(apr_pool_t *p, const sm_head_result *res,
         return 1;                   /* a URL this page cannot be */
     return strcmp(curl, page_url) != 0;
 }
+
+/* Does a rel value (space-separated link relation types, any case) hold
+ * "canonical"? */
+static int rel_has_canonical(const char *v, apr_size_t n)
+{
+    apr_size_t i = 0;
+
+    while (i < n) {
+        apr_size_t j;
+
+        while (i < n && apr_isspace(v[i]))
+            i++;
+        for (j = i; j < n && !apr_isspace(v[j]); j++)
+            ;
+        if (j - i == 9 && strncasecmp(v + i, "canonical", 9) == 0)
+            return 1;
+        i = j;
+    }
+    return 0;
+}
+
+const char *sm_link_canonical(apr_pool_t *p, const char *value)
+{
+    const char *s = value, *found = NULL;
+
+    while (s && *s) {
+        const char *lt = strchr(s, '<'), *gt, *e;
+        int canonical = 0;
+
+        if (!lt || !(gt = strchr(lt + 1, '>')))
+            break;
+        /* the link's parameters run to the next ',' outside quotes */
+        for (e = gt + 1; *e && *e != ','; e++) {
+            const char *name, *v;
+            apr_size_t nlen, vlen;
+
+            if (*e != ';')
+                continue;
+            for (name = e + 1; *name == ' ' || *name == '\t'; name++)
+                ;
+            for (nlen = 0; name[nlen] && name[nlen] != '='
+                           && name[nlen] != ';' && name[nlen] != ','
+                           && name[nlen] != ' ' && name[nlen] != '\t'; nlen++)
+                ;
+            v = name + nlen;
+            while (*v == ' ' || *v == '\t')
+                v++;
+            if (*v != '=')
+                continue;
+            for (v++; *v == ' ' || *v == '\t'; v++)
+                ;
+            if (*v == '"') {
+                const char *q = strchr(v + 1, '"');
+                if (!q)
+                    return found;
+                vlen = (apr_size_t)(q - v - 1);
+                v++;
+                e = q;
+            }
+            else {
+                for (vlen = 0; v[vlen] && v[vlen] != ';' && v[vlen] != ','
+                               && v[vlen] != ' '; vlen++)
+                    ;
+                e = v + vlen - 1;
+            }
+            if (nlen == 3 && strncasecmp(name, "rel", 3) == 0
+                && rel_has_canonical(v, vlen))
+                canonical = 1;
+        }
+        if (canonical) {
+            const char *href = apr_pstrmemdup(p, lt + 1,
+                                              (apr_size_t)(gt - lt - 1));
+            if (found && strcmp(found, href) != 0)
+                return NULL;        /* two that differ: neither counts */
+            found = href;
+        }
+        s = *e ? e + 1 : e;
+    }
+    return found;
+}

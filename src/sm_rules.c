@@ -262,6 +262,8 @@ SM_HOT int sm_rules_worth_deciding(const sm_rules *rules,
         return refuse(why, "content type");
     if (resp->authenticated)
         return refuse(why, "authenticated");
+    if (resp->session)
+        return refuse(why, "session");
     if (resp->has_path_info)
         return refuse(why, "path info");
     return 1;
@@ -279,16 +281,16 @@ sm_verdict sm_rules_decide(apr_pool_t *p, const sm_rules *rules,
         return ignore(url, NULL, NULL);
     forget = forgets(resp->status);
     /* A noindex says the page must not be listed, as its <head> may
-     * (sm_head): it goes if stored.  Cache-Control private or no-store
-     * says only that this answer was for one visitor (a signed-in user's
-     * view of a public page): left alone. */
+     * (sm_head): it goes if stored.  Cache-Control no-store says only that
+     * this answer was for one visitor: left alone.  "private" is left
+     * alone too when credentials or a session came (refused above); without
+     * them it is what every anonymous visitor gets (MediaWiki's default). */
     noindex = !forget
               && (sm_header_has_token(resp->x_robots_tag, "noindex")
                   || sm_header_has_token(resp->x_robots_tag, "none"));
     if (!forget && !noindex
-        && (sm_header_has_token(resp->cache_control, "private")
-            || sm_header_has_token(resp->cache_control, "no-store")))
-        return ignore(url, why, "cache-control");
+        && sm_header_has_token(resp->cache_control, "no-store"))
+        return ignore(url, why, "cache-control no-store");
 
     st = sm_url_from_target(p, resp->target, rules->allow_query,
                             resp->base_len, &path, &u);
@@ -311,4 +313,49 @@ sm_verdict sm_rules_decide(apr_pool_t *p, const sm_rules *rules,
     if (why)
         *why = noindex ? "x-robots-tag" : NULL;
     return forget || noindex ? SM_FORGET : SM_RECORD;
+}
+
+/* ---- session cookies ---------------------------------------------------- */
+
+static int pattern_matches(const char *pat, const char *name, apr_size_t n)
+{
+    apr_size_t plen = strlen(pat);
+
+    if (plen && pat[plen - 1] == '*')           /* prefix* */
+        return n >= plen - 1 && memcmp(name, pat, plen - 1) == 0;
+    if (plen && pat[0] == '*')                  /* *suffix */
+        return n >= plen - 1
+               && memcmp(name + n - (plen - 1), pat + 1, plen - 1) == 0;
+    return n == plen && memcmp(name, pat, n) == 0;
+}
+
+int sm_has_session(const apr_array_header_t *patterns, const char *cookies)
+{
+    const char *s = cookies;
+
+    if (!patterns || !patterns->nelts || !s)
+        return 0;
+    while (*s) {
+        const char *name, *e;
+        int i;
+
+        while (*s == ' ' || *s == '\t' || *s == ';' || *s == ',')
+            s++;
+        name = s;
+        while (*s && *s != '=' && *s != ';' && *s != ',')
+            s++;
+        e = s;
+        while (e > name && (e[-1] == ' ' || e[-1] == '\t'))
+            e--;
+        /* a cookie with an empty value is no session (a logout's) */
+        if (*s == '=' && e > name && s[1] && s[1] != ';' && s[1] != ',') {
+            for (i = 0; i < patterns->nelts; i++)
+                if (pattern_matches(APR_ARRAY_IDX(patterns, i, const char *),
+                                    name, (apr_size_t)(e - name)))
+                    return 1;
+        }
+        while (*s && *s != ';' && *s != ',')
+            s++;
+    }
+    return 0;
 }

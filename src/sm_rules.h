@@ -40,9 +40,12 @@ typedef struct {
     const char *target;         /* the request-target the client sent */
     const char *content_type;   /* the response's, parameters allowed */
     int authenticated;          /* r->user set or Authorization sent */
+    int session;                /* a session cookie sent (sm_has_session) */
     const char *x_robots_tag;   /* all X-Robots-Tag values, comma-joined */
     const char *cache_control;  /* all Cache-Control values, comma-joined */
-    int has_path_info;          /* extra path after the resource */
+    int has_path_info;          /* extra path after a static file (a
+                                   script's is its own page: the glue
+                                   judges it by its head) */
     int is_subrequest;
     apr_size_t base_len;        /* length of the site's base URL */
 } sm_response;
@@ -61,10 +64,12 @@ typedef enum {
  *
  * Recorded: a main request, method GET, status 200, content type in the
  * list (compared case-insensitively, parameters ignored), not
- * authenticated, no "noindex"/"none" in X-Robots-Tag (also in the
- * "agent: noindex" form), no "private"/"no-store" in Cache-Control, no path
- * info, a target that normalises (sm_url_from_target) and whose canonical
- * path matches no exclude.
+ * authenticated and no session, no "noindex"/"none" in X-Robots-Tag (also
+ * in the "agent: noindex" form), no "no-store" in Cache-Control ("private"
+ * is what every anonymous visitor of some applications gets: a response to
+ * a request without credentials or session is recorded with it), no path
+ * info after a static file, a target that normalises (sm_url_from_target)
+ * and whose canonical path matches no exclude.
  * Forgotten: a main GET or HEAD whose status is 404, 410 or 301 and whose
  * target normalises; and a GET answered 200 that would be recorded but for
  * a noindex/none in X-Robots-Tag (*why is then "x-robots-tag"). */
@@ -78,6 +83,12 @@ sm_verdict sm_rules_decide(apr_pool_t *p, const sm_rules *rules,
  * asked.  Lets the module skip gathering headers for most responses. */
 int sm_rules_worth_deciding(const sm_rules *rules, const sm_response *resp,
                             const char **why);
+
+/* Session cookies (SitemapSessionCookie): each pattern a cookie name,
+ * "prefix*" or "*suffix" (case-sensitive, as cookie names are).  1 when the
+ * Cookie header value (several joined by ';' or ',') names a cookie that
+ * one of them matches. */
+int sm_has_session(const apr_array_header_t *patterns, const char *cookies);
 
 /* 1 when the comma-separated header value holds token (case-insensitive),
  * alone or as "token=..." or after an "agent:" prefix. */

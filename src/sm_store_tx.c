@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_tx.c: the write transaction's summaries (see sm_store_tx.h). */
 #include "sm_store_tx.h"
+#include "sm_fingerprint.h"
 
 #include <apr_strings.h>
 #include <string.h>
@@ -148,7 +149,9 @@ int sm_tx_url_changes(const sm_change *c, apr_int64_t old_lastmod,
     apr_int64_t seen = apr_time_sec(c->seen);
     int etag_same = same_etag(c->etag, old_etag);
 
-    if (c->last_modified)
+    /* A page fingerprinted by the module (no ETag of its own): the same
+     * content keeps its lastmod, whatever Last-Modified it sent. */
+    if (c->last_modified && !(etag_same && sm_fingerprint_is_tag(c->etag)))
         *lastmod = apr_time_sec(c->last_modified);
     else
         *lastmod = etag_same ? old_lastmod

@@ -97,7 +97,9 @@ int sm_tx_alternates_change(const sm_change *c, const char *old);
 
 /* A RECORD of a stored URL (old_lastmod, old_etag): its new lastmod (the
  * response's Last-Modified; without one the first-seen time, moved forward
- * when the ETag changes).  Returns 0 when only last_seen moves. */
+ * when the ETag changes; for a content fingerprint in the ETag's place
+ * (sm_fingerprint_tag) that has not changed, the stored lastmod, whatever
+ * Last-Modified came).  Returns 0 when only last_seen moves. */
 int sm_tx_url_changes(const sm_change *c, apr_int64_t old_lastmod,
                       const char *old_etag, apr_int64_t *lastmod);
 

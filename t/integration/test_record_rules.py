@@ -14,11 +14,14 @@ HTML = "<html><body>x</body></html>\n"
 # be answered both ways:
 #   X-Test-CT      Content-Type (default text/html)
 #   X-Test-Status  Status (default none, i.e. 200)
+#   X-Test-Canonical  a <link rel=canonical> href in the head
 CGI_STEERED = r"""
 if [ "$REQUEST_METHOD" = POST ]; then cat >/dev/null; fi
 printf 'Content-Type: %s\r\n' "${HTTP_X_TEST_CT:-text/html}"
 if [ -n "$HTTP_X_TEST_STATUS" ]; then printf 'Status: %s\r\n' "$HTTP_X_TEST_STATUS"; fi
-printf '\r\n<html><body>cgi %s</body></html>\n' "$PATH_INFO"
+printf '\r\n<html><head>'
+if [ -n "$HTTP_X_TEST_CANONICAL" ]; then printf '<link rel="canonical" href="%s">' "$HTTP_X_TEST_CANONICAL"; fi
+printf '</head><body>cgi %s</body></html>\n' "$PATH_INFO"
 """
 
 
@@ -252,14 +255,28 @@ def test_x_robots_tag_noindex_removes_a_stored_page(srv, value):
         srv.wait_absent("/robots.html")
 
 
-@pytest.mark.parametrize("value", ["private", "no-store", "private, max-age=60",
-                                   "max-age=0, no-store", "No-Store"])
-def test_cache_control_private_or_no_store(srv, value):
+@pytest.mark.parametrize("value", ["no-store", "max-age=0, no-store", "No-Store"])
+def test_cache_control_no_store(srv, value):
     def neg():
         r = srv.get_ok("/cc.html", headers={"X-Test-CC": value})
         assert r.header("Cache-Control") == value, r
     def pos():
         srv.get_ok("/cc.html", headers={"X-Test-CC": "public, max-age=60"})
+    both_ways(srv, "/cc.html", neg, pos)
+
+
+@pytest.mark.parametrize("value", ["private", "private, max-age=60",
+                                   "private, must-revalidate, max-age=0"])
+def test_cache_control_private_anonymous_recorded(srv, value):
+    """private is what every anonymous visitor of MediaWiki gets: recorded
+    when the request had no credentials and no session; not otherwise."""
+    cc = {"X-Test-CC": value}
+    def neg():
+        srv.get_ok("/cc.html", headers=dict(cc, Cookie="PHPSESSID=abc123"))
+        srv.get_ok("/cc.html", headers=dict(cc, Authorization="Basic eDp5"))
+    def pos():
+        r = srv.get_ok("/cc.html", headers=dict(cc, Cookie="_ga=GA1.2.3; cookieconsent=1"))
+        assert r.header("Cache-Control") == value, r
     both_ways(srv, "/cc.html", neg, pos)
 
 
@@ -274,13 +291,31 @@ def test_path_info_static(srv):
 
 
 def test_path_info_cgi(srv):
+    """A script's path info is its own page (a front controller's route)
+    only when its head says so: one that names the script itself as
+    canonical (the same document for any path) is not a second page."""
     def neg():
-        r = srv.get_ok("/cgi-bin/steer.cgi/extra/path")
+        r = srv.get_ok("/cgi-bin/steer.cgi/extra/path",
+                       headers={"X-Test-Canonical": "/cgi-bin/steer.cgi"})
         assert b"/extra/path" in r.body
     neg()
     srv.assert_not_recorded("/cgi-bin/steer.cgi/extra/path", "/cgi-bin/steer.cgi")
+    srv.get_ok("/cgi-bin/steer.cgi/extra/path")
+    srv.wait_recorded("/cgi-bin/steer.cgi/extra/path")
     srv.get_ok("/cgi-bin/steer.cgi")
     srv.wait_recorded("/cgi-bin/steer.cgi")
+
+
+def test_path_info_cgi_unread_head(make_server):
+    """Without SitemapReadHead a script's path info is never a page."""
+    s = make_server()
+    s.conf_text = "SitemapReadHead Off\n"
+    s.cgi("steer.cgi", CGI_STEERED)
+    s.start()
+    s.get_ok("/cgi-bin/steer.cgi/extra/path")
+    s.assert_not_recorded("/cgi-bin/steer.cgi/extra/path")
+    s.get_ok("/cgi-bin/steer.cgi")
+    s.wait_recorded("/cgi-bin/steer.cgi")
 
 
 def test_query_not_recorded_by_default(srv):

@@ -625,6 +625,35 @@ static void test_alternates_stored_form(void **state)
  * folded words (sm_head.c, find_class, folded_word): control bytes that
  * are not HTML whitespace, near misses of the names read, every alignment
  * of a value's end, and a reference that decodes to another one. */
+static void test_link_canonical(void **state)
+{
+    apr_pool_t *p = POOL(state);
+    const char *v;
+
+    v = sm_link_canonical(p, "<https://ex.com/a>; rel=\"canonical\"");
+    assert_string_equal(v, "https://ex.com/a");
+    v = sm_link_canonical(p, "</wp-json/>; rel=\"https://api.w.org/\", "
+                             "</a>; rel=\"alternate canonical\"; type=x");
+    assert_string_equal(v, "/a");
+    v = sm_link_canonical(p, "</a>;rel=Canonical");
+    assert_string_equal(v, "/a");
+    /* a quoted parameter holding a comma does not end the link */
+    v = sm_link_canonical(p, "</a>; title=\"x, y\"; rel=canonical");
+    assert_string_equal(v, "/a");
+    /* the same one twice counts; two that differ cancel out */
+    v = sm_link_canonical(p, "</a>; rel=canonical, </a>; rel=canonical");
+    assert_string_equal(v, "/a");
+    assert_null(sm_link_canonical(p, "</a>; rel=canonical, </b>; "
+                                     "rel=canonical"));
+    /* other relations, or none */
+    assert_null(sm_link_canonical(p, "</a>; rel=\"next\""));
+    assert_null(sm_link_canonical(p, "</a>; rel=\"canonicalx\""));
+    assert_null(sm_link_canonical(p, "</a>; anchor=canonical"));
+    assert_null(sm_link_canonical(p, "</a>"));
+    assert_null(sm_link_canonical(p, "garbage"));
+    assert_null(sm_link_canonical(p, ""));
+}
+
 static void test_word_scanning(void **state)
 {
     apr_pool_t *p = POOL(state);
@@ -725,6 +754,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cms_heads, unit_setup,
                                         unit_teardown),
         cmocka_unit_test_setup_teardown(test_canonical_self, unit_setup,
+                                        unit_teardown),
+        cmocka_unit_test_setup_teardown(test_link_canonical, unit_setup,
                                         unit_teardown),
         cmocka_unit_test_setup_teardown(test_word_scanning, unit_setup,
                                         unit_teardown),
