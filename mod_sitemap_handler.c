@@ -103,6 +103,14 @@ static void set_etag(request_rec *r, apr_uint64_t h, int gzip)
                                 h, gzip ? "-gz" : ""));
 }
 
+int sitemap_nothing_yet(request_rec *r)
+{
+    ap_custom_response(r, HTTP_NOT_FOUND, "No page of this site has been "
+                       "recorded yet: mod_sitemap lists the pages this "
+                       "server answers with 200 once they are served.\n");
+    return HTTP_NOT_FOUND;
+}
+
 static int not_allowed(request_rec *r)
 {
     r->status = HTTP_METHOD_NOT_ALLOWED;
@@ -270,7 +278,7 @@ static SM_NOINLINE int serve(request_rec *r)
     }
 
     /* Which document: a page, the one page at SitemapPath, the index, or
-     * (nothing recorded yet) a urlset of the site's root. */
+     * (nothing recorded yet) none. */
     sm_doc_choose(&info, name, &doc);
     tag = fnv(APR_UINT64_C(0xcbf29ce484222325), info.store_id,
               strlen(info.store_id));
@@ -294,10 +302,10 @@ static SM_NOINLINE int serve(request_rec *r)
         if (info.settings_changed > mtime)
             mtime = info.settings_changed;
         break;
-    case SM_DOC_ROOT:
-        tag = fnv(tag, "root", 4);
-        mtime = info.settings_changed;
-        break;
+    case SM_DOC_EMPTY:
+        sm_store_read_end(st);
+        sm_readers_release(conf->readers, st);
+        return sitemap_nothing_yet(r);
     case SM_DOC_INDEX:
         tag = fnv(tag, "index", 5);
         for (i = 0; i < doc.entries; i++) {

@@ -205,9 +205,10 @@ static int serve_text(request_rec *r, const sitemap_server_conf *conf,
 
     if ((status = snapshot_open(r, conf, name, &s)) != OK)
         return status;
-    if (s.doc.kind != SM_DOC_URLSET && s.doc.kind != SM_DOC_ROOT) {
+    if (s.doc.kind != SM_DOC_URLSET) {
         snapshot_close(conf, &s, APR_SUCCESS);
-        return HTTP_NOT_FOUND;
+        return s.doc.kind == SM_DOC_EMPTY ? sitemap_nothing_yet(r)
+                                          : HTTP_NOT_FOUND;
     }
     ap_set_content_type(r, "text/plain; charset=utf-8");
     apr_table_setn(r->headers_out, "X-Robots-Tag", "noindex");

@@ -325,7 +325,7 @@ int cmd_export(ctl *c)
             res.files == 1 ? "" : "s",
             strcmp(res.index_kind, "index") == 0 ? "a sitemap index"
             : strcmp(res.index_kind, "urlset") == 0 ? "one page"
-            : "no URL yet: the site's root", res.pages,
+            : "no URL yet: no sitemap written", res.pages,
             res.pages == 1 ? "" : "s", res.urls);
     return EX_OK;
 }

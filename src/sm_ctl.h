@@ -45,7 +45,8 @@ typedef enum {
 
 typedef struct {
     const char *index_kind;     /* "urlset" (one page), "index" (a
-                                   sitemapindex) or "root" (no URL yet) */
+                                   sitemapindex) or "empty" (no URL yet:
+                                   nothing written) */
     int files;                  /* files written */
     apr_int64_t urls;           /* <url> entries in the page files */
     apr_int64_t pages;          /* page files */

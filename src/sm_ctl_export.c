@@ -369,7 +369,8 @@ static sm_export_status remove_stale(apr_pool_t *p, int dfd,
 
         n = sm_name_parse(set->path, apr_pstrcat(p, urldir, de->d_name,
                                                  NULL));
-        if (n <= 0)
+        /* the SitemapPath document goes too when the site has no URL */
+        if (n < 0 || (n == SM_NAME_INDEX && info->pages->nelts))
             continue;
         for (i = 0; i < info->pages->nelts && !current; i++)
             current = APR_ARRAY_IDX(info->pages, i, sm_page_info).page == n;
@@ -418,9 +419,12 @@ sm_export_status sm_ctl_export(apr_pool_t *p, sm_store *st, const char *base,
         return SM_EXPORT_WRITE;
     }
     res->index_kind = info.pages->nelts == 1 ? "urlset"
-                    : info.pages->nelts == 0 ? "root" : "index";
-    es = write_file(p, st, base, set, &info, 0, dfd, dirpath, slash + 1, res,
-                    err, errlen);
+                    : info.pages->nelts == 0 ? "empty" : "index";
+    /* No URL yet: no document, as the module answers 404 (a placeholder
+     * would list a URL nobody has seen answer 200). */
+    es = info.pages->nelts == 0 ? SM_EXPORT_OK
+         : write_file(p, st, base, set, &info, 0, dfd, dirpath, slash + 1,
+                      res, err, errlen);
     for (i = 0; es == SM_EXPORT_OK && i < info.pages->nelts; i++) {
         apr_int64_t n = APR_ARRAY_IDX(info.pages, i, sm_page_info).page;
         es = write_file(p, st, base, set, &info, n, dfd, dirpath,

@@ -29,7 +29,7 @@ void sm_doc_choose(const sm_site_info *info, apr_int64_t name, sm_doc *doc)
         doc->page = &APR_ARRAY_IDX(pages, 0, sm_page_info);
     }
     else if (pages->nelts == 0) {
-        doc->kind = SM_DOC_ROOT;
+        doc->kind = SM_DOC_EMPTY;
     }
     else {
         doc->kind = SM_DOC_INDEX;
@@ -183,10 +183,6 @@ apr_status_t sm_doc_write(apr_pool_t *p, sm_store *st,
         rv = sm_store_page_urls(st, site->base, doc->page->page, one_url,
                                 &ctx);
         return rv == APR_SUCCESS ? sm_xml_urlset_end(ctx.w) : rv;
-    case SM_DOC_ROOT:
-        sm_xml_urlset_begin(ctx.w);
-        sm_xml_url(ctx.w, site->base, "/", 0, NULL, NULL);
-        return sm_xml_urlset_end(ctx.w);
     case SM_DOC_INDEX:
         sm_xml_index_begin(ctx.w);
         for (i = 0; i < doc->entries; i++) {
@@ -198,6 +194,7 @@ apr_status_t sm_doc_write(apr_pool_t *p, sm_store *st,
         }
         return sm_xml_index_end(ctx.w);
     case SM_DOC_NONE:
+    case SM_DOC_EMPTY:
         break;
     }
     return APR_EINVAL;
@@ -218,9 +215,6 @@ apr_status_t sm_doc_write_text(apr_pool_t *p, sm_store *st,
         rv = sm_store_page_urls(st, site->base, doc->page->page, one_url,
                                 &ctx);
         return rv == APR_SUCCESS ? sm_xml_flush(ctx.w) : rv;
-    case SM_DOC_ROOT:
-        text_line(ctx.w, site->base, "/");
-        return sm_xml_flush(ctx.w);
     default:
         return APR_EINVAL;
     }

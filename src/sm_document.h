@@ -32,7 +32,9 @@ typedef enum {
     SM_DOC_NONE = 0,    /* no such document: answer 404 */
     SM_DOC_URLSET,      /* the URLs of one page */
     SM_DOC_INDEX,       /* a <sitemapindex> of the non-empty pages */
-    SM_DOC_ROOT         /* no URL recorded yet: a <urlset> of the root */
+    SM_DOC_EMPTY        /* no URL recorded yet: nothing to list (404; a
+                           placeholder would list a URL nobody has seen
+                           answer 200) */
 } sm_doc_kind;
 
 typedef struct {
@@ -58,7 +60,8 @@ typedef struct {
  * given the site's pages as sm_store_site_info read them for that name:
  * a page number its page (SM_DOC_NONE when it is empty or gone);
  * SitemapPath the only page's <urlset>, the index of two or more pages
- * (the first SM_INDEX_MAX_ENTRIES), or the root of a site without URLs. */
+ * (the first SM_INDEX_MAX_ENTRIES), or SM_DOC_EMPTY for a site without
+ * URLs. */
 void sm_doc_choose(const sm_site_info *info, apr_int64_t name, sm_doc *doc);
 
 /* What writing a document found. */
@@ -84,7 +87,7 @@ apr_status_t sm_doc_write(apr_pool_t *p, sm_store *st,
 
 /* The same document in the sitemaps.org text format (SitemapTextPath): one
  * absolute URL a line, UTF-8 (stored URLs are ASCII), nothing else.  Only
- * SM_DOC_URLSET and SM_DOC_ROOT have a text form (the protocol has no text
+ * SM_DOC_URLSET has a text form (the protocol has no text
  * index): APR_EINVAL for the others. */
 apr_status_t sm_doc_write_text(apr_pool_t *p, sm_store *st,
                                const sm_doc_site *site, const sm_doc *doc,

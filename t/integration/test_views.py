@@ -46,12 +46,13 @@ def conditional(srv, path, ctype):
 # ---------------------------------------------------------------------------
 # SitemapStylesheet
 
-def test_stylesheet_default_on_index_page_and_root(make_server):
+def test_stylesheet_default_on_index_page_and_urlset(make_server):
     srv = make_server(conf="SitemapPageSize 2\n" + CRAWL)
     srv.start()
-    root = fetch(srv, "/sitemap.xml")                 # nothing recorded yet
-    assert PI_RX.match(root.body).group(1) == b"/sitemap.css", root.body[:200]
-    record(srv, "/p/1.html", "/p/2.html", "/p/3.html")
+    record(srv, "/p/1.html")
+    one = fetch(srv, "/sitemap.xml")                  # a single urlset
+    assert PI_RX.match(one.body).group(1) == b"/sitemap.css", one.body[:200]
+    record(srv, "/p/2.html", "/p/3.html")
     for path, kind in (("/sitemap.xml", "sitemapindex"),
                        ("/sitemap-1.xml", "urlset"), ("/sitemap-2.xml", "urlset")):
         r = fetch(srv, path, kind=kind)
@@ -65,6 +66,8 @@ def test_stylesheet_default_on_index_page_and_root(make_server):
 def test_stylesheet_beside_sitemap_path_off_and_url(make_server, tmp_path):
     srv = make_server(conf="SitemapPath /maps/site.xml\n")
     srv.start()
+    srv.get_ok("/index.html")
+    srv.wait_recorded("/index.html")
     r = fetch(srv, "/maps/site.xml")
     assert PI_RX.match(r.body).group(1) == b"/maps/sitemap.css"
     assert srv.get("/maps/sitemap.css").status == 200
@@ -152,8 +155,8 @@ def test_stylesheet_directive_errors(make_server):
 def test_text_sitemap_pages_like_the_xml(make_server):
     srv = make_server(conf="SitemapPageSize 2\nSitemapTextPath /sitemap.txt\n" + CRAWL)
     srv.start()
-    r = srv.get("/sitemap.txt")                       # nothing yet: the root
-    assert r.status == 200 and r.body == (srv.base + "/\n").encode()
+    r = srv.get("/sitemap.txt")                       # nothing yet: none
+    assert r.status == 404 and b"recorded yet" in r.body, r
     paths = ["/p/1.html", "/p/2.html", "/p/3.html", "/p/x&y'z.html"]
     record(srv, *paths)
     # Two pages now: no single text file (the protocol has no text index).

@@ -31,7 +31,7 @@ static void test_choose(void **state)
     sm_doc doc;
 
     sm_doc_choose(site_with(p, 0), 0, &doc);
-    assert_int_equal(doc.kind, SM_DOC_ROOT);
+    assert_int_equal(doc.kind, SM_DOC_EMPTY);
     sm_doc_choose(site_with(p, 0), 1, &doc);
     assert_int_equal(doc.kind, SM_DOC_NONE);
 
