@@ -250,7 +250,10 @@ class Site:
     def sitemap_paths(self):
         """The paths the sitemap lists (following the index when paged)."""
         from sitemap_check import fetch_all, union_paths
+        from sitemap_check import is_root_only
         pages, _ = fetch_all(self.srv, base=self.base, host=self.host)
+        if len(pages) == 1 and is_root_only(pages[1], self.base):
+            return set()        # nothing recorded: the root stands in
         return union_paths(pages, self.base)
 
     def lastmods(self):
@@ -392,7 +395,9 @@ class Crawl:
             for p, v in self.pages.items())
 
     def summary(self):
-        return (f"{len(self.pages)} URLs fetched, {len(self.indexable)} indexable")
+        skipped = len(self.pages) - len(self.order)
+        return (f"{len(self.order)} URLs fetched ({skipped} more disallowed "
+                f"by robots.txt), {len(self.indexable)} indexable")
 
 
 def crawl(site, limit=400, start="/"):
@@ -410,7 +415,7 @@ def crawl(site, limit=400, start="/"):
     c = Crawl()
     c.robots_txt = r.text if r.status == 200 else ""
     queue, seen = [start], {start}
-    while queue and len(c.pages) < limit:
+    while queue and len(c.order) < limit:
         path = queue.pop(0)
         if not rp.can_fetch(agent, site.base + path):
             c.pages[path] = dict(status=None, type="", indexable=False,
@@ -501,6 +506,12 @@ RewriteRule . /index.php [L]
 </IfModule>
 
 # END WordPress
+"""
+
+WP_VHOST_RULES = """    RewriteEngine On
+    RewriteCond %{DOCUMENT_ROOT}%{REQUEST_URI} !-f
+    RewriteCond %{DOCUMENT_ROOT}%{REQUEST_URI} !-d
+    RewriteRule ^/. /index.php [PT,L]
 """
 
 WP_CONFIG = """<?php
@@ -697,7 +708,13 @@ def wp_site(mariadb):
         os.chmod(srv_root, 0o755)
         srv = php_server(srv_root, "")
         host = f"wp.sitemap.test:{srv.port}"
-        srv.conf_text += vhost("wp.sitemap.test", srv.port, docroot)
+        # WordPress's rules where WordPress writes them (.htaccess), or,
+        # with SITEMAP_TEST_WP_RULES=vhost, the same rules in the vhost
+        # (no path info: what the module sees past the .htaccess problem)
+        rules = ""
+        if os.environ.get("SITEMAP_TEST_WP_RULES") == "vhost":
+            rules = WP_VHOST_RULES
+        srv.conf_text += vhost("wp.sitemap.test", srv.port, docroot, rules)
         site = Site(srv, host, docroot)
         mariadb.sql("CREATE DATABASE wordpress CHARACTER SET utf8mb4; "
                     "CREATE USER 'wp'@'localhost' IDENTIFIED BY 'wp-test-pw'; "
@@ -705,8 +722,9 @@ def wp_site(mariadb):
         with open(os.path.join(docroot, "wp-config.php"), "w") as f:
             f.write(WP_CONFIG.format(socket=mariadb.socket, base=site.base,
                                      salt=os.path.basename(root)))
-        with open(os.path.join(docroot, ".htaccess"), "w") as f:
-            f.write(WP_HTACCESS)
+        if not rules:
+            with open(os.path.join(docroot, ".htaccess"), "w") as f:
+                f.write(WP_HTACCESS)
         seed = os.path.join(docroot, ".sitemap-test-seed.php")
         with open(seed, "w") as f:
             f.write(WP_SEED)
@@ -815,6 +833,8 @@ Disallow: /index.php?search=
 Disallow: /index.php?printable=
 Disallow: /index.php/Special:
 Disallow: /index.php/Special%3A
+Disallow: /wiki/Special:
+Disallow: /wiki/Special%3A
 Disallow: /api.php
 Disallow: /load.php
 """
@@ -860,8 +880,19 @@ def mw_site():
         srv.conf_text += vhost("wiki.sitemap.test", srv.port, docroot,
                                f'    SetEnv MW_CONFIG_FILE "{settings}"\n'
                                f'    SetEnv MW_INSTALL_PATH "{MW_SRC}"\n')
+        # the short-URL form (mediawiki.org's Manual:Short URL/Apache):
+        # /wiki/Title, rewritten in the vhost to index.php, which reads the
+        # title from REQUEST_URI
+        short = f"wikishort.sitemap.test:{srv.port}"
+        srv.conf_text += vhost("wikishort.sitemap.test", srv.port, docroot,
+                               f'    SetEnv MW_CONFIG_FILE "{settings}"\n'
+                               f'    SetEnv MW_INSTALL_PATH "{MW_SRC}"\n'
+                               "    RewriteEngine On\n"
+                               "    RewriteRule ^/?wiki(/.*)?$ %{DOCUMENT_ROOT}/index.php [L]\n"
+                               "    RewriteRule ^/*$ %{DOCUMENT_ROOT}/index.php [L]\n")
         site = Site(srv, host, docroot)
         site.settings = settings
+        site.short = Site(srv, short, docroot)
         env = dict(os.environ, MW_INSTALL_PATH=MW_SRC)
         run([PHP, f"{MW_SRC}/maintenance/install.php", "--dbtype=sqlite",
              f"--dbpath={data}", "--dbname=wiki", f"--server={site.base}",
@@ -872,6 +903,11 @@ def mw_site():
             f.write("\n# t/integration/apps.py\n$wgJobRunRate = 0;\n"
                     "$wgEnableUploads = false;\n$wgUseInstantCommons = false;\n"
                     "$wgDefaultSkin = 'vector';\n$wgShowExceptionDetails = true;\n"
+                    # one rendering for two URL forms: no shared parser cache
+                    "$wgParserCacheType = CACHE_NONE;\n"
+                    "if (($_SERVER['SERVER_NAME'] ?? '') === 'wikishort.sitemap.test') {\n"
+                    f"    $wgServer = 'http://{short}';\n"
+                    "    $wgArticlePath = '/wiki/$1';\n}\n"
                     f"$wgUploadDirectory = '{root}/images';\n"
                     f"$wgCacheDirectory = '{root}/cache';\n")
         dump, main = mw_dump()
