@@ -736,12 +736,12 @@ def wp_site(mariadb):
         srv.start()
         yield site
     finally:
-        if srv is not None:
-            bad = stop_server(srv)
-            if bad:
-                print("unexpected error-log lines of the WordPress server:\n" + "\n".join(bad))
+        bad = stop_server(srv) if srv is not None else []
         if not KEEP:
             shutil.rmtree(root, ignore_errors=True)
+        if bad:
+            pytest.fail("unexpected error-log lines of the WordPress server:\n"
+                        + "\n".join(bad), pytrace=False)
 
 
 def wp_login(site, user="editor", password="editor-test-pw"):
@@ -923,9 +923,9 @@ def mw_site():
         srv.start()
         yield site
     finally:
-        if srv is not None:
-            bad = stop_server(srv)
-            if bad:
-                print("unexpected error-log lines of the MediaWiki server:\n" + "\n".join(bad))
+        bad = stop_server(srv) if srv is not None else []
         if not KEEP:
             shutil.rmtree(root, ignore_errors=True)
+        if bad:
+            pytest.fail("unexpected error-log lines of the MediaWiki server:\n"
+                        + "\n".join(bad), pytrace=False)
