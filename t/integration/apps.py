@@ -327,9 +327,8 @@ class LinkParser(html.parser.HTMLParser):
         if tag == "body":
             self.in_head = False
         if tag in ("a", "area") and "href" in a:
-            rel = a.get("rel", "").lower().split()
-            if "nofollow" not in rel or True:      # a crawler may still look
-                self.links.append(("a", a["href"], ""))
+            # rel=nofollow too: search engines may still find the page
+            self.links.append(("a", a["href"], ""))
         elif tag == "link" and "href" in a:
             rels = a.get("rel", "").lower().split()
             for rel in rels:
