@@ -561,6 +561,10 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
             continue;
         }
         sitemap_cache_child_init(pchild, s, conf, renditions);
+        if (sitemap_disallow_child_init(pchild, conf) != APR_SUCCESS)
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "cannot set up the "
+                         "robots.txt rules in this process: URLs are "
+                         "listed without them");
 
         conf->readers = apr_hash_get(readers, conf->db_path,
                                      APR_HASH_KEY_STRING);

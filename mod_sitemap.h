@@ -96,6 +96,10 @@ typedef struct {
     const char *host_prefix, *host_suffix;
     int host_port;
     struct sm_sites *hosts;
+    /* The site's robots.txt rules (mod_sitemap_disallow.c, child_init),
+     * and when this process last looked whether they changed. */
+    struct sitemap_disallow *disallow;
+    apr_time_t disallow_checked;
 } sitemap_server_conf;
 
 /* What the head filter (mod_sitemap_head.c) leaves for log_transaction,
@@ -148,6 +152,31 @@ const char *sitemap_default_db(apr_pool_t *p,
 /* 404 for a site with no URL recorded yet, saying so (a sitemap that
  * listed a placeholder would list a URL nobody has seen answer 200). */
 int sitemap_nothing_yet(request_rec *r);
+
+/* Was r served from a file as it is (the default handler), rather than by
+ * a script?  (mod_sitemap_record.c) */
+int sitemap_served_as_file(const request_rec *r);
+
+/* The site's own robots.txt rules (mod_sitemap_disallow.c). */
+typedef struct sitemap_disallow sitemap_disallow;
+#define SITEMAP_DISALLOW_CHECK apr_time_from_sec(5)
+/* Moves whenever this process's rules of any site change: folded into the
+ * raw facts, so every response is decided again once. */
+extern volatile apr_uint32_t sitemap_disallow_generation;
+apr_status_t sitemap_disallow_child_init(apr_pool_t *pchild,
+                                         sitemap_server_conf *conf);
+/* Look whether the site's robots.txt file changed (at most every
+ * SITEMAP_DISALLOW_CHECK). */
+void sitemap_disallow_refresh(request_rec *r, sitemap_server_conf *conf,
+                              const sm_site_conf *site);
+/* 1 when robots.txt disallows url ("/path?query") for "*", Googlebot or
+ * Bingbot, with *why naming the line and the crawler. */
+int sitemap_disallowed(request_rec *r, sitemap_server_conf *conf,
+                       const sm_site_conf *site, const char *url,
+                       const char **why);
+/* The body of a robots.txt this process served (an application's). */
+void sitemap_disallow_learn(request_rec *r, const char *body,
+                            apr_size_t len);
 
 /* SitemapSessionCookie's built-in list (mod_sitemap_config.c). */
 const apr_array_header_t *sitemap_default_session_cookies(apr_pool_t *p);
