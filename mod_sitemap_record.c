@@ -143,6 +143,22 @@ static int final_path_info(const request_rec *last)
     return last->path_info && *last->path_info;
 }
 
+/* The stored form of the URL of the script that served r, without its
+ * path info (NULL when it has none). */
+static const char *script_url(apr_pool_t *p, const sitemap_server_conf *conf,
+                              const request_rec *r)
+{
+    apr_size_t n = strlen(r->uri), pi = strlen(r->path_info);
+    char *path, *url;
+
+    if (pi >= n || strcmp(r->uri + n - pi, r->path_info) != 0)
+        return NULL;
+    if (sm_url_from_target(p, apr_pstrmemdup(p, r->uri, n - pi),
+                           conf->allow_query, 0, &path, &url) != SM_URL_OK)
+        return NULL;
+    return url;
+}
+
 /* A Last-Modified that is a real modification time: not the time of the
  * response itself (applications that send "now"), nor later.  0 when
  * there is none, or not a real one. */
@@ -327,6 +343,7 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     change.etag = NULL;
     change.title = NULL;
     change.alternates = NULL;
+    change.same_as = NULL;
     if (verdict == SM_RECORD) {
         change.last_modified = real_last_modified(h->last_modified,
                                                   r->request_time);
@@ -335,6 +352,10 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
          * moves when the content does (sm_store_tx). */
         if (!change.etag && note && note->fp && note->fingerprint)
             change.etag = sm_fingerprint_tag(r->pool, note->fingerprint);
+        /* A script's path info: the same content as the script's own URL
+         * is that page again, not a second one (the writer compares). */
+        if (final_path_info(last))
+            change.same_as = script_url(r->pool, conf, last);
         /* What the head said of its title ("" for none); NULL when the
          * head was not read, which leaves a stored title alone. */
         if (note && note->state == SITEMAP_HEAD_READ) {

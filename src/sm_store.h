@@ -128,6 +128,12 @@ typedef struct {
                                the head has none (stored ones are
                                cleared), NULL: not read (stored ones
                                stay); served in the page's <url> */
+    const char *same_as;    /* a script's path-info URL (/index.php/x): the
+                               script's own URL (/index.php).  When that is
+                               stored with the same ETag (a content
+                               fingerprint, sm_fingerprint), this URL is
+                               the same page again: not added, removed if
+                               stored.  NULL: none */
 } sm_change;
 
 /* An ETag without its weakness mark ("W/"), for the weak comparison
