@@ -201,6 +201,12 @@ int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                          apr_pool_t *ptemp, server_rec *main_s)
 {
     (void)pconf; (void)plog;
+    /* What the configuration alone decides (the site's base and scope,
+     * limits) is checked by every command, as httpd's own directives
+     * are: `-k graceful` then refuses to signal the running server into
+     * a configuration its restart would die of. */
+    if (sitemap_check_sites(ptemp, main_s) != OK)
+        return HTTP_INTERNAL_SERVER_ERROR;
     /* A command that only signals the running server (-k stop,
      * graceful-stop, graceful, restart) reads the configuration too, at
      * generation 0, before it signals: it must work whatever became of

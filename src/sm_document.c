@@ -135,6 +135,18 @@ static apr_status_t one_url(void *baton, const char *url, apr_time_t lastmod,
 }
 
 /* stats may be NULL: then own counts. */
+/* The site's root: the directory of its sitemap ("/" for /sitemap.xml,
+ * "/blog/" for a site under /blog/), the only URLs it may list. */
+static const char *root_path(apr_pool_t *p, const sm_doc_site *site)
+{
+    const char *slash = site->sitemap_path ? strrchr(site->sitemap_path, '/')
+                                           : NULL;
+    if (!slash || slash == site->sitemap_path)
+        return "/";
+    return apr_pstrmemdup(p, site->sitemap_path,
+                          (apr_size_t)(slash - site->sitemap_path) + 1);
+}
+
 static void ctx_init(url_ctx *ctx, apr_pool_t *p, const sm_doc_site *site,
                      sm_xml_sink *sink, void *baton, sm_doc_stats *stats,
                      sm_doc_stats *own, int text)
@@ -185,7 +197,7 @@ apr_status_t sm_doc_write(apr_pool_t *p, sm_store *st,
         return rv == APR_SUCCESS ? sm_xml_urlset_end(ctx.w) : rv;
     case SM_DOC_ROOT:
         sm_xml_urlset_begin(ctx.w);
-        sm_xml_url(ctx.w, site->base, "/", 0, NULL, NULL);
+        sm_xml_url(ctx.w, site->base, root_path(p, site), 0, NULL, NULL);
         return sm_xml_urlset_end(ctx.w);
     case SM_DOC_INDEX:
         sm_xml_index_begin(ctx.w);
@@ -219,7 +231,7 @@ apr_status_t sm_doc_write_text(apr_pool_t *p, sm_store *st,
                                 &ctx);
         return rv == APR_SUCCESS ? sm_xml_flush(ctx.w) : rv;
     case SM_DOC_ROOT:
-        text_line(ctx.w, site->base, "/");
+        text_line(ctx.w, site->base, root_path(p, site));
         return sm_xml_flush(ctx.w);
     default:
         return APR_EINVAL;
