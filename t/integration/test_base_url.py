@@ -96,6 +96,13 @@ def test_graceful_into_a_vhost_without_server_name_is_refused(make_server):
 </VirtualHost>
 """, "ServerName", f"<VirtualHost 127.0.0.1:{srv.port}>")
     assert robots_lines(srv) == [f"{srv.base}/sitemap.xml"]
+    # a stop still works with that configuration on disk
+    pid = srv.pid
+    r = srv.ctl("-k", "stop")
+    assert r.returncode == 0, r.stdout + r.stderr
+    srv._wait_gone(30)
+    assert not pid_alive(pid)
+    srv.started = False
 
 
 # ---------------------------------------------------------------------------
