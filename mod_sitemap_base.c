@@ -108,18 +108,28 @@ static apr_port_t vhost_port(const server_rec *s)
 }
 
 /* https when ServerName says so, when mod_ssl's SSLEngine is On for s
- * (whatever the port), or, SSLEngine not set, on port 443. */
-static const char *vhost_scheme(const server_rec *s,
+ * (whatever the port), or, SSLEngine not set, on port 443 or on a
+ * listener of protocol https (`Listen 8443 https`: mod_ssl turns TLS on
+ * there by itself; the listeners' protocols are known from the MPM's
+ * open_logs on, so in post_config, not in -t, where no check needs the
+ * scheme). */
+static const char *vhost_scheme(server_rec *s,
                                 const sitemap_server_conf *conf,
                                 apr_port_t port)
 {
+    const char *proto;
+
     if (s->server_scheme)
         return s->server_scheme;
     if (conf->ssl_engine == 1)
         return "https";
     if (conf->ssl_engine == 0 || conf->ssl_engine == 2)
         return "http";          /* Optional: TLS by upgrade only */
-    return port == 443 ? "https" : "http";
+    if (port == 443)
+        return "https";
+    proto = ap_get_server_protocol(s);
+    return proto && !ap_cstr_casecmp(proto, "https")
+           && ap_find_linked_module("mod_ssl.c") ? "https" : "http";
 }
 
 const char *sitemap_vhost_base(apr_pool_t *p, server_rec *main_s,

@@ -148,7 +148,8 @@ def tls_get(port, path, host):
 
 @pytest.mark.skipif(not os.path.exists("/usr/lib/apache2/modules/mod_ssl.so"),
                     reason="mod_ssl is not installed")
-def test_tls_vhost_on_a_high_port_is_https(make_server, http_backend):
+@pytest.mark.parametrize("how", ["SSLEngine", "Listen https"])
+def test_tls_vhost_on_a_high_port_is_https(make_server, http_backend, how):
     posts = []
 
     class Endpoint(http.server.BaseHTTPRequestHandler):
@@ -169,14 +170,16 @@ def test_tls_vhost_on_a_high_port_is_https(make_server, http_backend):
     host = "tls.example.test"
     srv.write("tls/index.html", "<html><body>tls</body></html>\n")
     srv.write("tls/page.html", "<html><body>tls page</body></html>\n")
-    srv.conf_text = f"""Listen 127.0.0.1:{tls}
+    # SSLEngine on, or (mod_ssl's own default) a listener of protocol
+    # https with a certificate and no SSLEngine
+    srv.conf_text = f"""Listen 127.0.0.1:{tls}{" https" if how == "Listen https" else ""}
 <VirtualHost 127.0.0.1:{tls}>
     ServerName {host}
     DocumentRoot "{srv.path('tls')}"
     <Directory "{srv.path('tls')}">
         Require all granted
     </Directory>
-    SSLEngine on
+    {"SSLEngine on" if how == "SSLEngine" else ""}
     SSLCertificateFile {crt}
     SSLCertificateKeyFile {key}
     Sitemap On
