@@ -228,9 +228,7 @@ static const char *set_database(cmd_parms *cmd, void *dconf, const char *arg)
 static const char *set_base_url(cmd_parms *cmd, void *dconf, const char *arg)
 {
     const char *err = in_server_only(cmd);
-    const char *base;
-
-    const char *path = NULL, *origin = arg, *sep;
+    const char *base, *path = NULL, *origin = arg, *sep;
     (void)dconf;
 
     if (err)

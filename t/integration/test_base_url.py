@@ -27,6 +27,11 @@ def robots_lines(srv, host=None):
 def refused_by_graceful(srv, conf, *needles):
     """`-t` and `-k graceful` both refuse conf, and the running server goes
     on serving under its old configuration."""
+    # the start's own "resuming normal operations" may come after its port
+    # opened (slow under ASan)
+    deadline = time.monotonic() + 10
+    while srv.restarts() < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
     before = srv.restarts()
     srv.conf_text = conf
     srv.write_conf()
