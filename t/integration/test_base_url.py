@@ -69,6 +69,19 @@ def test_ip_vhost_without_server_name_is_refused(make_server):
                      "ServerName", "SitemapBaseURL", conf=conf)
 
 
+def test_debian_stock_default_vhost_is_refused(make_server):
+    """000-default's shape: <VirtualHost *:80>, no ServerName anywhere."""
+    srv = make_server(sitemap=False, server_name=False)
+    conf = f"""<VirtualHost *:{srv.port}>
+    DocumentRoot "{srv.docroot}"
+    Sitemap On
+    SitemapDatabase db/v.db
+</VirtualHost>
+"""
+    srv.config_fails(f"<VirtualHost *:{srv.port}> at {srv.conf_path}:", "ServerName",
+                     "SitemapBaseURL", conf=conf)
+
+
 def test_no_server_name_with_base_url_starts(make_server):
     srv = make_server(server_name=False,
                       conf="SitemapBaseURL https://www.example.test\n")
