@@ -25,7 +25,15 @@ typedef struct {
     int enabled;                        /* Sitemap */
     const char *db_path;                /* SitemapDatabase */
     const char *state_dir;              /* SitemapStateDir (main server) */
-    const char *base_url;               /* SitemapBaseURL */
+    const char *base_url;               /* SitemapBaseURL: its origin,
+                                           scheme://host[:port] */
+    const char *base_path;              /* and its path ("/blog/"), NULL:
+                                           none ("/") */
+    server_rec *named;                  /* the server whose ServerName
+                                           was set in this struct (NULL:
+                                           none); mod_sitemap_base.c */
+    int ssl_engine;                     /* SSLEngine: -1 unset, 0 off, 1
+                                           on, 2 optional */
     apr_array_header_t *content_types;  /* SitemapContentTypes */
     apr_array_header_t *excludes;       /* SitemapExclude: added to the
                                            main server's list */
@@ -66,6 +74,8 @@ typedef struct {
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
     apr_size_t base_len;                /* strlen(site.base) */
+    const char *scope;                  /* the site's directory: "/", or
+                                           SitemapBaseURL's path */
     sm_rules rules;
     const apr_array_header_t *sessions; /* session cookie patterns in
                                            force (NULL: none) */
@@ -180,6 +190,25 @@ void sitemap_disallow_learn(request_rec *r, const char *body,
 
 /* SitemapSessionCookie's built-in list (mod_sitemap_config.c). */
 const apr_array_header_t *sitemap_default_session_cookies(apr_pool_t *p);
+/* The site's base URL and scope (mod_sitemap_base.c).  The observers
+ * of httpd's own ServerName and SSLEngine (they only note that the
+ * directive was given, then let its module handle it). */
+const char *sitemap_note_server_name(cmd_parms *cmd, void *dconf,
+                                     const char *arg);
+const char *sitemap_note_ssl_engine(cmd_parms *cmd, void *dconf,
+                                    const char *arg);
+/* The vhost's base (scheme://host[:port], no path) from SitemapBaseURL or
+ * its own scheme, ServerName and port; NULL with *err saying why (a name
+ * httpd guessed, a name that is no URL host). */
+const char *sitemap_vhost_base(apr_pool_t *p, server_rec *main_s,
+                               server_rec *s, const char **err);
+/* SitemapPath as configured, or its default in the site's scope. */
+const char *sitemap_effective_path(apr_pool_t *p,
+                                   const sitemap_server_conf *conf);
+/* Every check of a Sitemap On vhost that needs the whole configuration
+ * (base, scope, limits): at start-up, -t and every restart.  OK, or 500
+ * after logging what is wrong. */
+int sitemap_check_sites(apr_pool_t *ptemp, server_rec *main_s);
 
 /* Hooks implemented by the glue files, registered in mod_sitemap.c. */
 int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
