@@ -68,9 +68,10 @@ def test_stylesheet_beside_sitemap_path_off_and_url(make_server, tmp_path):
     # a sitemap lists only URLs under its directory: /maps/ is the site
     maps = f"SitemapBaseURL {srv.base}/maps/\nSitemapPath /maps/site.xml\n"
     srv.conf_text = maps
+    srv.write("htdocs/maps/index.html", "<html><body>maps</body></html>\n")
     srv.start()
-    srv.get_ok("/index.html")
-    srv.wait_recorded("/index.html")
+    srv.get_ok("/maps/")
+    srv.wait_recorded("/maps/")
     r = fetch(srv, "/maps/site.xml")
     assert PI_RX.match(r.body).group(1) == b"/maps/sitemap.css"
     assert srv.get("/maps/sitemap.css").status == 200
