@@ -21,4 +21,12 @@ char *sm_html_decode(apr_pool_t *p, const char *s, apr_size_t len);
  * the caller collapses those) are dropped. */
 char *sm_utf8_clean(apr_pool_t *p, const char *s);
 
+/* A stored URL (or a part of one) as people read it, a copy from p: each
+ * run of escapes that spells a valid UTF-8 character beyond ASCII
+ * ("%C3%A9") is that character ("\xc3\xa9", to be escaped for HTML as any
+ * text), but for invisible or reordering ones (C1 controls, bidi marks,
+ * embeddings and isolates, line separators, the BOM); escapes of ASCII
+ * bytes and of bytes that are no valid UTF-8 ("%E9") stay as they are. */
+char *sm_url_shown(apr_pool_t *p, const char *url);
+
 #endif
