@@ -197,9 +197,11 @@ char *sm_utf8_clean(apr_pool_t *p, const char *s)
 }
 
 /* Formatting characters a URL could use to hide or reorder what it shows
- * (C1 controls, the bidirectional marks, embeddings, overrides and
- * isolates, line and paragraph separators, the BOM), as UTF-8 of n
- * bytes: they stay escaped, as browsers keep them in their address bar. */
+ * (C1 controls, U+061C, the zero-width space, joiners and bidi marks
+ * U+200B-U+200F, line and paragraph separators and bidi embeddings and
+ * overrides U+2028-U+202E, isolates U+2066-U+2069, the BOM), as UTF-8 of
+ * n bytes: they stay escaped, as browsers keep them in their address
+ * bar. */
 static int hidden(const unsigned char *b, apr_size_t n)
 {
     if (n == 2)
@@ -221,6 +223,8 @@ static unsigned char hex_pair(const char *s)
     return (unsigned char)(hi << 4 | lo);
 }
 
+/* By hand: APR's apr_unescape_url decodes every escape (or refuses the
+ * string), it cannot keep those of invalid UTF-8 or of ASCII. */
 char *sm_url_shown(apr_pool_t *p, const char *url)
 {
     char *out = apr_palloc(p, strlen(url) + 1), *o = out;
