@@ -33,7 +33,7 @@ static sm_recorder *make(unit_ctx *u, const char *path,
 {
     sm_recorder *rec;
     sm_recorder_conf conf = { path, interval, batch, qmax, 200, &logger,
-                              NULL, NULL, NULL, 0 };
+                              NULL, NULL, NULL, 0, 0, 0 };
     assert_int_equal(sm_recorder_create(&rec, u->pool, &conf), APR_SUCCESS);
     sm_recorder_add_site(rec, &site);
     log_errors = 0;
@@ -158,7 +158,7 @@ static void test_short_expiry_refreshes_soon(void **state)
     sm_site_conf quick = { "http://q.example", 50000, 0,
                            apr_time_from_sec(4), NULL, 0 };
     sm_recorder_conf conf = { path, apr_time_from_sec(3600), 100, 1000, 200,
-                              &logger, NULL, NULL, NULL, 0 };
+                              &logger, NULL, NULL, NULL, 0, 0, 0 };
     sm_change c = { SM_CHANGE_RECORD, &quick, "/q", 0, NULL, 0, NULL, NULL };
     apr_uint64_t raw = sm_hash_str(SM_HASH_SEED, "raw q");
     apr_time_t now = apr_time_from_sec(apr_time_sec(apr_time_now()));
@@ -348,7 +348,7 @@ static void test_raw_refused_is_not_a_repeat(void **state)
     sm_site_conf small = { "http://small.example", 50000, 1, 0, NULL, 0 };
     sm_recorder *rec;
     sm_recorder_conf conf = { path, apr_time_from_sec(3600), 100, 1000, 200,
-                              &logger, NULL, NULL, NULL, 0 };
+                              &logger, NULL, NULL, NULL, 0, 0, 0 };
     apr_time_t now = apr_time_now();
     sm_change c1 = { SM_CHANGE_RECORD, &small, "/one", 0, NULL, now, NULL,
                      NULL };
@@ -675,6 +675,50 @@ static void test_long_queue_written_in_batches(void **state)
     sm_recorder_stop(rec);
 }
 
+/* A failing store with a full batch kept for retry (issue 33): the writer
+ * backs off (1 s, 2 s, ... each between half and all of it) and sleeps
+ * between attempts, instead of retrying at once, forever; a stop does not
+ * wait for the next retry; and the store that works again writes what
+ * was kept and says so. */
+static void test_failing_store_backs_off(void **state)
+{
+    unit_ctx *u = *state;
+    char *dir = apr_pstrcat(u->pool, u->dir, "/later", NULL);
+    char *path = apr_pstrcat(u->pool, dir, "/r.db", NULL);
+    sm_recorder *rec = make(u, path, apr_time_from_msec(20), 100, 5000);
+    sm_recorder_stats st;
+    apr_time_t t0;
+    char url[32];
+    int i;
+
+    for (i = 0; i < 1000; i++) {            /* ten batches' worth */
+        snprintf(url, sizeof(url), "/f%d", i);
+        add(rec, SM_CHANGE_RECORD, url, NULL);
+    }
+    assert_int_equal(sm_recorder_start(rec), APR_SUCCESS);
+    apr_sleep(apr_time_from_msec(3500));
+    sm_recorder_get_stats(rec, &st);
+    /* At 0, 0.5-1, 1.5-3, 3.5-7 s: at most four attempts (one of them may
+     * be the start's open), thousands without the backoff. */
+    assert_true(st.faults >= 2);
+    assert_true(st.faults <= 5);
+    assert_int_equal(st.dropped, 0);
+    assert_int_equal(log_errors, 1);        /* once a minute */
+    mkdir(dir, 0755);
+    /* The next attempt, at most 8 s from the first, writes them all. */
+    for (i = 0; i < 120 && count_urls(path) < 1000; i++)
+        apr_sleep(apr_time_from_msec(100));
+    assert_int_equal(count_urls(path), 1000);
+    assert_non_null(strstr(last_log, "works again"));
+    assert_non_null(strstr(last_log, "1000 changes kept while it failed "
+                                     "were written, 0 lost"));
+    /* A stop is not delayed by a retry's wait. */
+    rmdir(dir);
+    t0 = apr_time_now();
+    sm_recorder_stop(rec);
+    assert_true(apr_time_now() - t0 < apr_time_from_msec(500));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -700,6 +744,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_backpressure_loses_nothing, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_fault_then_recovery, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_full_queue_while_faulty_drops_loudly, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_failing_store_backs_off,
+                                        unit_setup, unit_teardown),
     };
     apr_initialize();
     return cmocka_run_group_tests(tests, NULL, NULL);
