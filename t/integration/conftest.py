@@ -857,8 +857,27 @@ def make_server(tmp_root, request):
         reports = s.sanitizer_report()
         if reports:
             problems.append(reports)
+        leaks = password_in_logs(s.path("logs"))
+        if leaks:
+            problems.append("the PostgreSQL test password is in " + ", ".join(leaks))
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)
+
+
+def password_in_logs(directory):
+    """The files under directory (a server's logs, a PostgreSQL cluster's
+    directory) that hold the password of the PostgreSQL tests' role
+    (pg.PASSWORD): a configured postgresql:// URI must be masked in every
+    message (issue 33)."""
+    from pg import PASSWORD
+    found = []
+    for top, _dirs, files in os.walk(directory):
+        for name in files:
+            f = os.path.join(top, name)
+            with contextlib.suppress(OSError), open(f, "rb") as fh:
+                if PASSWORD.encode() in fh.read():
+                    found.append(f)
+    return found
 
 
 @pytest.fixture

@@ -138,7 +138,13 @@ def pg_cluster():
         pytest.fail("PostgreSQL's initdb is missing: run tools/deps")
     c = Cluster()
     yield c
+    c.stop()
+    # the server's own log (connections, errors) never holds the password
+    # either: the module sends it only in the authentication exchange
+    with open(os.path.join(c.dir, "log"), errors="replace") as f:
+        leaked = PASSWORD in f.read()
     c.close()
+    assert not leaked, "the PostgreSQL test password is in the server's log"
 
 
 @_fixture()
