@@ -54,6 +54,7 @@ static const char *st_name(sm_url_status st)
     case SM_URL_NOT_PATH:      return "NOT_PATH";
     case SM_URL_QUERY_REFUSED: return "QUERY_REFUSED";
     case SM_URL_TOO_LONG:      return "TOO_LONG";
+    case SM_URL_CONTROL:       return "CONTROL";
     }
     return "?";
 }
@@ -202,8 +203,6 @@ static void test_path_bytes_encoded(void **state)
     PATH_IS("/[v]", "/%5Bv%5D");
     PATH_IS("/caf\xc3\xa9", "/caf%C3%A9");
     PATH_IS("/\xff\x80", "/%FF%80");
-    PATH_IS("/tab\there", "/tab%09here");
-    PATH_IS("/\x01\x1f\x7f", "/%01%1F%7F");
     /* '?' and '#' cannot be literal in a path */
     PATH_IS("/a?b#c", "/a%3Fb%23c");
     /* the hex is uppercase */
@@ -229,8 +228,6 @@ static void test_path_escapes(void **state)
     PATH_IS("/%3a%40%26%27", "/%3A%40%26%27");
     PATH_IS("/%25", "/%25");
     PATH_IS("/%2541", "/%2541");
-    PATH_IS("/%00", "/%00");
-    PATH_IS("/a%00b", "/a%00b");
     PATH_IS("/%3F%23", "/%3F%23");
     /* the two spellings of one byte give one result */
     PATH_IS("/%C3%A9", "/%C3%A9");
@@ -252,6 +249,48 @@ static void test_path_bad_escapes(void **state)
     /* the escape must be inside the given length */
     path_fails(p, "/a%41", 4, SM_URL_BAD_ESCAPE);
     path_is(p, "/a%41", 5, "/aA");
+}
+
+/* Control characters (decoded below 0x20, or 0x7F), literal or escaped,
+ * in the path or an allowed query field: the URL is refused, never
+ * stored (issue 33). */
+static void test_control_characters_refused(void **state)
+{
+    apr_pool_t *p = *state;
+    apr_array_header_t *allow = names(p, "q", NULL);
+    char *path, *url;
+    int b;
+
+    PATH_FAILS("/%00", SM_URL_CONTROL);
+    PATH_FAILS("/a%00b", SM_URL_CONTROL);
+    PATH_FAILS("/a%0Ab", SM_URL_CONTROL);
+    PATH_FAILS("/a%0db", SM_URL_CONTROL);
+    PATH_FAILS("/a%1F", SM_URL_CONTROL);
+    PATH_FAILS("/a%7f", SM_URL_CONTROL);
+    PATH_FAILS("/tab\there", SM_URL_CONTROL);
+    PATH_FAILS("/\x01\x1f\x7f", SM_URL_CONTROL);
+    query_fails(p, "q=a%00", allow, SM_URL_CONTROL);
+    query_fails(p, "q=a%0D%0Ab", allow, SM_URL_CONTROL);
+    query_fails(p, "q=\x7f", allow, SM_URL_CONTROL);
+    /* the bytes around them are fine */
+    PATH_IS("/a%20b", "/a%20b");
+    PATH_IS("/a%80", "/a%80");
+    query_is(p, "q=%7E%21", allow, "q=~%21");
+    for (b = 1; b < 256; b++) {
+        char t[32];
+        sm_url_status st;
+        apr_snprintf(t, sizeof(t), "/a%%%02X?q=%%%02x", b, b);
+        st = sm_url_from_target(p, t, allow, 0, &path, &url);
+        if ((b < 0x20 || b == 0x7f) != (st == SM_URL_CONTROL))
+            fail_msg("%s: %s", t, st_name(st));
+        if (st == SM_URL_OK && (strchr(url, '\n') || strstr(url, "%0")))
+            fail_msg("%s stored as %s", t, url);
+    }
+    assert_int_equal(sm_url_from_target(p, "/a?q=%00", allow, 0, &path,
+                                        &url), SM_URL_CONTROL);
+    assert_false(sm_url_is_stored_form("/a%00"));
+    assert_false(sm_url_is_stored_form("/a?q=%0A"));
+    assert_false(sm_url_is_stored_form("/a%7F"));
 }
 
 static void test_path_not_path(void **state)
@@ -356,7 +395,7 @@ static void test_query_refused(void **state)
     query_fails(p, "qq=1", allow, SM_URL_QUERY_REFUSED);
     query_fails(p, "pag=1", allow, SM_URL_QUERY_REFUSED);
     query_fails(p, "=1", allow, SM_URL_QUERY_REFUSED);
-    query_fails(p, "q%00=1", allow, SM_URL_QUERY_REFUSED);
+    query_fails(p, "q%00=1", allow, SM_URL_CONTROL);
     /* an escaped '=' is part of the name */
     query_fails(p, "q%3D1", allow, SM_URL_QUERY_REFUSED);
     /* ';' is no separator: "x" is inside the value of "q" */
@@ -749,6 +788,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_path_bytes_encoded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_path_escapes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_path_bad_escapes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_control_characters_refused,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_path_not_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_path_dot_segments, setup, teardown),
         cmocka_unit_test_setup_teardown(test_path_slashes, setup, teardown),
