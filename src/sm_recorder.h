@@ -55,6 +55,9 @@ typedef struct {
     /* A failing store's retries: the first wait and the longest (each
      * drawn between half of it and all of it); 0: 1 s and 60 s. */
     apr_interval_time_t retry_min, retry_max;
+    /* Changes lost are logged at most this often, and at the latest this
+     * long after they were lost; 0: a minute. */
+    apr_interval_time_t loss_log_every;
 } sm_recorder_conf;
 
 /* A writer for stores to join: batches of batch_size, a queue of at most

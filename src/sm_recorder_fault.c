@@ -68,6 +68,12 @@ int sm_rec_may_try(const sm_recorder *rec, apr_time_t now)
     return !rec->faulted || now >= rec->retry_at;
 }
 
+static apr_interval_time_t loss_every(const sm_recorder *rec)
+{
+    return rec->conf.loss_log_every > 0 ? rec->conf.loss_log_every
+                                        : SM_REC_LOG_EVERY;
+}
+
 static void log_losses(sm_recorder *rec, apr_time_t now)
 {
     rec->last_drop_log = now;
@@ -93,12 +99,12 @@ void sm_rec_count_lost(sm_recorder *rec, apr_uint64_t n, apr_time_t now)
     SM_REC_SHARE(rec, dropped, n);
     rec->dropped_unlogged += n;
     rec->outage_dropped += n;
-    if (!rec->last_drop_log || now - rec->last_drop_log >= SM_REC_LOG_EVERY) {
+    if (!rec->last_drop_log || now - rec->last_drop_log >= loss_every(rec)) {
         log_losses(rec, now);
         return;
     }
     /* Rate-limited: the writer logs the count when the minute is up. */
-    due = rec->last_drop_log + SM_REC_LOG_EVERY;
+    due = rec->last_drop_log + loss_every(rec);
     if (!w->loss_due || due < w->loss_due) {
         w->loss_due = due;
         if (w->running)
@@ -116,7 +122,7 @@ apr_time_t sm_rec_report_losses(sm_writer *w, apr_time_t now)
         apr_time_t due;
         if (!rec->dropped_unlogged)
             continue;
-        due = rec->last_drop_log + SM_REC_LOG_EVERY;
+        due = rec->last_drop_log + loss_every(rec);
         if (now >= due)
             log_losses(rec, now);
         else if (!next || due < next)

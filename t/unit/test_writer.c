@@ -39,7 +39,7 @@ static sm_recorder *join_in(apr_pool_t *p, sm_writer *w, const char *path,
                                * these tests are about the queue, not the
                                * backoff's pace (test_recorder.c) */
                               apr_time_from_msec(20),
-                              apr_time_from_msec(200) };
+                              apr_time_from_msec(200), 0 };
 
     assert_int_equal(sm_recorder_create(&rec, p, &conf), APR_SUCCESS);
     sm_recorder_add_site(rec, site);
