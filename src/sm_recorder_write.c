@@ -133,6 +133,9 @@ static apr_status_t ensure_store(sm_recorder *rec, apr_time_t now)
                        rec->conf.db_uri ? rec->conf.db_uri : rec->conf.db_path,
                        SM_STORE_CREATE, rec->conf.busy_timeout_ms,
                        rec->conf.log, rec->reason, sizeof(rec->reason));
+    /* A stop cuts a wait on a hung database short (the busy timeout). */
+    if (rv == APR_SUCCESS)
+        rec->store->stopping = &rec->w->stopping;
     /* The sites' rows and settings, so the sitemap's Last-Modified follows
      * configuration changes even before any traffic: once per file (a
      * store closed while idle and opened again is the same file, unless

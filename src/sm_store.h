@@ -293,6 +293,10 @@ struct sm_store {
     /* Close without the work a last close does (SQLite: no checkpoint,
      * the -wal and -shm kept): sm_store_close_idle. */
     int close_lightly;
+    /* Set by the writer (its stop flag): once *stopping is non-zero, a
+     * wait on a PostgreSQL server ends within the busy timeout, answer or
+     * not, so that a stop never waits for a hung database.  NULL: none. */
+    const int *stopping;
 };
 
 /* Once per process, before SQLite is first used (later calls, or SQLite
