@@ -675,89 +675,6 @@ static void test_long_queue_written_in_batches(void **state)
     sm_recorder_stop(rec);
 }
 
-/* A failing store with a full batch kept for retry (issue 33): the writer
- * backs off (1 s, 2 s, ... each between half and all of it) and sleeps
- * between attempts, instead of retrying at once, forever; a stop does not
- * wait for the next retry; and the store that works again writes what
- * was kept and says so. */
-static void test_failing_store_backs_off(void **state)
-{
-    unit_ctx *u = *state;
-    char *dir = apr_pstrcat(u->pool, u->dir, "/later", NULL);
-    char *path = apr_pstrcat(u->pool, dir, "/r.db", NULL);
-    sm_recorder *rec = make(u, path, apr_time_from_msec(20), 100, 5000);
-    sm_recorder_stats st;
-    apr_time_t t0;
-    char url[32];
-    int i;
-
-    for (i = 0; i < 1000; i++) {            /* ten batches' worth */
-        snprintf(url, sizeof(url), "/f%d", i);
-        add(rec, SM_CHANGE_RECORD, url, NULL);
-    }
-    assert_int_equal(sm_recorder_start(rec), APR_SUCCESS);
-    apr_sleep(apr_time_from_msec(3500));
-    sm_recorder_get_stats(rec, &st);
-    /* At 0, 0.5-1, 1.5-3, 3.5-7 s: at most four attempts (one of them may
-     * be the start's open), thousands without the backoff. */
-    assert_true(st.faults >= 2);
-    assert_true(st.faults <= 5);
-    assert_int_equal(st.dropped, 0);
-    assert_int_equal(log_errors, 1);        /* once a minute */
-    mkdir(dir, 0755);
-    /* The next attempt, at most 8 s from the first, writes them all. */
-    for (i = 0; i < 120 && count_urls(path) < 1000; i++)
-        apr_sleep(apr_time_from_msec(100));
-    assert_int_equal(count_urls(path), 1000);
-    assert_non_null(strstr(last_log, "works again"));
-    assert_non_null(strstr(last_log, "1000 changes kept while it failed "
-                                     "were written, 0 lost"));
-    /* A stop is not delayed by a retry's wait. */
-    rmdir(dir);
-    t0 = apr_time_now();
-    sm_recorder_stop(rec);
-    assert_true(apr_time_now() - t0 < apr_time_from_msec(500));
-}
-
-/* Changes lost while a store fails are logged with their count within
- * the loss interval (a minute; 1 s here), by the writer, even when
- * nothing else happens (issue 33: 11,210 of them were reported only at
- * the stop, 80 s later); never more often. */
-static void test_losses_logged_within_the_interval(void **state)
-{
-    unit_ctx *u = *state;
-    char *path = apr_pstrcat(u->pool, u->dir, "/missing/r.db", NULL);
-    sm_recorder *rec;
-    sm_recorder_conf conf = { path, apr_time_from_sec(3600), 2, 4, 200,
-                              &logger, NULL, NULL, NULL, 0, 0, 0,
-                              apr_time_from_sec(1) };
-    sm_recorder_stats st;
-    char url[32];
-    int i, lost_lines;
-
-    assert_int_equal(sm_recorder_create(&rec, u->pool, &conf), APR_SUCCESS);
-    sm_recorder_add_site(rec, &site);
-    assert_int_equal(sm_recorder_start(rec), APR_SUCCESS);
-    apr_sleep(apr_time_from_msec(300));     /* the start's open failed */
-    log_errors = 0;
-    for (i = 0; i < 20; i++) {
-        snprintf(url, sizeof(url), "/l%d", i);
-        add(rec, SM_CHANGE_RECORD, url, NULL);
-    }
-    sm_recorder_get_stats(rec, &st);
-    assert_true(st.dropped >= 15);
-    /* The first at once; the rest within the interval, in one line. */
-    lost_lines = log_errors;
-    assert_true(lost_lines >= 1 && lost_lines <= 2);
-    for (i = 0; i < 30 && log_errors == lost_lines; i++)
-        apr_sleep(apr_time_from_msec(100));
-    assert_int_equal(log_errors, lost_lines + 1);
-    assert_non_null(strstr(last_log, "changes lost"));
-    apr_sleep(apr_time_from_msec(1500));
-    assert_int_equal(log_errors, lost_lines + 1);
-    sm_recorder_stop(rec);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -783,11 +700,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_backpressure_loses_nothing, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_fault_then_recovery, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_full_queue_while_faulty_drops_loudly, unit_setup, unit_teardown),
-        cmocka_unit_test_setup_teardown(test_failing_store_backs_off,
-                                        unit_setup, unit_teardown),
-        cmocka_unit_test_setup_teardown(
-            test_losses_logged_within_the_interval, unit_setup,
-            unit_teardown),
     };
     apr_initialize();
     return cmocka_run_group_tests(tests, NULL, NULL);
