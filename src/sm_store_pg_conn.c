@@ -129,19 +129,25 @@ static PGresult *sm_pg_succeeded(pg_store *s, const char *what, PGresult *res)
     return NULL;
 }
 
-/* The connection is given up: what a statement left open on the server
- * ends when the server sees the connection closed (PQcancel would need
- * the postmaster to answer a new connection, which a hung server never
- * does: libpq's PQcancel would then block with no timeout). */
+/* No result: errmsg says why.  A server that did not answer in time
+ * (hung) has its connection given up: what a statement left open on the
+ * server ends when the server sees the connection closed (PQcancel would
+ * need the postmaster to answer a new connection, which a hung server
+ * never does: libpq's PQcancel would then block with no timeout).  A
+ * connection that broke is left to libpq (PQstatus says so): it is made
+ * again at once, as after a restart of the server. */
 static PGresult *give_up(pg_store *s, const char *what, PGresult *last,
-                         const char *why)
+                         const char *why, int hung)
 {
     PQclear(last);
     apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg), "%s: %s", what,
-                 why);
-    PQfinish(s->conn);
-    s->conn = NULL;
-    s->gave_up = 1;
+                 why && *why ? why : "connection lost");
+    s->base.errmsg[strcspn(s->base.errmsg, "\n")] = '\0';
+    if (hung) {
+        PQfinish(s->conn);
+        s->conn = NULL;
+        s->gave_up = 1;
+    }
     return NULL;
 }
 
@@ -172,14 +178,15 @@ static PGresult *await_result(pg_store *s, const char *what)
         int flushed = PQflush(s->conn), slice, r;
 
         if (flushed < 0)
-            return give_up(s, what, last, PQerrorMessage(s->conn));
+            return give_up(s, what, last, PQerrorMessage(s->conn), 0);
         if (flushed == 0) {
-            if (!PQconsumeInput(s->conn))
-                return give_up(s, what, last, PQerrorMessage(s->conn));
+            /* (a connection that broke gives an error result, as PQexec) */
+            int ok = PQconsumeInput(s->conn);
             while (!PQisBusy(s->conn)) {
                 if (!(res = PQgetResult(s->conn)))
                     return last ? last
-                           : give_up(s, what, NULL, PQerrorMessage(s->conn));
+                           : give_up(s, what, NULL, PQerrorMessage(s->conn),
+                                     0);
                 if (last && PQresultStatus(last) == PGRES_FATAL_ERROR) {
                     PQclear(res);
                     continue;
@@ -187,6 +194,8 @@ static PGresult *await_result(pg_store *s, const char *what)
                 PQclear(last);
                 last = res;
             }
+            if (!ok)
+                return give_up(s, what, last, PQerrorMessage(s->conn), 0);
         }
         now = apr_time_now();
         end = stop_seen(s, now) && s->stop_deadline < deadline
@@ -197,7 +206,7 @@ static PGresult *await_result(pg_store *s, const char *what)
                              " deadline (the busy timeout); connection "
                              "closed"
                            : "no answer from the database within 35 s (it "
-                             "hangs); connection closed");
+                             "hangs); connection closed", 1);
         slice = (int)apr_time_as_msec(end - now) + 1;
         if (slice > PG_POLL_SLICE_MS)
             slice = PG_POLL_SLICE_MS;
@@ -206,7 +215,7 @@ static PGresult *await_result(pg_store *s, const char *what)
         pfd.revents = 0;
         r = poll(&pfd, 1, slice);
         if (r < 0 && errno != EINTR)
-            return give_up(s, what, last, "poll failed");
+            return give_up(s, what, last, "poll failed", 1);
     }
 }
 
