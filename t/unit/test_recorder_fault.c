@@ -139,7 +139,7 @@ static void test_losses_logged_within_the_interval(void **state)
                               &logger, NULL, NULL, NULL, 0, 0, 0,
                               apr_time_from_sec(1) };
     sm_recorder_stats st;
-    char url[32];
+    char url[128];
     int i, lost_lines;
 
     assert_int_equal(sm_recorder_create(&rec, u->pool, &conf), APR_SUCCESS);
@@ -164,6 +164,15 @@ static void test_losses_logged_within_the_interval(void **state)
     assert_true(last_log_has("changes lost"));
     apr_sleep(apr_time_from_msec(1500));
     assert_int_equal(errors_now(), lost_lines + 1);
+    /* Back: the line says how many were kept and written, how many lost. */
+    mkdir(apr_pstrcat(u->pool, u->dir, "/missing", NULL), 0755);
+    snprintf(url, sizeof(url), "%d changes kept while it failed were "
+             "written, %d lost", 4, (int)st.dropped);
+    for (i = 0; i < 100 && !last_log_has("works again"); i++)
+        apr_sleep(apr_time_from_msec(100));
+    assert_true(last_log_has("works again"));
+    if (!last_log_has(url))
+        fail_msg("want '%s' in '%s'", url, last_log);
     sm_recorder_stop(rec);
 }
 
