@@ -312,6 +312,9 @@ static void writer_stop(sm_writer *w)
     apr_status_t rv;
     int i, faulted = 0;
 
+    /* A wait on a hung database ends within the busy timeout from now,
+     * also in the other threads that stop after this one. */
+    sm_store_stop_all();
     apr_thread_mutex_lock(w->lock);
     __atomic_store_n(&w->stopping, 1, __ATOMIC_RELAXED);
     apr_thread_cond_broadcast(w->wake);

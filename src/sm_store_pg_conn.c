@@ -155,8 +155,7 @@ static PGresult *give_up(pg_store *s, const char *what, PGresult *last,
  * wait ends within the busy timeout (s->stop_deadline). */
 static int stop_seen(pg_store *s, apr_time_t now)
 {
-    if (!s->base.stopping
-        || !__atomic_load_n(s->base.stopping, __ATOMIC_RELAXED))
+    if (!sm_store_stop_asked(&s->base))
         return 0;
     if (!s->stop_deadline)
         s->stop_deadline = now + apr_time_from_msec(s->lock_timeout_ms);

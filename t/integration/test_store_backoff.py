@@ -17,6 +17,7 @@ import pytest
 
 from conftest import children_of, pid_alive
 from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
+from test_indexnow import endpoint, indexnow_conf  # noqa: F401
 from test_store_faults import fault_server, fill, serve_fast, small_fs  # noqa: F401
 
 BASE = "https://www.example.com"
@@ -185,3 +186,37 @@ def test_stop_with_database_hung(make_server, pg_db, pg_cluster):
                 os.kill(p, signal.SIGCONT)
     s.start()
     pg_db.wait_urls(BASE, served, timeout=60)
+
+
+def test_stop_with_database_hung_indexnow(make_server, pg_db, pg_cluster,
+                                          endpoint):
+    """The same with IndexNow's sender on the store too: its waits on the
+    hung database end within the busy timeout of the stop as well."""
+    s = make_server(db=pg_db.uri, conf=f"SitemapBaseURL {BASE}\n{CRAWL}"
+                                       + indexnow_conf(endpoint))
+    s.expect_log(FAULT)
+    s.expect_log(r"no answer from the database|works again|spill|IndexNow")
+    s.start()
+    s.get_ok("/crawl/first")
+    endpoint.wait_delivered([f"{BASE}/crawl/first"])
+    procs = []
+    for p in pg_processes(pg_cluster):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(p, signal.SIGSTOP)
+            procs.append(p)
+    try:
+        for i in range(20):
+            serve_fast(s, f"/crawl/i{i}")
+        time.sleep(2)           # the writer and the sender wait on it now
+        pid, kids = s.pid, children_of(s.pid)
+        t0 = time.monotonic()
+        s.stop(timeout=30)
+        took = time.monotonic() - t0
+        print(f"-k stop with the database hung, IndexNow on: {took:.1f} s")
+        assert took < 9, f"the stop took {took:.1f} s"
+        assert not pid_alive(pid) and not any(pid_alive(k) for k in kids)
+        assert "SIGKILL" not in s.log_text()
+    finally:
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGCONT)
