@@ -13,8 +13,6 @@ import socket
 import threading
 import time
 
-import pytest
-
 from conftest import children_of, pid_alive
 from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
 from test_indexnow import endpoint, indexnow_conf  # noqa: F401
