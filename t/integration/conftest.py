@@ -66,6 +66,7 @@ import warnings
 import pytest
 
 from ports import free_port  # noqa: F401 (tests take it from here)
+import pg  # noqa: E402 (password_in_logs)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HTTPD = os.environ.get("HTTPD") or "/usr/sbin/apache2"
@@ -857,27 +858,12 @@ def make_server(tmp_root, request):
         reports = s.sanitizer_report()
         if reports:
             problems.append(reports)
-        leaks = password_in_logs(s.path("logs"))
+        leaks = pg.password_in_logs(s.path("logs"))
         if leaks:
             problems.append("the PostgreSQL test password is in " + ", ".join(leaks))
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)
 
-
-def password_in_logs(directory):
-    """The files under directory (a server's logs, a PostgreSQL cluster's
-    directory) that hold the password of the PostgreSQL tests' role
-    (pg.PASSWORD): a configured postgresql:// URI must be masked in every
-    message (issue 33)."""
-    from pg import PASSWORD
-    found = []
-    for top, _dirs, files in os.walk(directory):
-        for name in files:
-            f = os.path.join(top, name)
-            with contextlib.suppress(OSError), open(f, "rb") as fh:
-                if PASSWORD.encode() in fh.read():
-                    found.append(f)
-    return found
 
 
 @pytest.fixture
