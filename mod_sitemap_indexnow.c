@@ -85,7 +85,7 @@ void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s)
                                    SENDER_BUSY_TIMEOUT_MS, &conf->logger)
                 != APR_SUCCESS) {
                 ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "IndexNow: cannot "
-                             "set up a sender for '%s'", conf->db_path);
+                             "set up a sender for '%s'", conf->db_shown);
                 continue;
             }
             apr_hash_set(senders, conf->db_path, APR_HASH_KEY_STRING, in);

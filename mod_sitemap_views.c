@@ -188,7 +188,7 @@ static void body_failed(request_rec *r, const sitemap_server_conf *conf,
                         snapshot *s, apr_status_t rv)
 {
     ap_log_rerror(APLOG_MARK, APLOG_INFO, rv, r, "store %s: %s not finished:"
-                  " %s", conf->db_path, r->uri, sm_store_error(s->st));
+                  " %s", conf->db_shown, r->uri, sm_store_error(s->st));
     r->connection->keepalive = AP_CONN_CLOSE;
     r->connection->aborted = 1;
 }
