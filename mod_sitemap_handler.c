@@ -56,6 +56,7 @@ int sitemap_not_modified(request_rec *r)
                                                 r->connection->bucket_alloc);
 
     r->status = HTTP_NOT_MODIFIED;
+    sitemap_etag_as_sent(r);
     APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(
                             r->connection->bucket_alloc));
     return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS
@@ -66,6 +67,7 @@ int sitemap_not_modified(request_rec *r)
  * its filename is no file's, so that map_to_storage skips it. */
 int sitemap_claim(request_rec *r, const char *handler)
 {
+    sitemap_decode_etags(r);
     r->handler = handler;
     r->filename = apr_pstrcat(r->pool, "sitemap:", r->uri, NULL);
     return OK;

