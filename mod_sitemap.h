@@ -191,6 +191,11 @@ void sitemap_decode_etags(request_rec *r);
  * (mod_deflate leaves a 304's ETag alone). */
 void sitemap_etag_as_sent(request_rec *r);
 void sitemap_http_register(apr_pool_t *p);
+/* The methods of every document the module answers: DECLINED for GET and
+ * HEAD (answer them); else OK, answered: OPTIONS 200 with Allow and no
+ * body, the others 405 with Allow. */
+#define SITEMAP_ALLOW "GET, HEAD, OPTIONS"
+int sitemap_methods(request_rec *r);
 /* A 304 sent through the output filters (mod_cache sees it): OK or
  * AP_FILTER_ERROR. */
 int sitemap_not_modified(request_rec *r);

@@ -105,15 +105,6 @@ static void set_etag(request_rec *r, apr_uint64_t h, int gzip)
                                 h, gzip ? "-gz" : ""));
 }
 
-static int not_allowed(request_rec *r)
-{
-    r->status = HTTP_METHOD_NOT_ALLOWED;
-    apr_table_setn(r->headers_out, "Allow", "GET, HEAD");
-    ap_set_content_type(r, "text/plain; charset=utf-8");
-    ap_rputs("Only GET and HEAD are allowed on a sitemap.\n", r);
-    return OK;
-}
-
 /* 503 for a store that cannot be read.  Anyone can ask for the sitemap
  * as often as they like, so the fault is logged at most once a minute per
  * process, with the number of 503s since the last line (the other
@@ -256,9 +247,8 @@ static SM_NOINLINE int serve(request_rec *r)
     /* A mass vhost's Host without a site has no sitemap. */
     if (!(own = sitemap_site(r, conf)))
         return HTTP_NOT_FOUND;
-    r->allowed |= (AP_METHOD_BIT << M_GET);
-    if (r->method_number != M_GET)
-        return not_allowed(r);
+    if ((status = sitemap_methods(r)) != DECLINED)
+        return status;
 
     if (!(st = sm_readers_acquire(conf->readers, err, sizeof(err))))
         return unavailable(r, conf, err);
@@ -343,7 +333,9 @@ static SM_NOINLINE int serve(request_rec *r)
         ap_set_last_modified(r);
     }
     status = ap_meets_conditions(r);
-    if (status != OK || r->header_only) {
+    /* A HEAD with renditions goes on: the file gives its Content-Length
+     * (httpd sends no body for a HEAD). */
+    if (status != OK || (r->header_only && !cached)) {
         sm_store_read_end(st);
         sm_readers_release(conf->readers, st);
         if (status == HTTP_NOT_MODIFIED)
@@ -376,6 +368,11 @@ static SM_NOINLINE int serve(request_rec *r)
             sm_readers_release(conf->readers, st);
             return sitemap_send_file(r, &file);
         }
+    }
+    if (r->header_only) {       /* no rendition: the length is unknown */
+        sm_store_read_end(st);
+        sm_readers_release(conf->readers, st);
+        return OK;
     }
     /* Streamed as it is read; gzip as the rendition would be. */
     if (gzip && sm_gzip_create(&gz, r->pool, SM_GZIP_LEVEL, to_client, &ctx)

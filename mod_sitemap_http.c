@@ -76,6 +76,24 @@ static void vary_insert_filter(request_rec *r)
                                     r->connection);
 }
 
+int sitemap_methods(request_rec *r)
+{
+    r->allowed |= (AP_METHOD_BIT << M_GET) | (AP_METHOD_BIT << M_OPTIONS);
+    if (r->method_number == M_GET)
+        return DECLINED;
+    /* Answered here, not through the error path: that one would replace
+     * Allow with what the method registry says (and add TRACE). */
+    apr_table_setn(r->headers_out, "Allow", SITEMAP_ALLOW);
+    if (r->method_number == M_OPTIONS) {
+        ap_set_content_length(r, 0);
+        return OK;
+    }
+    r->status = HTTP_METHOD_NOT_ALLOWED;
+    ap_set_content_type(r, "text/plain; charset=utf-8");
+    ap_rputs("Only " SITEMAP_ALLOW " are allowed here.\n", r);
+    return OK;
+}
+
 void sitemap_http_register(apr_pool_t *p)
 {
     (void)p;

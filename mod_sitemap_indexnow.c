@@ -112,16 +112,16 @@ void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s)
 int sitemap_indexnow_key_handler(request_rec *r)
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    int status;
 
     if (!conf->indexnow_key_path || conf->enabled != 1 || r->main
         || strcmp(r->uri, conf->indexnow_key_path) != 0
         || r->finfo.filetype != APR_NOFILE)
         return DECLINED;
-    if (r->method_number != M_GET)
-        return DECLINED;
+    if ((status = sitemap_methods(r)) != DECLINED)
+        return status;
     ap_set_content_type(r, "text/plain; charset=utf-8");
     ap_set_content_length(r, (apr_off_t)strlen(conf->indexnow_key));
-    if (!r->header_only)
-        ap_rputs(conf->indexnow_key, r);
+    ap_rputs(conf->indexnow_key, r);  /* HEAD too: see serve_css */
     return OK;
 }

@@ -229,9 +229,8 @@ static int status_handler(request_rec *r)
 
     if (!r->handler || strcmp(r->handler, STATUS_HANDLER) != 0)
         return DECLINED;
-    r->allowed |= (AP_METHOD_BIT << M_GET);
-    if (r->method_number != M_GET)
-        return HTTP_METHOD_NOT_ALLOWED;
+    if ((metrics = sitemap_methods(r)) != DECLINED)
+        return metrics;
     metrics = r->args && strcmp(r->args, "metrics") == 0;
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
     apr_table_setn(r->headers_out, "X-Robots-Tag", "noindex");

@@ -16,6 +16,7 @@ set where its defaults matter (deflate.conf, proxy.conf, cache_disk.conf):
 """
 
 import gzip
+import http.server
 import os
 import re
 import time
@@ -56,9 +57,25 @@ def cache_conf(srv):
             "</LocationMatch>\n")
 
 
-def views_conf():
+class Accepting(http.server.BaseHTTPRequestHandler):
+    """An IndexNow endpoint that takes every submission."""
+
+    def log_message(self, *a):
+        pass
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+@pytest.fixture
+def views_conf(http_backend):
+    port = http_backend(Accepting)
     return ("SitemapTextPath /sitemap.txt\nSitemapHTMLPath /sitemap.html\n"
-            "SitemapIndexNowKey 0123456789abcdef\n")
+            "SitemapIndexNow On\nSitemapIndexNowKey 0123456789abcdef\n"
+            f"SitemapIndexNowEndpoint http://127.0.0.1:{port}/indexnow\n")
 
 
 ROBOTS = "User-agent: *\nDisallow: /private/\nDisallow: /tmp/\nDisallow: /cgi-bin/\n"
@@ -91,12 +108,12 @@ def decoded(r):
 
 @pytest.mark.parametrize("cache", ["none", "cache_disk"])
 @pytest.mark.parametrize("renditions", ["On", "Off"])
-def test_encoded_etags_revalidate(make_server, cache, renditions):
+def test_encoded_etags_revalidate(make_server, views_conf, cache, renditions):
     mods = ["filter", "deflate", "headers"]
     if cache == "cache_disk":
         mods += ["cache", "cache_disk"]
     srv = make_server(modules=mods, loglevel=os.environ.get("T_LOGLEVEL", "warn sitemap:debug"))
-    conf = debian("deflate") + views_conf() + f"SitemapCache {renditions}\n"
+    conf = debian("deflate") + views_conf + f"SitemapCache {renditions}\n"
     if cache == "cache_disk":
         conf += cache_conf(srv)
     srv.conf_text = conf
@@ -128,3 +145,43 @@ def test_encoded_etags_revalidate(make_server, cache, renditions):
             assert other.status == 200, (path, other)
     # mod_cache_disk found every body it had recorded (no AH00708)
     assert not re.search(r"AH00708", srv.log_text()), srv.log_tail()
+
+
+# ---------------------------------------------------------------------------
+# methods
+
+STATUS = "<Location /sitemap-status>\n    SetHandler sitemap-status\n</Location>\n"
+KEY_FILE = "/0123456789abcdef.txt"
+DOCUMENTS = ("/sitemap.xml", "/sitemap.xml.gz", "/sitemap.txt", "/sitemap.html",
+             "/sitemap.css", KEY_FILE, "/sitemap-status")
+
+
+@pytest.mark.parametrize("renditions", ["On", "Off"])
+def test_head_length_and_options(make_server, views_conf, renditions):
+    srv = make_server(modules=("filter", "deflate"))
+    srv.conf_text = (debian("deflate") + views_conf + STATUS
+                     + f"SitemapCache {renditions}\n")
+    record_pages(srv)
+    # HEAD: the Content-Length of the GET where the module knows it (the
+    # renditions are files; the CSS and the key are strings)
+    known = ["/sitemap.css", KEY_FILE]
+    if renditions == "On":
+        known += ["/sitemap.xml", "/sitemap.xml.gz"]
+    for path in known:
+        for headers in (GZ, {}):
+            g = srv.get(path, headers=headers)
+            h = srv.request("HEAD", path, headers=headers)
+            assert g.status == h.status == 200, (path, g, h)
+            assert h.body == b""
+            assert h.header("Content-Length") == str(len(g.body)), (path, headers, h.headers)
+            assert h.header("ETag") == g.header("ETag"), path
+    # OPTIONS: 200 with Allow, no body, for every document
+    for path in DOCUMENTS:
+        o = srv.request("OPTIONS", path)
+        assert o.status in (200, 204), (path, o)
+        allow = {m.strip() for m in (o.header("Allow") or "").split(",")}
+        assert {"GET", "HEAD", "OPTIONS"} <= allow, (path, o.headers)
+        assert o.body == b"", (path, o.body)
+        p = srv.request("POST", path, body=b"x")
+        assert p.status == 405, (path, p)
+        assert "OPTIONS" in (p.header("Allow") or ""), (path, p.headers)

@@ -193,13 +193,13 @@ def test_sitemap_405(make_server, method):
 
 
 def test_sitemap_options(make_server):
-    """OPTIONS is a method other than GET and HEAD: as the README says,
-    405 with exactly "Allow: GET, HEAD", for the index and for a page."""
+    """OPTIONS, as the README says: 200 with exactly "Allow: GET, HEAD,
+    OPTIONS" and no body, for the index and for a page."""
     srv = paged_server(make_server, n=1)
     for path in ("/sitemap.xml", "/sitemap-1.xml"):
         r = srv.request("OPTIONS", path)
-        assert r.status == 405, (path, r)
-        assert r.header("Allow") == "GET, HEAD", (path, r.headers)
+        assert r.status == 200 and r.body == b"", (path, r)
+        assert r.header("Allow") == "GET, HEAD, OPTIONS", (path, r.headers)
 
 
 # ---------------------------------------------------------------------------
