@@ -185,3 +185,103 @@ def test_head_length_and_options(make_server, views_conf, renditions):
         p = srv.request("POST", path, body=b"x")
         assert p.status == 405, (path, p)
         assert "OPTIONS" in (p.header("Allow") or ""), (path, p.headers)
+
+
+# ---------------------------------------------------------------------------
+# backend: a second vhost of the same httpd behind ProxyPass /, serving
+# pre-gzipped files with Content-Encoding: gzip whatever the client accepts
+
+BACKEND_ROBOTS = ("User-agent: *\nDisallow: /private/\n"
+                  + "".join(f"Disallow: /old/{i}/\n" for i in range(20)))
+NOINDEX = '<html><head><meta name="robots" content="noindex"></head><body>x</body></html>\n'
+CANONICAL = ('<html><head><link rel="canonical" href="http://elsewhere.example/c">'
+             '</head><body>x</body></html>\n')
+PLAIN = "<html><head><title>t</title></head><body>plain</body></html>\n"
+
+
+def deflated(text):
+    """Raw deflate (what some servers send as 'deflate')."""
+    z = zlib.compressobj(6, zlib.DEFLATED, -15)
+    return z.compress(text.encode()) + z.flush()
+
+
+def start_backend(make_server, files):
+    """A second httpd (no mod_sitemap) serving files as they are, with
+    Content-Encoding: gzip (deflate for names holding "deflate") whatever
+    the client accepts, as a backend with pre-compressed files does."""
+    b = make_server(load_module=False, modules=("headers",))
+    for name, data in files.items():
+        b.write("htdocs/" + name, data)
+    b.conf_text = """
+<FilesMatch "\\.(html|txt)$">
+    Header set Content-Encoding gzip
+</FilesMatch>
+<FilesMatch "deflate">
+    Header set Content-Encoding deflate
+</FilesMatch>
+"""
+    return b.start()
+
+
+def backend_server(make_server, front=""):
+    """The backend, and the front (Sitemap On, ProxyPass / to it) with
+    Debian's proxy.conf and deflate.conf."""
+    b = start_backend(make_server, {
+        "robots.txt": gzip.compress(BACKEND_ROBOTS.encode()),
+        "robots-deflate.txt": deflated(BACKEND_ROBOTS),
+        "noindex.html": gzip.compress(NOINDEX.encode()),
+        "canonical.html": gzip.compress(CANONICAL.encode()),
+        "plain.html": gzip.compress(PLAIN.encode()),
+        "deflated.html": deflated(NOINDEX)})
+    srv = make_server(modules=("filter", "deflate", "proxy", "proxy_http",
+                               "headers"))
+    srv.conf_text = (debian("proxy", "deflate") + front + f"""
+ProxyPass / http://127.0.0.1:{b.port}/
+ProxyPassReverse / http://127.0.0.1:{b.port}/
+""")
+    return srv, b
+
+
+def sitemap_lines(text, base):
+    return [l for l in text.splitlines() if l.lower().startswith("sitemap:")]
+
+
+@pytest.mark.parametrize("name", ["robots.txt", "robots-deflate.txt"])
+def test_compressed_backend_robots(make_server, name):
+    srv, _ = backend_server(make_server, "" if name == "robots.txt" else
+                            f"RewriteEngine On\nRewriteRule ^/robots\\.txt$ "
+                            f"http://127.0.0.1:{{port}}/{name} [P]\n")
+    srv.conf_text = srv.conf_text.replace("{port}", str(_.port))
+    srv.start()
+    want = f"Sitemap: {srv.base}/sitemap.xml"
+    for headers in (GZ, {}, {"Accept-Encoding": "identity"}):
+        r = srv.get("/robots.txt", headers=headers)
+        assert r.status == 200, r
+        body = decoded(r)
+        text = body.decode()
+        assert BACKEND_ROBOTS.strip() in text, (headers, text)
+        assert sitemap_lines(text, srv.base) == [want], (headers, text)
+        # compressed again exactly for the clients that take it (mod_deflate)
+        assert (r.header("Content-Encoding") == "gzip") == bool(headers.get(
+            "Accept-Encoding") == "gzip"), (headers, r.headers)
+        if r.header("Content-Length") is not None:
+            assert int(r.header("Content-Length")) == len(r.body), r.headers
+        etag = r.header("ETag")
+        assert etag, r.headers
+        c = srv.get("/robots.txt", headers={**headers, "If-None-Match": etag})
+        assert c.status == 304, (headers, etag, c)
+        assert c.header("Content-Encoding") is None, c.headers
+
+
+def test_compressed_backend_pages_read(make_server):
+    srv, b = backend_server(make_server)
+    srv.start()
+    for path in ("/plain.html", "/noindex.html", "/canonical.html",
+                 "/deflated.html"):
+        for headers in (GZ, {}):
+            r = srv.get(path, headers=headers)
+            assert r.status == 200, (path, r)
+            assert r.header("Content-Encoding") in ("gzip", "deflate"), r.headers
+    srv.wait_recorded("/plain.html")
+    srv.assert_not_recorded("/noindex.html", "/canonical.html", "/deflated.html",
+                            docroot=b.docroot)
