@@ -191,6 +191,7 @@ void sitemap_decode_etags(request_rec *r);
  * (mod_deflate leaves a 304's ETag alone). */
 void sitemap_etag_as_sent(request_rec *r);
 void sitemap_http_register(apr_pool_t *p);
+void sitemap_indexnow_register(apr_pool_t *p);
 /* The methods of every document the module answers: DECLINED for GET and
  * HEAD (answer them); else OK, answered: OPTIONS 200 with Allow and no
  * body, the others 405 with Allow. */

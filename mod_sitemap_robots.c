@@ -36,6 +36,7 @@ typedef struct {
     sm_inflate *z;              /* a gzip or deflate body: its decoder */
     ap_filter_t *f;
     int released;               /* the lines went out (decoding goes on) */
+    int replaced;               /* a 404's body, dropped: see not_found */
 } robots_ctx;
 
 /* The lines are as old as the configuration that decides them (Sitemap,
@@ -363,6 +364,41 @@ static apr_status_t decode_body(ap_filter_t *f, robots_ctx *ctx,
     return rv;
 }
 
+/* A 404 for robots.txt that reached the filters (a backend's behind
+ * ProxyPass, a script's; httpd's own 404s take the error path, without
+ * this filter, and the fallback handler answers first): the site has no
+ * robots.txt, so with SitemapRobotsFallback On it gets the permissive one
+ * the fallback handler answers, with the lines. */
+static robots_ctx *not_found(ap_filter_t *f)
+{
+    request_rec *r = f->r;
+    const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    robots_ctx *ctx = apr_pcalloc(r->pool, sizeof(*ctx));
+    static const char text[] = SM_ROBOTS_PERMISSIVE;
+
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "robots.txt answered 404: "
+                  "the permissive one instead, with the Sitemap lines");
+    f->ctx = ctx;
+    ctx->f = f;
+    ctx->replaced = 1;
+    ctx->scan = sm_robots_create(r->pool, sitemap_robots_urls(r, conf,
+                                              sitemap_site(r, conf)));
+    ctx->held = apr_brigade_create(r->pool, f->c->bucket_alloc);
+    r->status = HTTP_OK;
+    r->status_line = NULL;
+    r->content_encoding = NULL;
+    apr_table_unset(r->headers_out, "Content-Encoding");
+    apr_table_unset(r->headers_out, "ETag");
+    apr_table_unset(r->headers_out, "Last-Modified");
+    apr_table_unset(r->headers_out, "Cache-Control");
+    apr_table_unset(r->headers_out, "Expires");
+    ap_set_content_type(r, "text/plain; charset=utf-8");
+    scan(ctx, text, sizeof(text) - 1);
+    APR_BRIGADE_INSERT_TAIL(ctx->held, apr_bucket_immortal_create(
+                                text, sizeof(text) - 1, f->c->bucket_alloc));
+    return ctx;
+}
+
 static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 {
     request_rec *r = f->r;
@@ -370,6 +406,20 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
     int coding = 0;
 
+    if (!ctx && r->status == HTTP_NOT_FOUND && conf->robots_fallback == 1)
+        ctx = not_found(f);
+    if (ctx && ctx->replaced) {
+        /* The 404's body goes; the permissive text is held already. */
+        while (!APR_BRIGADE_EMPTY(bb)) {
+            apr_bucket *b = APR_BRIGADE_FIRST(bb);
+            if (APR_BUCKET_IS_EOS(b)) {
+                APR_BUCKET_REMOVE(b);
+                return release(f, ctx, b);
+            }
+            apr_bucket_delete(b);
+        }
+        return APR_SUCCESS;
+    }
     if (!ctx) {
         if (r->status != HTTP_OK && r->status != HTTP_NOT_MODIFIED) {
             ap_remove_output_filter(f);

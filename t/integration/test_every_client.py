@@ -285,3 +285,67 @@ def test_compressed_backend_pages_read(make_server):
     srv.wait_recorded("/plain.html")
     srv.assert_not_recorded("/noindex.html", "/canonical.html", "/deflated.html",
                             docroot=b.docroot)
+
+
+# ---------------------------------------------------------------------------
+# claimed: every URL the module answers is its own, whatever would take it
+
+WORDPRESS_HTACCESS = """# BEGIN WordPress
+<IfModule mod_rewrite.c>
+RewriteEngine On
+RewriteRule .* - [E=HTTP_AUTHORIZATION:%{HTTP:Authorization}]
+RewriteBase /
+RewriteRule ^index\\.php$ - [L]
+RewriteCond %{REQUEST_FILENAME} !-f
+RewriteCond %{REQUEST_FILENAME} !-d
+RewriteRule . /index.php [L]
+</IfModule>
+# END WordPress
+"""
+FRONT = "front controller\n"
+
+
+def claimed_urls(srv):
+    """Each URL the module answers, and what its body must hold."""
+    return {
+        "/sitemap.xml": b"<urlset",
+        "/sitemap.xml.gz": b"\x1f\x8b",
+        "/sitemap-1.xml": b"<urlset",
+        "/sitemap.txt": srv.base.encode() + PAGES[0].encode(),
+        "/sitemap.html": b"<html",
+        "/sitemap.css": b"urlset",
+        KEY_FILE: b"0123456789abcdef",
+        "/sitemap-status": b"Sitemap",
+        "/robots.txt": f"Sitemap: {srv.base}/sitemap.xml".encode(),
+    }
+
+
+def check_claimed(srv):
+    for path, want in claimed_urls(srv).items():
+        r = srv.get(path)
+        assert r.status == 200, (path, r, r.body[:200])
+        assert want in r.body, (path, r.body[:300])
+        if path != "/robots.txt":
+            assert FRONT.encode() not in r.body, path
+
+
+def test_claimed_under_proxypass(make_server, views_conf):
+    b = start_backend(make_server, {p[1:]: f"<html><body>{p}</body></html>\n"
+                                    for p in PAGES})
+    srv = make_server(modules=("proxy", "proxy_http"))
+    srv.conf_text = (debian("proxy") + views_conf + STATUS
+                     + f"ProxyPass / http://127.0.0.1:{b.port}/\n")
+    record_pages(srv)
+    check_claimed(srv)
+
+
+def test_claimed_under_wordpress_rules(make_server, views_conf):
+    srv = make_server()
+    srv.write("htdocs/.htaccess", WORDPRESS_HTACCESS)
+    srv.write("htdocs/index.php", FRONT)
+    srv.conf_text = (views_conf + STATUS
+                     + f'<Directory "{srv.docroot}">\n    AllowOverride All\n</Directory>\n')
+    record_pages(srv)
+    # the rules do take what is not a file
+    assert srv.get("/no-such-page").body == FRONT.encode()
+    check_claimed(srv)
