@@ -406,7 +406,8 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
     int coding = 0;
 
-    if (!ctx && r->status == HTTP_NOT_FOUND && conf->robots_fallback == 1)
+    if (!ctx && r->status == HTTP_NOT_FOUND && conf->robots_fallback == 1
+        && r->method_number == M_GET)
         ctx = not_found(f);
     if (ctx && ctx->replaced) {
         /* The 404's body goes; the permissive text is held already. */
