@@ -19,6 +19,7 @@
 #include <apr_lib.h>
 #include <apr_strings.h>
 
+#include "sm_hash.h"
 #include "sm_inflate.h"
 #include "sm_robots.h"
 
@@ -169,6 +170,7 @@ SM_HOT void sitemap_robots_insert_filter(request_rec *r)
 SM_HOT int sitemap_robots_fallback(request_rec *r)
 {
     const sitemap_server_conf *conf;
+    int status;
 
     /* Cheapest first: every request with a file declines here. */
     if (r->finfo.filetype != APR_NOFILE || !robots_wanted(r, &conf)
@@ -178,6 +180,19 @@ SM_HOT int sitemap_robots_fallback(request_rec *r)
         || r->method_number != M_GET)
         return DECLINED;
     ap_set_content_type(r, "text/plain; charset=utf-8");
+    /* Validators of its own (the filter adds its suffix and date), so that
+     * it revalidates as a file would. */
+    apr_table_setn(r->headers_out, "ETag", apr_psprintf(r->pool,
+                   "\"robots-%016" APR_UINT64_T_HEX_FMT "\"",
+                   sm_hash_u64(sm_hash_str(SM_HASH_SEED,
+                                           SM_ROBOTS_PERMISSIVE),
+                               conf->config_tag)));
+    ap_update_mtime(r, lines_since(conf));
+    ap_set_last_modified(r);
+    if ((status = ap_meets_conditions(r)) == HTTP_NOT_MODIFIED)
+        return sitemap_not_modified(r);
+    if (status != OK)
+        return status;
     ap_rputs(SM_ROBOTS_PERMISSIVE, r);
     return OK;
 }

@@ -147,6 +147,24 @@ def test_encoded_etags_revalidate(make_server, views_conf, cache, renditions):
     assert not re.search(r"AH00708", srv.log_text()), srv.log_tail()
 
 
+def test_fallback_robots_revalidates(make_server):
+    """No robots.txt: the module's permissive one has validators too, and
+    revalidates with the ETag mod_deflate gave it."""
+    srv = make_server(modules=("filter", "deflate"))
+    srv.conf_text = debian("deflate")
+    srv.start()
+    for headers in (GZ, {}):
+        r = srv.get("/robots.txt", headers=headers)
+        assert r.status == 200 and b"Sitemap: " in decoded(r), r
+        etag = r.header("ETag")
+        assert etag and r.header("Last-Modified"), r.headers
+        c = srv.get("/robots.txt", headers={**headers, "If-None-Match": etag})
+        assert c.status == 304 and c.header("ETag") == etag, (headers, c)
+        c = srv.get("/robots.txt", headers={**headers, "If-Modified-Since":
+                                            r.header("Last-Modified")})
+        assert c.status == 304, (headers, c)
+
+
 # ---------------------------------------------------------------------------
 # methods
 
