@@ -147,6 +147,22 @@ def test_encoded_etags_revalidate(make_server, views_conf, cache, renditions):
     assert not re.search(r"AH00708", srv.log_text()), srv.log_tail()
 
 
+def test_brotli_etags_revalidate(make_server, views_conf):
+    """mod_brotli's "-br" suffix, as mod_deflate's "-gzip"."""
+    srv = make_server(modules=("filter", "brotli"))
+    srv.conf_text = (views_conf + "AddOutputFilterByType BROTLI_COMPRESS "
+                     "text/plain text/html text/css\n")
+    record_pages(srv)
+    br = {"Accept-Encoding": "br"}
+    for path in ("/sitemap.txt", "/sitemap.html", "/sitemap.css", "/robots.txt"):
+        r = srv.get(path, headers=br)
+        assert r.status == 200 and r.header("Content-Encoding") == "br", (path, r.headers)
+        etag = r.header("ETag")
+        assert etag.endswith('-br"'), (path, etag)
+        c = srv.get(path, headers={**br, "If-None-Match": etag})
+        assert c.status == 304 and c.header("ETag") == etag, (path, c)
+
+
 def test_fallback_robots_revalidates(make_server):
     """No robots.txt: the module's permissive one has validators too, and
     revalidates with the ETag mod_deflate gave it."""
