@@ -587,6 +587,8 @@ static void register_hooks(apr_pool_t *p)
     sitemap_head_register(p);
     sitemap_views_register(p);
     sitemap_status_register(p);
+    sitemap_http_register(p);
+    sitemap_indexnow_register(p);
 }
 
 AP_DECLARE_MODULE(sitemap) = {

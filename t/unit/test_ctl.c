@@ -322,7 +322,7 @@ static sm_settings *settings(unit_ctx *u, const char *path)
 }
 
 #define DECL "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-#define URLSET "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n"
+#define URLSET "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" xmlns:xhtml=\"http://www.w3.org/1999/xhtml\">\n"
 #define INDEX "<sitemapindex xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n"
 
 static void test_export_index_and_pages(void **state)
