@@ -25,9 +25,10 @@ start-up, the warm-up and shutdown cancel out:
 
 Only the httpd process is counted: PHP runs inside it (mod_php), MariaDB
 is another process (its work for the page's queries is not counted).
---where N also prints, from callgrind_annotate --inclusive=yes over both
-`on` sessions, the N module functions (mod_sitemap.so) costing the most
-per request.
+--where N also prints, for Sitemap On, the N hooks (and filters) of the
+module costing the most per request, and the N costliest calls they make
+(the call costs of the callgrind files: fingerprinting, head reading, the
+repeat check, the periodic robots.txt check).
 
 Needs valgrind and Debian's wordpress, wordpress-theme-twentytwentyone,
 mariadb-server, libapache2-mod-php, php-mysql, php-gd (tools/deps); says
@@ -37,6 +38,7 @@ minutes): not part of bench/run or tools/check.
 
 import argparse
 import glob
+import gzip
 import http.client
 import json
 import os
@@ -218,10 +220,13 @@ def module_cost(path, obj="mod_sitemap.so"):
     filters), less that of its calls on to the next filters
     (ap_pass_brigade, ap_get_brigade); and the same per hook.  A call into
     obj nested in one of its own (a lookup subrequest of its robots.txt
-    check runs the module's hooks) counts twice: rare, and small."""
+    check runs the module's hooks) counts twice: rare, and small.  Also
+    every call the module's functions make, (caller, callee) -> its
+    inclusive cost: exact, unlike callgrind_annotate's inclusive figures
+    of a recursive function (the fingerprint's byte reader is one)."""
     names = {"ob": {}, "fn": {}}
     ob = cob = fn = cfn = None
-    per = {}
+    per, calls = {}, {}
     total = 0
     call = False
     with open(path) as f:
@@ -233,6 +238,8 @@ def module_cost(path, obj="mod_sitemap.so"):
                 callee_ob = cob if cob is not None else ob
                 cob = None
                 inside = bool(ob and ob.endswith(obj))
+                if inside:
+                    calls[(fn, cfn)] = calls.get((fn, cfn), 0) + cost
                 if bool(callee_ob and callee_ob.endswith(obj)) != inside:
                     if not inside:
                         key = cfn
@@ -260,7 +267,7 @@ def module_cost(path, obj="mod_sitemap.so"):
                     fn = val
             elif ln.startswith("calls="):
                 call = True
-    return total, per
+    return total, per, calls
 
 
 def files(keep, cfg, n):
@@ -269,25 +276,31 @@ def files(keep, cfg, n):
 
 def module_per_request(keep, cfg, n1, n2):
     """The module's own instructions per request (module_cost, every
-    thread: a writer thread's are all its), and per hook."""
+    thread: a writer thread's are all its), per hook, and per call a hook
+    makes."""
     def one(n):
-        total, per = 0, {}
+        total, per, calls = 0, {}, {}
         for f in files(keep, cfg, n):
-            if thread_totals_one(f)[1]:         # the writer thread
-                t = thread_totals_one(f)[0]
+            t, writer = thread_totals_one(f)
+            if writer:
                 total += t
-                per["writer thread (all of it)"] = \
-                    per.get("writer thread (all of it)", 0) + t
+                k = "writer thread (all of it)"
+                per[k] = per.get(k, 0) + t
                 continue
-            t, p = module_cost(f)
+            t, p, c = module_cost(f)
             total += t
             for k, v in p.items():
                 per[k] = per.get(k, 0) + v
-        return total, per
-    (ta, pa), (tb, pb) = one(n1), one(n2)
-    return ((tb - ta) / (n2 - n1),
-            {k: (pb.get(k, 0) - pa.get(k, 0)) / (n2 - n1)
-             for k in set(pa) | set(pb)})
+            for k, v in c.items():
+                if k[0] in p:           # a hook's own calls
+                    calls[k] = calls.get(k, 0) + v
+        return total, per, calls
+    a, b = one(n1), one(n2)
+
+    def diff(x, y):
+        return {k: (y.get(k, 0) - x.get(k, 0)) / (n2 - n1)
+                for k in set(x) | set(y)}
+    return (b[0] - a[0]) / (n2 - n1), diff(a[1], b[1]), diff(a[2], b[2])
 
 
 def thread_totals_one(path):
@@ -299,29 +312,6 @@ def thread_totals_one(path):
             elif "writer_main" in ln and ln.startswith(("fn=", "cfn=")):
                 writer = True
     return n, writer
-
-
-def module_functions(keep, n1, n2):
-    """Inclusive instructions per request of the module's functions
-    (mod_sitemap.so) in the `on` sessions, every thread
-    (callgrind_annotate --inclusive=yes)."""
-    def incl(n):
-        tot = {}
-        for f in files(keep, "on", n):
-            r = subprocess.run(["callgrind_annotate", "--inclusive=yes",
-                                "--threshold=100", "--auto=no", f],
-                               stdout=subprocess.PIPE, text=True,
-                               errors="replace")
-            for ln in r.stdout.splitlines():
-                m = re.match(r"\s*([\d,]+) \([^)]*\)\s+\*?\s*(\S+?):(\S+) "
-                             r"\[(\S+)\]", ln)
-                if m and m.group(4).endswith("mod_sitemap.so"):
-                    k = m.group(3)
-                    tot[k] = tot.get(k, 0) + int(m.group(1).replace(",", ""))
-        return tot
-    a, b = incl(n1), incl(n2)
-    return {k: (b.get(k, 0) - a.get(k, 0)) / (n2 - n1)
-            for k in set(a) | set(b)}
 
 
 def main():
@@ -381,8 +371,11 @@ def main():
         srv.stop()
         if status != 200:
             raise Failure(f"GET {path}: {status}")
-        log(f"GET {path}: {len(body):,} bytes ({headers.get('content-encoding', 'identity')}), "
-            f"ETag {headers.get('etag', 'none')}")
+        size = len(gzip.decompress(body)
+                   if headers.get("content-encoding") == "gzip" else body)
+        log(f"GET {path}: {len(body):,} bytes "
+            f"({headers.get('content-encoding', 'identity')}), {size:,} "
+            f"bytes of HTML, ETag {headers.get('etag', 'none')}")
         for cfg in configs:
             t0 = time.monotonic()
             a = session(srv, host, docroot, cfg, path, args.warmup, n1)
@@ -433,12 +426,14 @@ def main():
         print("  where (Sitemap On), per hook:")
         for k, v in sorted(own["on"][1].items(),
                            key=lambda kv: -abs(kv[1]))[:args.where]:
-            print(f"    {v:>12,.0f}  {k}")
-        fns = module_functions(keep, n1, n2)
-        print("  mod_sitemap's functions, inclusive (head_filter's includes "
-              "the filters after it):")
-        for k, v in sorted(fns.items(), key=lambda kv: -kv[1])[:args.where]:
-            print(f"    {v:>12,.0f}  {k}")
+            if abs(v) >= 1:
+                print(f"    {v:>12,.0f}  {k}")
+        print("  the hooks' calls (inclusive; ap_pass_brigade is the filters "
+              "after the module's, not the module's):")
+        calls = [(v, k) for k, v in own["on"][2].items()
+                 if v >= 1 and k[1].split("'")[0] not in PASS]
+        for v, (caller, callee) in sorted(calls, reverse=True)[:args.where]:
+            print(f"    {v:>12,.0f}  {caller} -> {callee}")
     if args.keep or args.work:
         print(f"callgrind files: {os.path.join(work, 'site', 'callgrind')}")
     else:
