@@ -132,7 +132,6 @@ typedef struct {
     const char *etag;           /* headers_out's first */
     const char *x_robots_tag;   /* every value of both tables, joined */
     const char *cache_control;  /* likewise */
-    const char *link;           /* likewise (a rel="canonical" counts) */
 } sitemap_response_headers;
 
 typedef struct {

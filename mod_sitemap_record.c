@@ -27,7 +27,7 @@ APLOG_USE_MODULE(sitemap);
  * comma-joined; NULL when absent.  apr_table_get first: it is the cheap
  * answer for the usual "absent", and apr_table_getm is paid only when the
  * header is there. */
-SM_HOT static const char *all_values(request_rec *r, int errs,
+SM_HOT static const char *all_values(const request_rec *r, int errs,
                                      const char *name)
 {
     const char *a = apr_table_get(r->headers_out, name);
@@ -51,7 +51,6 @@ SM_HOT static void find_headers(request_rec *last,
     h->etag = apr_table_get(last->headers_out, "ETag");
     h->x_robots_tag = all_values(last, errs, "X-Robots-Tag");
     h->cache_control = all_values(last, errs, "Cache-Control");
-    h->link = all_values(last, errs, "Link");
 }
 
 /* Was a header's value the same then (both absent, the same string)? */
@@ -66,8 +65,7 @@ static int same_headers(const sitemap_response_headers *a,
     return same_value(a->last_modified, b->last_modified)
            && same_value(a->etag, b->etag)
            && same_value(a->x_robots_tag, b->x_robots_tag)
-           && same_value(a->cache_control, b->cache_control)
-           && same_value(a->link, b->link);
+           && same_value(a->cache_control, b->cache_control);
 }
 
 /* The raw facts known when the request arrives: the site's configuration,
@@ -104,17 +102,16 @@ SM_HOT static apr_uint64_t raw_facts_hash(const sm_site_conf *site,
                                           const sitemap_response_headers *h,
                                           apr_uint64_t fingerprint)
 {
-    const char *strs[5];
+    const char *strs[4];
     apr_uint64_t first = raw_facts_first(site, orig);
 
     strs[0] = h->last_modified;
     strs[1] = h->etag;
     strs[2] = h->x_robots_tag;
     strs[3] = h->cache_control;
-    strs[4] = h->link;
     /* A fingerprinted response (no validators of its own) repeats only
      * with the same content. */
-    apr_uint64_t rest = sm_hash_strs(first ^ (apr_uint64_t)status, strs, 5);
+    apr_uint64_t rest = sm_hash_strs(first ^ (apr_uint64_t)status, strs, 4);
 
     return sm_recorder_raw(first, fingerprint ? sm_hash_u64(rest, fingerprint)
                                               : rest);
@@ -178,6 +175,20 @@ static int has_validators(const sitemap_response_headers *h, apr_time_t now)
     return h->etag || real_last_modified(h->last_modified, now);
 }
 
+/* What a fingerprinted response (no validators of its own) repeats with:
+ * its content's fingerprint and its Link header (a canonical it gains is
+ * a change).  0 for any other response, whose Link is read only when it
+ * is decided. */
+static apr_uint64_t content_facts(const request_rec *last,
+                                  const sitemap_head_note *note)
+{
+    if (!note || !note->fp || !note->fingerprint)
+        return 0;
+    return sm_hash_str(note->fingerprint,
+                       all_values(last, !apr_is_empty_table(
+                                      last->err_headers_out), "Link")) | 1;
+}
+
 /* The facts that need no header (sm_rules_worth_deciding's). */
 SM_HOT static void fill_response(const sitemap_server_conf *conf,
                                  const sm_site_conf *site, request_rec *orig, request_rec *last,
@@ -233,7 +244,6 @@ static sm_verdict head_says(request_rec *r, const sitemap_server_conf *conf,
                             const sm_site_conf *site,
                             const request_rec *orig, const request_rec *last,
                             const sitemap_head_note *note,
-                            const sitemap_response_headers *h,
                             const char *url, const char **why)
 {
     const sm_head_result *head = NULL;
@@ -263,7 +273,13 @@ static sm_verdict head_says(request_rec *r, const sitemap_server_conf *conf,
         *why = "meta robots noindex";
         return SM_FORGET;
     }
-    if (canonical_elsewhere(r, conf, site, orig, head, h->link, url)) {
+    /* The Link header is read only now: a repeat (a response with an ETag
+     * seen before) never pays for it; one without validators is never a
+     * repeat, so a Link it gains is seen at its next GET. */
+    if (canonical_elsewhere(r, conf, site, orig, head,
+                            all_values(last, !apr_is_empty_table(
+                                           last->err_headers_out), "Link"),
+                            url)) {
         *why = "canonical names another URL";
         return SM_FORGET;
     }
@@ -326,7 +342,7 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
         verdict = SM_FORGET;
     }
     if (verdict == SM_RECORD)
-        verdict = head_says(r, conf, site, orig, last, note, h, url, &why);
+        verdict = head_says(r, conf, site, orig, last, note, url, &why);
     /* Never a URL the site's robots.txt keeps "*", Googlebot or Bingbot
      * from: it goes if stored, and comes back when allowed again. */
     if (verdict == SM_RECORD && sitemap_disallowed(r, conf, site, url, &why))
@@ -441,8 +457,7 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
 
     if (!have_headers)
         find_headers(last, &h);
-    raw = raw_facts_hash(site, orig, status, &h,
-                         note && note->fp ? note->fingerprint : 0);
+    raw = raw_facts_hash(site, orig, status, &h, content_facts(last, note));
     if (sm_recorder_repeat(conf->recorder, raw, r->request_time))
         return OK;
     return decide(r, conf, site, orig, last, &resp, &h, raw, note);
