@@ -502,16 +502,22 @@ static int delete_rows(pg_store *s, sm_tx_site *ts, const char *what,
     return 0;
 }
 
+/* A forget with a why keeps its verdict: "removed" when it removed. */
 static int forget(pg_store *s, const sm_change *c, sm_tx_site *ts,
                   sm_apply_stats *stats)
 {
     params ps = { .n = 0 };
+    int before = stats->removed;
 
     p_i64(&ps, ts->row.id);
     p_str(&ps, c->url);
-    return delete_rows(s, ts, "cannot remove a URL", "DELETE FROM"
-                       " sitemap_urls WHERE site_id = $1 AND url = $2"
-                       " RETURNING page, xml_len, url", &ps, &stats->removed);
+    if (delete_rows(s, ts, "cannot remove a URL", "DELETE FROM"
+                    " sitemap_urls WHERE site_id = $1 AND url = $2"
+                    " RETURNING page, xml_len, url", &ps, &stats->removed)
+        != 0)
+        return -1;
+    return c->why ? sm_pg_verdict_put(s, ts->row.id, c,
+                                      stats->removed > before) : 0;
 }
 
 static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
@@ -538,6 +544,11 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
         sm_tx_site *ts = sm_tx_site_find(&s->tx, c->site->base);
         const char *key = sm_pg_row_key(nr.p, ts, c->url);
 
+        if (c->op == SM_CHANGE_NOTE) {
+            if (sm_pg_verdict_put(s, ts->row.id, c, 0) != 0)
+                goto fail;
+            continue;
+        }
         if (c->op != SM_CHANGE_FORGET
             && !apr_hash_get(nr.stored, key, APR_HASH_KEY_STRING)
             && !apr_hash_get(nr.pending, key, APR_HASH_KEY_STRING)) {
@@ -674,7 +685,7 @@ static const sm_store_ops pg_ops = {
     pg_sync_sites,
     sm_pg_recent,
     sm_pg_indexnow_claim, sm_pg_indexnow_finish, sm_pg_indexnow_queue,
-    sm_pg_indexnow_stats, sm_pg_site_list
+    sm_pg_indexnow_stats, sm_pg_site_list, sm_pg_why, sm_pg_left_out
 };
 
 /* ---- opening --------------------------------------------------------- */
