@@ -41,6 +41,11 @@
 #define SM_REC_MAX_OPEN_FILES 32
 #define SM_REC_CLOSED_CHECK apr_time_from_sec(30)
 
+/* Verdict notes (sm_recorder_note): slots of the per-process memory of
+ * notes handed over, and the most taken a second. */
+#define SM_REC_NOTE_SLOTS 4096
+#define SM_REC_NOTES_PER_SEC 100
+
 typedef struct {
     sm_change change;
     apr_uint64_t key;           /* the URL's identity in its store */
@@ -104,6 +109,12 @@ struct sm_writer {
     sm_writer_upkeep_fn *upkeep_fn;
     void *upkeep_baton;
     apr_time_t next_upkeep_fn;
+    /* Notes handed over (sm_recorder_note), read and written without the
+     * lock: the hash of the latest in each slot, and the count of the
+     * current second. */
+    apr_uint64_t note_seen[SM_REC_NOTE_SLOTS];
+    apr_uint64_t note_second;
+    apr_uint32_t note_count;
 };
 
 struct sm_recorder {

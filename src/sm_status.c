@@ -138,6 +138,23 @@ apr_status_t sm_status_json(apr_pool_t *p, const sm_status_site *sites,
             json_str(w, p, u->url);
             outf(w, p, ",\"lastmod\":\"%s\"}", date(p, u->lastmod));
         }
+        out(w, "],\"left_out\":[");
+        for (j = 0; s->left_out && j < s->left_out->nelts; j++) {
+            const sm_verdict_row *v = &APR_ARRAY_IDX(s->left_out, j,
+                                                     sm_verdict_row);
+            out(w, j ? ",{\"url\":" : "{\"url\":");
+            json_str(w, p, v->url);
+            out(w, ",\"verdict\":");
+            json_str(w, p, v->verdict);
+            out(w, ",\"reason\":");
+            json_str(w, p, v->reason);
+            if (v->detail) {
+                out(w, ",\"detail\":");
+                json_str(w, p, v->detail);
+            }
+            outf(w, p, ",\"status\":%d,\"at\":\"%s\"}", v->status,
+                 date(p, v->at));
+        }
         if (s->hosts) {
             out(w, "],\"hosts\":[");
             for (j = 0; j < s->hosts->nelts; j++) {

@@ -2,15 +2,20 @@
 /* Unit tests of verdicts ("why is my page not listed?"): the store keeps
  * the latest verdict of a URL left out (SM_CHANGE_NOTE) or forgotten with
  * a why, at most SM_VERDICTS_MAX a site; sm_store_why and
- * sm_store_left_out read them back. */
+ * sm_store_left_out read them back; the recorder drops repeated notes
+ * without a lock and keeps notes apart from a URL's own change; the rules
+ * say which content types are worth a note and which URL a note names. */
 #include "unit.h"
 
 #include "sm_hash.h"
+#include "sm_recorder.h"
+#include "sm_rules.h"
 #include "sm_store.h"
 
 #include <string.h>
 
 static sm_site_conf site = { "https://w.example", 50000, 0, 0, NULL, 0 };
+static sm_logger logger = { NULL, NULL, SM_LOG_ERR };
 
 static sm_store *open_store(unit_ctx *u, const char *name, char **path)
 {
@@ -194,6 +199,126 @@ static void test_upgrade_from_5(void **state)
     sm_store_close(st);
 }
 
+/* ---- the recorder --------------------------------------------------------- */
+
+static sm_recorder *make(unit_ctx *u, const char *path)
+{
+    sm_recorder *rec;
+    sm_recorder_conf conf = { path, apr_time_from_sec(60), 100, 1000, 200,
+                              &logger, NULL, NULL, NULL, 0 };
+
+    assert_int_equal(sm_recorder_create(&rec, u->pool, &conf), APR_SUCCESS);
+    sm_recorder_add_site(rec, &site);
+    return rec;
+}
+
+static void test_recorder_note_skip(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_recorder *rec = make(u, path);
+    apr_time_t t = apr_time_from_sec(1800000000);
+    sm_recorder_stats stats;
+    int i, taken = 0;
+
+    /* The same facts: once within the hour. */
+    assert_false(sm_recorder_note_skip(rec, 42, t));
+    for (i = 0; i < 1000; i++)
+        assert_true(sm_recorder_note_skip(rec, 42, t + i * 1000));
+    assert_true(sm_recorder_note_skip(rec, 42, t + apr_time_from_sec(59)));
+    /* Other facts are new. */
+    assert_false(sm_recorder_note_skip(rec, 43, t));
+    /* The next hour notes it again. */
+    assert_false(sm_recorder_note_skip(rec, 42, t + apr_time_from_sec(3600)));
+    /* At most SM_REC_NOTES_PER_SEC (100) new notes a second. */
+    for (i = 0; i < 300; i++)
+        taken += !sm_recorder_note_skip(rec, 1000 + (apr_uint64_t)i,
+                                        t + apr_time_from_sec(7200));
+    assert_int_equal(taken, 100);
+    assert_false(sm_recorder_note_skip(rec, 5000,
+                                       t + apr_time_from_sec(7201)));
+    sm_recorder_get_stats(rec, &stats);
+    assert_int_equal(stats.notes_skipped, 1001 + 200);
+    sm_recorder_stop(rec);
+}
+
+static void test_recorder_note_beside_record(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/nb.db", NULL);
+    sm_recorder *rec = make(u, path);
+    sm_change r = change(SM_CHANGE_RECORD, "/a", NULL, NULL, 200,
+                         1800000000);
+    sm_change n = change(SM_CHANGE_NOTE, "/a", "session", NULL, 200,
+                         1800000001);
+    sm_recorder_stats stats;
+
+    sm_recorder_add(rec, &r, 0);
+    sm_recorder_note(rec, &n);
+    assert_int_equal(sm_recorder_flush(rec), APR_SUCCESS);
+    /* Both went in: the note took nothing's place. */
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM urls"), 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM verdicts"), 1);
+    sm_recorder_get_stats(rec, &stats);
+    assert_int_equal(stats.noted, 1);
+    /* A forget for another reason is not a repeat of the first. */
+    {
+        sm_change f1 = change(SM_CHANGE_FORGET, "/a", "meta robots noindex",
+                              NULL, 200, 1800000002);
+        sm_change f2 = change(SM_CHANGE_FORGET, "/a", "x-robots-tag", NULL,
+                              200, 1800000003);
+        sm_recorder_add(rec, &f1, 0);
+        assert_int_equal(sm_recorder_flush(rec), APR_SUCCESS);
+        sm_recorder_add(rec, &f2, 0);
+        assert_int_equal(sm_recorder_flush(rec), APR_SUCCESS);
+        assert_int_equal(sql_int(path, "SELECT count(*) FROM verdicts WHERE"
+                                 " reason = 'x-robots-tag'"), 1);
+    }
+    sm_recorder_stop(rec);
+}
+
+/* ---- the rules ------------------------------------------------------------ */
+
+static void test_page_like(void **state)
+{
+    (void)state;
+    assert_true(sm_rules_page_like(NULL));
+    assert_true(sm_rules_page_like("text/plain"));
+    assert_true(sm_rules_page_like("Text/Plain; charset=utf-8"));
+    assert_true(sm_rules_page_like("text/markdown"));
+    assert_true(sm_rules_page_like("application/xhtml+xml"));
+    assert_false(sm_rules_page_like("text/css"));
+    assert_false(sm_rules_page_like("text/javascript; charset=utf-8"));
+    assert_false(sm_rules_page_like("image/png"));
+    assert_false(sm_rules_page_like("application/pdf"));
+    assert_false(sm_rules_page_like("text/"));
+}
+
+static void test_note_url(void **state)
+{
+    unit_ctx *u = *state;
+    sm_rules rules = { NULL, NULL, NULL };
+    sm_response resp;
+    apr_array_header_t *allow = apr_array_make(u->pool, 1, sizeof(char *));
+
+    memset(&resp, 0, sizeof(resp));
+    resp.base_len = strlen(site.base);
+    resp.target = "/a/./b.html";
+    assert_string_equal(sm_rules_note_url(u->pool, &rules, &resp),
+                        "/a/b.html");
+    /* A refused query: every name it holds is kept. */
+    resp.target = "/a.html?utm_source=x&&b=2#f";
+    assert_string_equal(sm_rules_note_url(u->pool, &rules, &resp),
+                        "/a.html?utm_source=x&b=2");
+    APR_ARRAY_PUSH(allow, const char *) = "b";
+    rules.allow_query = allow;
+    resp.target = "/a.html?b=2";
+    assert_string_equal(sm_rules_note_url(u->pool, &rules, &resp),
+                        "/a.html?b=2");
+    resp.target = "not a path";
+    assert_null(sm_rules_note_url(u->pool, &rules, &resp));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +327,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_left_out_skips_listed, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_bounded_per_site, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_upgrade_from_5, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_recorder_note_skip, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_recorder_note_beside_record, unit_setup, unit_teardown),
+        cmocka_unit_test(test_page_like),
+        cmocka_unit_test_setup_teardown(test_note_url, unit_setup, unit_teardown),
     };
     int rc;
 
