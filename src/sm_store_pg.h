@@ -37,6 +37,8 @@ typedef struct {
     apr_hash_t *settings_kept;
     sm_tx tx;       /* the write transaction's summaries (now: the
                        database's clock) */
+    int verdicts_ok;    /* may write sitemap_verdicts: 0 not asked yet,
+                           1 yes, -1 no (a role not granted it) */
 } pg_store;
 
 /* ---- statements (sm_store_pg_conn.c) ----------------------------------- */

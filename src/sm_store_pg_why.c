@@ -7,10 +7,39 @@
 
 #include <string.h>
 
+/* May the role write the verdicts?  Asked once per store: a
+ * least-privileged role whose grants predate the table (see the README's
+ * grants) keeps recording URLs, without verdicts, and the log says so
+ * once. */
+static int verdicts_allowed(pg_store *s)
+{
+    PGresult *res;
+
+    if (s->verdicts_ok)
+        return s->verdicts_ok > 0;
+    if (!(res = sm_pg_q(s, "cannot read the role's privileges", "SELECT"
+                        " has_table_privilege('sitemap_verdicts',"
+                        " 'SELECT, INSERT, UPDATE, DELETE')", NULL)))
+        return -1;
+    s->verdicts_ok = PQntuples(res) == 1
+                     && strcmp(PQgetvalue(res, 0, 0), "t") == 0 ? 1 : -1;
+    PQclear(res);
+    if (s->verdicts_ok < 0)
+        sm_log(s->base.log, SM_LOG_WARN, 0, "store %s: this role may not "
+               "write sitemap_verdicts: no verdicts are kept for sitemapctl "
+               "why (see the README, \"PostgreSQL\", for the grants)",
+               s->base.path);
+    return s->verdicts_ok > 0;
+}
+
 int sm_pg_verdict_put(pg_store *s, apr_int64_t site_id, const sm_change *c,
                       int removed)
 {
     params ps = { .n = 0 };
+    int allowed = verdicts_allowed(s);
+
+    if (allowed <= 0)
+        return allowed;
 
     p_i64(&ps, site_id);
     p_str(&ps, c->url);

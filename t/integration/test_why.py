@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conftest import SITEMAPCTL
-from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
+from pg import PASSWORD, pg_cluster, pg_db  # noqa: F401 (fixtures)
 
 HTML = "<html><head><title>t</title></head><body>x</body></html>\n"
 EX_OK, EX_USAGE, EX_UNKNOWN_SITE, EX_NOT_SEEN = 0, 2, 4, 8
@@ -233,3 +233,44 @@ def test_postgresql(make_server, pg_db):
     pg_db.wait_urls(base, {"/page.html"})
     r, f = why(pg_db.uri, base + "/page.html", want=EX_OK)
     assert f["listed"] == "yes"
+
+
+def test_postgresql_role_without_the_verdicts_grant(make_server, pg_cluster):
+    """A least-privileged role granted the tables before sitemap_verdicts
+    came: URLs are still recorded (no verdicts, said once in the log), and
+    sitemapctl check names the missing grant."""
+    base = "https://www.example.com"
+    name = "noverdicts%d" % time.monotonic_ns()
+    pg_cluster.sql(f"CREATE ROLE {name} LOGIN PASSWORD '{PASSWORD}'")
+    pg_cluster.sql(f"CREATE DATABASE {name}")
+    owner = (f"postgresql://postgres@/{name}?host={pg_cluster.dir}"
+             f"&port={pg_cluster.port}")
+    r = subprocess.run([SITEMAPCTL, "add", owner, "--site", base, "/x"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    pg_cluster.sql(
+        f"GRANT USAGE ON SCHEMA public TO {name};"
+        " GRANT SELECT, INSERT, UPDATE, DELETE ON sitemap_meta, sitemap_sites,"
+        " sitemap_urls, sitemap_pages, sitemap_indexnow_pending,"
+        f" sitemap_indexnow_state, sitemap_removed_days TO {name};"
+        f" GRANT USAGE ON SEQUENCE sitemap_site_ids TO {name}", db=name)
+    uri = (f"postgresql://{name}:{PASSWORD}@127.0.0.1:{pg_cluster.port}/"
+           f"{name}")
+    r = subprocess.run([SITEMAPCTL, "check", uri], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 1 and "may not read and write all of the" \
+        in r.stdout, r.stdout + r.stderr
+    s = make_server(db=uri, conf=f"SitemapBaseURL {base}\n"
+                    "SitemapExclude ^/hidden/\n")
+    s.expect_log(r"may not write sitemap_verdicts: no verdicts are kept")
+    s.write("htdocs/hidden/x.html", HTML)
+    s.start()
+    s.get_ok("/hidden/x.html")
+    s.get_ok("/page.html")
+    deadline = time.monotonic() + 15
+    while ["/page.html"] not in pg_cluster.sql(
+            "SELECT url FROM sitemap_urls", db=name):
+        assert time.monotonic() < deadline, s.log_tail()
+        time.sleep(0.2)
+    s.wait_log(r"may not write sitemap_verdicts")
+    assert PASSWORD not in s.log_text()
