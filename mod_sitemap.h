@@ -180,6 +180,10 @@ int sitemap_log_transaction(request_rec *r);
  * noted the same within the hour (mod_sitemap_why.c).  url: the URL as
  * stored, NULL to normalise resp->target; refused_early: why is
  * sm_rules_worth_deciding's (only some of its reasons are noted). */
+/* Was r (its final request) answered by one of the module's own handlers
+ * (the status page, its metrics, robots.txt)?  Their verdicts are not
+ * kept: no one asks why they are not listed. */
+int sitemap_own_answer(const request_rec *r);
 void sitemap_note_verdict(request_rec *r, const sitemap_server_conf *conf,
                           const sm_site_conf *site, const sm_response *resp,
                           const char *url, const char *why,

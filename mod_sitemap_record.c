@@ -346,7 +346,7 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     change.status = resp->status;
     /* A forget keeps its verdict (sitemapctl why): the reason (a 404, 410
      * or 301 has none from the rules: its status), what it names. */
-    if (verdict == SM_FORGET) {
+    if (verdict == SM_FORGET && !sitemap_own_answer(r)) {
         change.why = why ? why
                      : apr_psprintf(r->pool, "status %d", resp->status);
         if (why && !strcmp(why, "canonical names another URL"))

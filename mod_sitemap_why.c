@@ -30,6 +30,13 @@ static int worth_noting(const sm_response *resp, const char *why)
     return 1;
 }
 
+int sitemap_own_answer(const request_rec *r)
+{
+    while (r->next)
+        r = r->next;
+    return r->handler && !strncmp(r->handler, "sitemap", 7);
+}
+
 void sitemap_note_verdict(request_rec *r, const sitemap_server_conf *conf,
                           const sm_site_conf *site, const sm_response *resp,
                           const char *url, const char *why,
@@ -39,7 +46,8 @@ void sitemap_note_verdict(request_rec *r, const sitemap_server_conf *conf,
     const char *strs[4];
     apr_uint64_t facts;
 
-    if (!conf->recorder || !why || (refused_early && !worth_noting(resp, why)))
+    if (!conf->recorder || !why || (refused_early && !worth_noting(resp, why))
+        || sitemap_own_answer(r))
         return;
     strs[0] = site->base;
     strs[1] = resp->target;

@@ -183,7 +183,11 @@ def test_status_json_lists_left_out(srv):
     wait_why(srv.db_path, srv.base + "/hidden/x.html", "excluded")
     # Listed since: not among the left out any more.
     srv.get_ok("/s.html")
+    # The module's own answers are never noted (no-store, text/plain).
+    srv.get_ok("/sitemap-status")
+    srv.get_ok("/sitemap-status?metrics")
     srv.wait_recorded("/s.html")
+    srv.sentinel()
     r = srv.get("/sitemap-status?json")
     site = json.loads(r.body)["sites"][0]
     urls = [(v["url"], v["reason"], v["verdict"]) for v in site["left_out"]]
