@@ -31,6 +31,11 @@ printf '</head><body>cgi</body></html>\n'
 CONF = """
 SetEnvIf X-Test-Robots "(.+)" TEST_ROBOTS=$1
 Header always set X-Robots-Tag "%{TEST_ROBOTS}e" env=TEST_ROBOTS
+SetEnvIf X-Test-CC "(.+)" TEST_CC=$1
+Header always set Cache-Control "%{TEST_CC}e" env=TEST_CC
+<Location /local/>
+    Require ip 127.0.0.1
+</Location>
 SitemapExclude ^/hidden/
 <Directory "{root}/htdocs/pi">
     AcceptPathInfo On
@@ -71,10 +76,10 @@ def wait_why(db, url, reason, *args, timeout=20):
 
 @pytest.fixture
 def srv(make_server):
-    s = make_server()
+    s = make_server(modules=("authz_host",))
     s.conf_text = CONF.replace("{root}", s.root)
     for f in ("a.html", "pi/file.html", "hidden/x.html", "gone.html",
-              "s.html"):
+              "s.html", "local/l.html", "cc.html", "auth.html"):
         s.write("htdocs/" + f, HTML)
     s.write("htdocs/notes.txt", "plain text\n")
     s.write("htdocs/logo.png", "\x89PNG not really\n")
@@ -140,6 +145,30 @@ def test_excluded_query_and_content_type(srv):
     # Not a page type: no verdict kept.
     srv.sentinel()
     why(srv.db_path, srv.base + "/logo.png", want=EX_NOT_SEEN)
+
+
+def test_credentials_no_store_and_restricted(srv):
+    srv.get_ok("/auth.html", headers={"Authorization": "Basic YTpi"})
+    srv.get_ok("/cc.html", headers={"X-Test-CC": "no-store"})
+    srv.get_ok("/local/l.html")
+    wait_why(srv.db_path, srv.base + "/auth.html", "authenticated")
+    wait_why(srv.db_path, srv.base + "/cc.html", "cache-control no-store")
+    f = wait_why(srv.db_path, srv.base + "/local/l.html",
+                 "not for anonymous visitors")
+    assert f["listed"] == "no"
+
+
+def test_301_shows_its_location(srv):
+    srv.get_ok("/a.html")
+    srv.wait_recorded("/a.html")
+    srv.stop()
+    srv.conf_text += "Redirect permanent /a.html /s.html\n"
+    srv.write_conf()
+    srv.restart()
+    assert srv.get("/a.html").status == 301
+    f = wait_why(srv.db_path, srv.base + "/a.html", "status 301")
+    assert f["verdict"] == "removed"
+    assert f["detail"].endswith("/s.html"), f
 
 
 def test_404_removes_and_says_so(srv):
