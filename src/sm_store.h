@@ -117,6 +117,9 @@ typedef enum {
  * many of the latest the status page shows. */
 #define SM_VERDICTS_MAX 10000
 #define SM_VERDICTS_SHOWN 20
+/* The newest verdicts sm_store_left_out looks among (each a probe of
+ * the urls table). */
+#define SM_VERDICTS_SCAN 1000
 
 /* One thing learned from traffic (or from a log, or an admin). */
 typedef struct {
@@ -511,7 +514,8 @@ apr_status_t sm_store_recent(sm_store *st, apr_pool_t *p, const char *base,
 apr_status_t sm_store_why(sm_store *st, apr_pool_t *p, const char *base,
                           const char *url, sm_why_info *out);
 /* The status page: the site's n latest verdicts (sm_verdict_row, newest
- * first) of URLs not listed now.  An index range: cheap. */
+ * first) of URLs not listed now, among its newest SM_VERDICTS_SCAN: an
+ * index range and at most that many lookups, whatever the traffic. */
 apr_status_t sm_store_left_out(sm_store *st, apr_pool_t *p, const char *base,
                                int n, apr_array_header_t **out);
 

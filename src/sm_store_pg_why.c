@@ -151,11 +151,13 @@ apr_status_t sm_pg_left_out(sm_store *st, apr_pool_t *p, const char *base,
         return APR_SUCCESS;
     p_str(&ps, base);
     p_i64(&ps, n);
+    p_i64(&ps, SM_VERDICTS_SCAN);
     if (!(res = sm_pg_q(s, "cannot read verdicts", "SELECT v.url, v.verdict,"
                         " v.reason, v.detail, v.status, v.at FROM"
-                        " sitemap_sites s JOIN sitemap_verdicts v"
-                        " ON v.site_id = s.id WHERE s.base = $1"
-                        " AND NOT EXISTS (SELECT 1 FROM sitemap_urls u"
+                        " (SELECT w.* FROM sitemap_sites s"
+                        " JOIN sitemap_verdicts w ON w.site_id = s.id"
+                        " WHERE s.base = $1 ORDER BY w.seq DESC LIMIT $3) v"
+                        " WHERE NOT EXISTS (SELECT 1 FROM sitemap_urls u"
                         " WHERE u.site_id = v.site_id AND u.url = v.url)"
                         " ORDER BY v.seq DESC LIMIT $2", &ps)))
         return APR_EGENERAL;

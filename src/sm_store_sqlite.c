@@ -157,10 +157,13 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "SELECT v.verdict, v.reason, v.detail, v.status, v.at FROM sites s"
         " JOIN verdicts v ON v.site_id = s.id WHERE s.base = ?1"
         " AND v.url = ?2",
+    /* Among the site's newest SM_VERDICTS_SCAN verdicts: a status
+     * request never probes more URLs than that. */
     [STMT_LEFT_OUT] =
-        "SELECT v.url, v.verdict, v.reason, v.detail, v.status, v.at"
-        " FROM sites s JOIN verdicts v ON v.site_id = s.id"
-        " WHERE s.base = ?1 AND NOT EXISTS (SELECT 1 FROM urls u"
+        "SELECT v.url, v.verdict, v.reason, v.detail, v.status, v.at FROM"
+        " (SELECT w.* FROM sites s JOIN verdicts w ON w.site_id = s.id"
+        "  WHERE s.base = ?1 ORDER BY w.seq DESC LIMIT ?3) v"
+        " WHERE NOT EXISTS (SELECT 1 FROM urls u"
         " WHERE u.site_id = v.site_id AND u.url = v.url)"
         " ORDER BY v.seq DESC LIMIT ?2",
 };

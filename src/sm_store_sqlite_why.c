@@ -107,6 +107,7 @@ apr_status_t sm_sqlite_left_out(sm_store *st, apr_pool_t *p,
         return APR_SUCCESS;
     sm_sqlite_text(q, 1, base);
     sqlite3_bind_int(q, 2, n);
+    sqlite3_bind_int(q, 3, SM_VERDICTS_SCAN);
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         sm_verdict_row *v = apr_array_push(*out);
         v->url = col_text(p, q, 0);

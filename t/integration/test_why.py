@@ -254,7 +254,8 @@ def test_verdicts_are_bounded(srv):
 def test_postgresql(make_server, pg_db):
     base = "https://www.example.com"
     s = make_server(db=pg_db.uri, conf=f"SitemapBaseURL {base}\n"
-                    "SitemapExclude ^/hidden/\n")
+                    "SitemapExclude ^/hidden/\n<Location /sitemap-status>\n"
+                    "SetHandler sitemap-status\n</Location>\n")
     s.write("htdocs/hidden/x.html", HTML)
     s.write("htdocs/gone.html", HTML)
     s.start()
@@ -268,6 +269,11 @@ def test_postgresql(make_server, pg_db):
     f = wait_why(pg_db.uri, base + "/gone.html", "status 404")
     assert f["verdict"] == "removed"
     why(pg_db.uri, base + "/never.html", want=EX_NOT_SEEN)
+    site = json.loads(s.get("/sitemap-status?json").body)["sites"][0]
+    assert [(v["url"], v["verdict"], v["reason"], v["status"])
+            for v in site["left_out"]] == [
+        ("/gone.html", "removed", "status 404", 404),
+        ("/hidden/x.html", "left out", "excluded", 200)]
     s.get_ok("/page.html")
     pg_db.wait_urls(base, {"/page.html"})
     r, f = why(pg_db.uri, base + "/page.html", want=EX_OK)

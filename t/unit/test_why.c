@@ -149,6 +149,34 @@ static void test_left_out_skips_listed(void **state)
     sm_store_close(st);
 }
 
+/* The status page looks among the newest SM_VERDICTS_SCAN verdicts only:
+ * a site whose latest verdicts are all of URLs listed since costs that
+ * many lookups, not ten times more. */
+static void test_left_out_scan_bounded(void **state)
+{
+    unit_ctx *u = *state;
+    char *path;
+    sm_store *st = open_store(u, "scan.db", &path);
+    int n = SM_VERDICTS_SCAN, i;
+    sm_change *cs = apr_pcalloc(u->pool, sizeof(*cs) * (apr_size_t)n * 2);
+    apr_array_header_t *v;
+    sm_apply_stats stats;
+
+    apply(st, change(SM_CHANGE_NOTE, "/old", "excluded", NULL, 200, 900));
+    for (i = 0; i < n; i++) {
+        const char *url = apr_psprintf(u->pool, "/y%d", i);
+        cs[i] = change(SM_CHANGE_NOTE, url, "session", NULL, 200, 1000 + i);
+        cs[n + i] = change(SM_CHANGE_RECORD, url, NULL, NULL, 200, 3000);
+    }
+    assert_int_equal(sm_store_apply(st, cs, 2 * n, &stats), APR_SUCCESS);
+    assert_int_equal(sm_store_left_out(st, u->pool, site.base, 10, &v),
+                     APR_SUCCESS);
+    assert_int_equal(v->nelts, 0);
+    /* sitemapctl why still finds it. */
+    assert_true(why(u, st, "/old").has_verdict);
+    sm_store_close(st);
+}
+
 static void test_bounded_per_site(void **state)
 {
     unit_ctx *u = *state;
@@ -325,6 +353,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_note_kept_and_read, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_forget_says_removed_or_left_out, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_left_out_skips_listed, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_left_out_scan_bounded, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_bounded_per_site, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_upgrade_from_5, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_recorder_note_skip, unit_setup, unit_teardown),
