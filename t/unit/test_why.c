@@ -305,6 +305,52 @@ static void test_recorder_note_beside_record(void **state)
     sm_recorder_stop(rec);
 }
 
+/* Notes are not kept across a stop: a store that cannot be written
+ * spills its URLs' changes, not its notes. */
+static void test_notes_not_spilled(void **state)
+{
+    unit_ctx *u = *state;
+    const char *path = apr_pstrcat(u->pool, u->dir, "/none/s.db", NULL);
+    const char *spill = apr_pstrcat(u->pool, u->dir, "/s.db", NULL);
+    sm_recorder_conf conf = { path, apr_time_from_sec(60), 100, 1000, 200,
+                              &logger, NULL, spill, NULL, 0 };
+    sm_change r = change(SM_CHANGE_RECORD, "/recorded", NULL, NULL, 200,
+                         1800000000);
+    sm_change n = change(SM_CHANGE_NOTE, "/noted", "session", NULL, 200,
+                         1800000000);
+    sm_recorder *rec;
+    apr_dir_t *dir;
+    apr_finfo_t fi;
+    int files = 0;
+
+    assert_int_equal(sm_recorder_create(&rec, u->pool, &conf), APR_SUCCESS);
+    sm_recorder_add_site(rec, &site);
+    sm_recorder_add(rec, &r, 0);
+    sm_recorder_note(rec, &n);
+    sm_recorder_stop(rec);
+    assert_int_equal(apr_dir_open(&dir, u->dir, u->pool), APR_SUCCESS);
+    while (apr_dir_read(&fi, APR_FINFO_NAME, dir) == APR_SUCCESS) {
+        char *text;
+        apr_file_t *f;
+        apr_size_t len = 65536;
+
+        if (strncmp(fi.name, "s.db.spill-", 11) != 0)
+            continue;
+        files++;
+        text = apr_pcalloc(u->pool, len + 1);
+        assert_int_equal(apr_file_open(&f, apr_pstrcat(u->pool, u->dir, "/",
+                                                       fi.name, NULL),
+                                       APR_FOPEN_READ, 0, u->pool),
+                         APR_SUCCESS);
+        apr_file_read(f, text, &len);
+        apr_file_close(f);
+        assert_non_null(strstr(text, "/recorded"));
+        assert_null(strstr(text, "/noted"));
+    }
+    apr_dir_close(dir);
+    assert_int_equal(files, 1);
+}
+
 /* ---- the rules ------------------------------------------------------------ */
 
 static void test_page_like(void **state)
@@ -358,6 +404,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_upgrade_from_5, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_recorder_note_skip, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_recorder_note_beside_record, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_notes_not_spilled, unit_setup, unit_teardown),
         cmocka_unit_test(test_page_like),
         cmocka_unit_test_setup_teardown(test_note_url, unit_setup, unit_teardown),
     };
