@@ -10,7 +10,6 @@
 #include "http_protocol.h"
 #include "http_request.h"
 #include "ap_mpm.h"
-#include "ap_listen.h"
 
 #include <apr_strings.h>
 #include <apr_hash.h>
@@ -28,7 +27,6 @@ static const char *const default_content_types[] = {
 #define DEFAULT_FLUSH_INTERVAL apr_time_from_sec(1)
 #define DEFAULT_EXPIRE         apr_time_from_sec(365 * 86400)
 #define DEFAULT_MAX_URLS       APR_INT64_C(10000000)
-#define DEFAULT_SITEMAP_PATH   "/sitemap.xml"
 
 /* Writer tuning: big enough batches for a crawl, bounded memory. */
 #define BATCH_SIZE      1000
@@ -45,6 +43,7 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->db_path = NULL;
     conf->state_dir = NULL;
     conf->base_url = NULL;
+    conf->ssl_engine = -1;
     conf->content_types = NULL;
     conf->excludes = apr_array_make(p, 2, sizeof(sm_regex *));
     conf->allow_query = NULL;
@@ -89,6 +88,10 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     conf->db_path = MERGE_UNSET(db_path, NULL);
     conf->state_dir = MERGE_UNSET(state_dir, NULL);
     conf->base_url = MERGE_UNSET(base_url, NULL);
+    conf->base_path = add->base_url ? add->base_path : base->base_path;
+    /* The vhost's own ServerName only (see mod_sitemap_base.c). */
+    conf->named = add->named;
+    conf->ssl_engine = MERGE_UNSET(ssl_engine, -1);
     conf->content_types = MERGE_UNSET(content_types, NULL);
     conf->excludes = apr_array_append(p, base->excludes, add->excludes);
     conf->allow_query = MERGE_UNSET(allow_query, NULL);
@@ -215,43 +218,6 @@ static sm_log_level core_log_max(const server_rec *s)
 
 /* ---- start-up ------------------------------------------------------------ */
 
-/* The vhost's own base URL: its scheme, ServerName and port; never a
- * request's Host header. */
-static const char *vhost_base(apr_pool_t *p, server_rec *s, const char **err)
-{
-    apr_port_t port = s->port;
-    const char *scheme, *host = s->server_hostname;
-
-    if (!port && s->addrs && s->is_virtual)
-        port = s->addrs->host_port;
-    if (!port) {
-        /* No port in ServerName nor in <VirtualHost>: the port the server
-         * listens on, when there is only one. */
-        ap_listen_rec *lr;
-        for (lr = ap_listeners; lr; lr = lr->next) {
-            if (lr->bind_addr && lr->bind_addr->port) {
-                if (port && port != lr->bind_addr->port) {
-                    port = 0;
-                    break;
-                }
-                port = lr->bind_addr->port;
-            }
-        }
-    }
-    scheme = s->server_scheme ? s->server_scheme
-                              : (port == 443 ? "https" : "http");
-    if (!host) {
-        *err = "the virtual host has no ServerName";
-        return NULL;
-    }
-    if (ap_strchr_c(host, ':') && host[0] != '[')
-        host = apr_pstrcat(p, "[", host, "]", NULL);
-    return sm_url_parse_base(p, port ? apr_psprintf(p, "%s://%s:%u", scheme,
-                                                    host, (unsigned)port)
-                                     : apr_psprintf(p, "%s://%s", scheme,
-                                                    host), err);
-}
-
 /* SitemapStateDir, or the build's: the default store's directory, and
  * where a store given as a URI keeps its changes not written at a stop
  * and its renditions. */
@@ -343,7 +309,8 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     /* httpd reads its configuration twice at start-up: the first pass is a
      * dry run, so nothing is created then. */
     if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
-        return check_db_locations(ptemp, main_s) == OK
+        return sitemap_check_sites(ptemp, main_s) == OK
+               && check_db_locations(ptemp, main_s) == OK
                ? sitemap_check_store_places(ptemp, main_s)
                : HTTP_INTERNAL_SERVER_ERROR;
     if (sitemap_authz_init(pconf) != APR_SUCCESS) {
@@ -384,20 +351,17 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             conf->flush_interval = DEFAULT_FLUSH_INTERVAL;
         if (conf->expire < 0)
             conf->expire = DEFAULT_EXPIRE;
-        if (!conf->sitemap_path)
-            conf->sitemap_path = DEFAULT_SITEMAP_PATH;
+        conf->sitemap_path = sitemap_effective_path(pconf, conf);
+        conf->scope = conf->base_path ? conf->base_path : "/";
         if (conf->page_size < 0)
             conf->page_size = SM_PAGE_MAX_URLS;
         if (conf->read_head < 0)
             conf->read_head = 1;
 
-        conf->site.base = conf->base_url ? conf->base_url
-                                         : vhost_base(pconf, s, &err);
+        /* (checked by sitemap_check_sites, also with -t) */
+        conf->site.base = sitemap_vhost_base(pconf, main_s, s, &err);
         if (!conf->site.base) {
-            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "Sitemap On: cannot "
-                         "derive the site's base URL from %s:%u (%s); set "
-                         "SitemapBaseURL", s->server_hostname,
-                         (unsigned)s->port, err);
+            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "%s", err);
             return HTTP_INTERNAL_SERVER_ERROR;
         }
         conf->base_len = strlen(conf->site.base);
@@ -418,14 +382,6 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             if (conf->max_urls > DEFAULT_MAX_URLS)
                 conf->max_urls = DEFAULT_MAX_URLS;
         }
-        else if (conf->max_urls > (apr_int64_t)conf->page_size * 50000) {
-            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapMaxURLs: %"
-                         APR_INT64_T_FMT " is not allowed with SitemapPageSize"
-                         " %d: a sitemap index lists at most 50000 pages, so "
-                         "at most %" APR_INT64_T_FMT " URLs fit", conf->max_urls,
-                         conf->page_size, (apr_int64_t)conf->page_size * 50000);
-            return HTTP_INTERNAL_SERVER_ERROR;
-        }
         /* The module's CSS is served when the XML or the HTML site map
          * uses it. */
         if (conf->stylesheet_on == 2)
@@ -445,6 +401,21 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                                                  conf->stylesheet);
         conf->rules.content_types = conf->content_types;
         conf->rules.excludes = conf->excludes;
+        if (strcmp(conf->scope, "/") != 0) {
+            /* A site under a path records only what is under it (its
+             * characters, checked by SitemapBaseURL, hold no "\E"). */
+            apr_array_header_t *ex = apr_array_copy(pconf, conf->excludes);
+            sm_regex *re = sm_regex_compile(pconf, apr_pstrcat(pconf,
+                                            "^(?!\\Q", conf->scope,
+                                            "\\E)", NULL), &err);
+            if (!re) {
+                ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapBaseURL:"
+                             " the scope %s: %s", conf->scope, err);
+                return HTTP_INTERNAL_SERVER_ERROR;
+            }
+            APR_ARRAY_PUSH(ex, sm_regex *) = re;
+            conf->rules.excludes = ex;
+        }
         conf->rules.allow_query = conf->allow_query;
         conf->sessions = conf->session_cookies
                          ? (conf->session_cookies->nelts
@@ -561,6 +532,10 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
             continue;
         }
         sitemap_cache_child_init(pchild, s, conf, renditions);
+        if (sitemap_disallow_child_init(pchild, conf) != APR_SUCCESS)
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "cannot set up the "
+                         "robots.txt rules in this process: URLs are "
+                         "listed without them");
 
         conf->readers = apr_hash_get(readers, conf->db_path,
                                      APR_HASH_KEY_STRING);

@@ -25,7 +25,15 @@ typedef struct {
     int enabled;                        /* Sitemap */
     const char *db_path;                /* SitemapDatabase */
     const char *state_dir;              /* SitemapStateDir (main server) */
-    const char *base_url;               /* SitemapBaseURL */
+    const char *base_url;               /* SitemapBaseURL: its origin,
+                                           scheme://host[:port] */
+    const char *base_path;              /* and its path ("/blog/"), NULL:
+                                           none ("/") */
+    server_rec *named;                  /* the server whose ServerName
+                                           was set in this struct (NULL:
+                                           none); mod_sitemap_base.c */
+    int ssl_engine;                     /* SSLEngine: -1 unset, 0 off, 1
+                                           on, 2 optional */
     apr_array_header_t *content_types;  /* SitemapContentTypes */
     apr_array_header_t *excludes;       /* SitemapExclude: added to the
                                            main server's list */
@@ -66,6 +74,8 @@ typedef struct {
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
     apr_size_t base_len;                /* strlen(site.base) */
+    const char *scope;                  /* the site's directory: "/", or
+                                           SitemapBaseURL's path */
     sm_rules rules;
     const apr_array_header_t *sessions; /* session cookie patterns in
                                            force (NULL: none) */
@@ -96,6 +106,10 @@ typedef struct {
     const char *host_prefix, *host_suffix;
     int host_port;
     struct sm_sites *hosts;
+    /* The site's robots.txt rules (mod_sitemap_disallow.c, child_init),
+     * and when this process last looked whether they changed. */
+    struct sitemap_disallow *disallow;
+    apr_time_t disallow_checked;
 } sitemap_server_conf;
 
 /* What the head filter (mod_sitemap_head.c) leaves for log_transaction,
@@ -149,8 +163,52 @@ const char *sitemap_default_db(apr_pool_t *p,
  * listed a placeholder would list a URL nobody has seen answer 200). */
 int sitemap_nothing_yet(request_rec *r);
 
+/* Was r served from a file as it is (the default handler), rather than by
+ * a script?  (mod_sitemap_record.c) */
+int sitemap_served_as_file(const request_rec *r);
+
+/* The site's own robots.txt rules (mod_sitemap_disallow.c). */
+typedef struct sitemap_disallow sitemap_disallow;
+#define SITEMAP_DISALLOW_CHECK apr_time_from_sec(5)
+/* Moves whenever this process's rules of any site change: folded into the
+ * raw facts, so every response is decided again once. */
+extern volatile apr_uint32_t sitemap_disallow_generation;
+apr_status_t sitemap_disallow_child_init(apr_pool_t *pchild,
+                                         sitemap_server_conf *conf);
+/* Look whether the site's robots.txt file changed (at most every
+ * SITEMAP_DISALLOW_CHECK). */
+void sitemap_disallow_refresh(request_rec *r, sitemap_server_conf *conf,
+                              const sm_site_conf *site);
+/* 1 when robots.txt disallows url ("/path?query") for "*", Googlebot or
+ * Bingbot, with *why naming the line and the crawler. */
+int sitemap_disallowed(request_rec *r, sitemap_server_conf *conf,
+                       const sm_site_conf *site, const char *url,
+                       const char **why);
+/* The body of a robots.txt this process served (an application's). */
+void sitemap_disallow_learn(request_rec *r, const char *body,
+                            apr_size_t len);
+
 /* SitemapSessionCookie's built-in list (mod_sitemap_config.c). */
 const apr_array_header_t *sitemap_default_session_cookies(apr_pool_t *p);
+/* The site's base URL and scope (mod_sitemap_base.c).  The observers
+ * of httpd's own ServerName and SSLEngine (they only note that the
+ * directive was given, then let its module handle it). */
+const char *sitemap_note_server_name(cmd_parms *cmd, void *dconf,
+                                     const char *arg);
+const char *sitemap_note_ssl_engine(cmd_parms *cmd, void *dconf,
+                                    const char *arg);
+/* The vhost's base (scheme://host[:port], no path) from SitemapBaseURL or
+ * its own scheme, ServerName and port; NULL with *err saying why (a name
+ * httpd guessed, a name that is no URL host). */
+const char *sitemap_vhost_base(apr_pool_t *p, server_rec *main_s,
+                               server_rec *s, const char **err);
+/* SitemapPath as configured, or its default in the site's scope. */
+const char *sitemap_effective_path(apr_pool_t *p,
+                                   const sitemap_server_conf *conf);
+/* Every check of a Sitemap On vhost that needs the whole configuration
+ * (base, scope, limits): at start-up, -t and every restart.  OK, or 500
+ * after logging what is wrong. */
+int sitemap_check_sites(apr_pool_t *ptemp, server_rec *main_s);
 
 /* Hooks implemented by the glue files, registered in mod_sitemap.c. */
 int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,

@@ -228,15 +228,34 @@ static const char *set_database(cmd_parms *cmd, void *dconf, const char *arg)
 static const char *set_base_url(cmd_parms *cmd, void *dconf, const char *arg)
 {
     const char *err = in_server_only(cmd);
-    const char *base;
+    const char *base, *path = NULL, *origin = arg, *sep;
     (void)dconf;
 
     if (err)
         return err;
-    if (!(base = sm_url_parse_base(cmd->pool, arg, &err)))
+    /* A site under a path: scheme://host[:port]/dir/ (the path ends in
+     * "/", and holds what SitemapPath may). */
+    if ((sep = ap_strstr_c(arg, "://")) != NULL
+        && (sep = strchr(sep + 3, '/')) != NULL && strcmp(sep, "/") != 0
+        && !strpbrk(sep, "?#")) {
+        origin = apr_pstrmemdup(cmd->temp_pool, arg, (apr_size_t)(sep - arg));
+        path = sep;
+        if (path[strlen(path) - 1] != '/'
+            || sm_sitemap_path_check(apr_pstrcat(cmd->temp_pool, path,
+                                                 "sitemap.xml", NULL)))
+            return apr_psprintf(cmd->pool, "SitemapBaseURL: '%s' is not "
+                                "allowed: the path of a site must be a "
+                                "directory ending in '/' (such as "
+                                "https://example.com/blog/), of the "
+                                "characters a URL path holds literally, "
+                                "without empty, '.' or '..' segments", arg);
+    }
+    if (!(base = sm_url_parse_base(cmd->pool, origin, &err)))
         return apr_psprintf(cmd->pool, "SitemapBaseURL: '%s' is not allowed: "
                             "%s", arg, err);
     SITEMAP_CONF(cmd->server)->base_url = base;
+    SITEMAP_CONF(cmd->server)->base_path = path ? apr_pstrdup(cmd->pool, path)
+                                                : NULL;
     return NULL;
 }
 
@@ -715,7 +734,14 @@ const command_rec sitemap_directives[] = {
                   "the most sites SitemapSiteFromHost makes per process, 1 "
                   "to 1000000 (default 1000)"),
     AP_INIT_TAKE1("SitemapBaseURL", set_base_url, NULL, RSRC_CONF,
-                  "scheme://host[:port] of every URL (default: the vhost's)"),
+                  "scheme://host[:port][/dir/] of every URL (default: the "
+                  "vhost's)"),
+    /* httpd's own directives, watched: core and mod_ssl handle them (see
+     * mod_sitemap_base.c) */
+    AP_INIT_TAKE1("ServerName", sitemap_note_server_name, NULL, RSRC_CONF,
+                  "(core's ServerName, noted by mod_sitemap)"),
+    AP_INIT_TAKE1("SSLEngine", sitemap_note_ssl_engine, NULL, RSRC_CONF,
+                  "(mod_ssl's SSLEngine, noted by mod_sitemap)"),
     AP_INIT_ITERATE("SitemapContentTypes", add_content_type, NULL, RSRC_CONF,
                     "media types of pages that are recorded (default "
                     "text/html application/xhtml+xml)"),

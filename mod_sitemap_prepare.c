@@ -197,18 +197,60 @@ static int check_reach(apr_pool_t *p, server_rec *s, const char *path)
     return OK;
 }
 
+/* The command of `httpd -k CMD` (or -kCMD), NULL without one or when it
+ * cannot be known.  httpd's MPM code takes -k out of process->argv
+ * (ap_mpm_rewrite_args) before any loaded module runs, so the command
+ * line is read from the kernel (Linux's /proc). */
+static const char *dash_k(apr_pool_t *p)
+{
+    apr_file_t *f;
+    char *buf = apr_palloc(p, 65536), *a, *end;
+    apr_size_t n = 65535;
+
+    if (apr_file_open(&f, "/proc/self/cmdline", APR_FOPEN_READ, 0, p)
+        != APR_SUCCESS)
+        return NULL;
+    if (apr_file_read_full(f, buf, n, &n) != APR_SUCCESS && n == 0) {
+        apr_file_close(f);
+        return NULL;
+    }
+    apr_file_close(f);
+    buf[n] = '\0';
+    end = buf + n;
+    for (a = buf + strlen(buf) + 1; a < end; a += strlen(a) + 1) {
+        if (a[0] != '-' || a[1] != 'k')
+            continue;
+        if (a[2])
+            return a + 2;
+        a += strlen(a) + 1;
+        return a < end ? a : NULL;
+    }
+    return NULL;
+}
+
 int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                          apr_pool_t *ptemp, server_rec *main_s)
 {
     (void)pconf; (void)plog;
     /* A command that only signals the running server (-k stop,
      * graceful-stop, graceful, restart) reads the configuration too, at
-     * generation 0, before it signals: it must work whatever became of
-     * the store's directory.  A start checks in post_config's dry run
-     * (still in the foreground, so the command fails), -t here. */
+     * generation 0, before it signals: a stop must work whatever became
+     * of the store's directory or the configuration.  A start checks in
+     * post_config's dry run (still in the foreground, so the command
+     * fails), -t and a restart here. */
     if (ap_state_query(AP_SQ_CONFIG_GEN) == 0
-        && ap_state_query(AP_SQ_RUN_MODE) != AP_SQ_RM_CONFIG_TEST)
+        && ap_state_query(AP_SQ_RUN_MODE) != AP_SQ_RM_CONFIG_TEST) {
+        const char *k = dash_k(ptemp);
+        /* What the configuration alone decides (the sites' bases and
+         * scopes, limits) refuses `-k graceful` and `-k restart` before
+         * they signal: the running server is not asked to re-read a
+         * configuration it would exit on. */
+        if (k && (strcmp(k, "graceful") == 0 || strcmp(k, "restart") == 0))
+            return sitemap_check_sites(ptemp, main_s);
         return OK;
+    }
+    if (sitemap_check_sites(ptemp, main_s) != OK)
+        return HTTP_INTERNAL_SERVER_ERROR;
     return sitemap_check_store_places(ptemp, main_s);
 }
 

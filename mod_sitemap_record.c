@@ -78,7 +78,8 @@ SM_HOT static apr_uint64_t raw_facts_first(const sm_site_conf *site,
                                            const request_rec *orig)
 {
     apr_uint64_t x = ((apr_uint64_t)(apr_uintptr_t)site << 16)
-                     ^ (apr_uint64_t)orig->method_number;
+                     ^ (apr_uint64_t)orig->method_number
+                     ^ ((apr_uint64_t)sitemap_disallow_generation << 40);
 
     return sm_hash_str(x ^ SM_HASH_SEED, orig->unparsed_uri);
 }
@@ -122,7 +123,7 @@ SM_HOT static apr_uint64_t raw_facts_hash(const sm_site_conf *site,
  * it), rather than by a script?  A file does not read its path info, so a
  * URL with path info after one is never a page of its own; a script's (a
  * front controller's route, MediaWiki's /index.php/Title) may be. */
-static int served_as_file(const request_rec *r)
+int sitemap_served_as_file(const request_rec *r)
 {
     const char *h = r->handler, *ct = r->content_type;
     apr_size_t n;
@@ -140,6 +141,22 @@ static int served_as_file(const request_rec *r)
 static int final_path_info(const request_rec *last)
 {
     return last->path_info && *last->path_info;
+}
+
+/* The stored form of the URL of the script that served r, without its
+ * path info (NULL when it has none). */
+static const char *script_url(apr_pool_t *p, const sitemap_server_conf *conf,
+                              const request_rec *r)
+{
+    apr_size_t n = strlen(r->uri), pi = strlen(r->path_info);
+    char *path, *url;
+
+    if (pi >= n || strcmp(r->uri + n - pi, r->path_info) != 0)
+        return NULL;
+    if (sm_url_from_target(p, apr_pstrmemdup(p, r->uri, n - pi),
+                           conf->allow_query, 0, &path, &url) != SM_URL_OK)
+        return NULL;
+    return url;
 }
 
 /* A Last-Modified that is a real modification time: not the time of the
@@ -168,7 +185,8 @@ SM_HOT static void fill_response(const sitemap_server_conf *conf,
     resp->status = status;
     resp->target = orig->unparsed_uri;
     resp->content_type = last->content_type;
-    resp->has_path_info = final_path_info(last) && served_as_file(last);
+    resp->has_path_info = final_path_info(last)
+                          && sitemap_served_as_file(last);
     resp->is_subrequest = orig->main != NULL;
     resp->base_len = site == &conf->site ? conf->base_len
                                          : strlen(site->base);
@@ -327,6 +345,10 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     }
     if (verdict == SM_RECORD)
         verdict = head_says(r, conf, site, orig, last, note, h, url, &why);
+    /* Never a URL the site's robots.txt keeps "*", Googlebot or Bingbot
+     * from: it goes if stored, and comes back when allowed again. */
+    if (verdict == SM_RECORD && sitemap_disallowed(r, conf, site, url, &why))
+        verdict = SM_FORGET;
     if (verdict == SM_IGNORE) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (%s): %s",
                       why ? why : "-", orig->unparsed_uri);
@@ -342,6 +364,7 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     change.etag = NULL;
     change.title = NULL;
     change.alternates = NULL;
+    change.same_as = NULL;
     change.why = change.detail = NULL;
     change.status = resp->status;
     /* A forget keeps its verdict (sitemapctl why): the reason (a 404, 410
@@ -362,6 +385,10 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
          * moves when the content does (sm_store_tx). */
         if (!change.etag && note && note->fp && note->fingerprint)
             change.etag = sm_fingerprint_tag(r->pool, note->fingerprint);
+        /* A script's path info: the same content as the script's own URL
+         * is that page again, not a second one (the writer compares). */
+        if (final_path_info(last))
+            change.same_as = script_url(r->pool, conf, last);
         /* What the head said of its title ("" for none); NULL when the
          * head was not read, which leaves a stored title alone. */
         if (note && note->state == SITEMAP_HEAD_READ) {
@@ -412,6 +439,15 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
     if (status != HTTP_OK && status != HTTP_NOT_FOUND && status != HTTP_GONE
         && status != HTTP_MOVED_PERMANENTLY)
         return DECLINED;
+
+    /* Now and then, whether the site's robots.txt changed (which makes
+     * every response new once: sitemap_disallow_generation). */
+    if (status == HTTP_OK
+        && r->request_time - conf->disallow_checked >= SITEMAP_DISALLOW_CHECK) {
+        conf->disallow_checked = r->request_time;
+        if ((site = sitemap_site(r, conf)))
+            sitemap_disallow_refresh(r, conf, site);
+    }
 
     /* The head filter found a repeat when the body began: that answer
      * stands when no filter after it changed a header it hashed (most

@@ -232,6 +232,16 @@ static apr_status_t release(ap_filter_t *f, robots_ctx *ctx, apr_bucket *eos)
     apr_table_unset(r->headers_out, "Content-Length");
     apr_table_unset(r->headers_out, "Content-MD5");
     if (eos) {
+        /* An application's robots.txt, whole: its rules (a file's are read
+         * from the file). */
+        if (r->status == HTTP_OK && !r->header_only
+            && !sitemap_served_as_file(r)) {
+            char *body;
+            apr_size_t blen;
+            if (apr_brigade_pflatten(ctx->held, &body, &blen, r->pool)
+                == APR_SUCCESS)
+                sitemap_disallow_learn(r, body, blen);
+        }
         lines = sm_robots_tail(ctx->scan, r->pool, &len);
         /* A HEAD answered without a body (a script or backend that
          * skips it): adding lines would make a wrong length. */

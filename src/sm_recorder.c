@@ -191,6 +191,8 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
     item->change = *c;
     item->change.url = apr_pstrdup(b->pool, c->url);
     item->change.etag = c->etag ? apr_pstrdup(b->pool, c->etag) : NULL;
+    item->change.same_as = c->same_as ? apr_pstrdup(b->pool, c->same_as)
+                                      : NULL;
     item->change.title = c->title ? apr_pstrdup(b->pool, c->title) : title;
     item->change.alternates = c->alternates
                               ? apr_pstrdup(b->pool, c->alternates)

@@ -140,6 +140,12 @@ typedef struct {
                                the head has none (stored ones are
                                cleared), NULL: not read (stored ones
                                stay); served in the page's <url> */
+    const char *same_as;    /* a script's path-info URL (/index.php/x): the
+                               script's own URL (/index.php).  When that is
+                               stored with the same ETag (a content
+                               fingerprint, sm_fingerprint), this URL is
+                               the same page again: not added, removed if
+                               stored.  NULL: none */
     /* Why a URL is left out (SM_CHANGE_NOTE) or forgotten (SM_CHANGE_FORGET;
      * NULL: no verdict is kept, as for sitemapctl's removals), what it
      * names (a canonical's target, a robots.txt line; NULL: nothing) and

@@ -502,6 +502,27 @@ static int delete_rows(pg_store *s, sm_tx_site *ts, const char *what,
     return 0;
 }
 
+/* Is c->same_as stored with c's ETag (the same content)?  1: yes, 0: no,
+ * -1: the store failed (sm_change.same_as). */
+static int same_page_stored(pg_store *s, const sm_change *c, sm_tx_site *ts)
+{
+    params ps = { .n = 0 };
+    PGresult *res;
+    int same = 0;
+
+    p_i64(&ps, ts->row.id);
+    p_str(&ps, c->same_as);
+    if (!(res = sm_pg_q(s, "cannot read a URL", "SELECT etag FROM"
+                        " sitemap_urls WHERE site_id = $1 AND url = $2",
+                        &ps)))
+        return -1;
+    if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
+        same = strcmp(sm_etag_opaque(PQgetvalue(res, 0, 0)),
+                      sm_etag_opaque(c->etag)) == 0;
+    PQclear(res);
+    return same;
+}
+
 /* A forget with a why keeps its verdict: "removed" when it removed. */
 static int forget(pg_store *s, const sm_change *c, sm_tx_site *ts,
                   sm_apply_stats *stats)
@@ -543,9 +564,18 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
         const sm_change *c = &changes[i];
         sm_tx_site *ts = sm_tx_site_find(&s->tx, c->site->base);
         const char *key = sm_pg_row_key(nr.p, ts, c->url);
+        int same = 0;
 
         if (c->op == SM_CHANGE_NOTE) {
             if (sm_pg_verdict_put(s, ts->row.id, c, 0) != 0)
+                goto fail;
+            continue;
+        }
+        if (c->op == SM_CHANGE_RECORD && c->same_as && c->etag
+            && (same = same_page_stored(s, c, ts)) < 0)
+            goto fail;
+        if (same) {
+            if (sm_pg_write_new(s, &nr) != 0 || forget(s, c, ts, stats) != 0)
                 goto fail;
             continue;
         }

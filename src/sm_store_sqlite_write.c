@@ -431,6 +431,33 @@ static int set_shown(sqlite_store *s, sm_tx_site *ts, sqlite3_int64 id,
                      : "cannot update a URL's alternates");
 }
 
+static int forget(sqlite_store *s, const sm_change *c, sm_apply_stats *stats);
+
+/* Is c->same_as stored with c's ETag (the same content)?  Then c is that
+ * page again under the script's path info (sm_change.same_as). */
+static int same_page_stored(sqlite_store *s, const sm_change *c,
+                            sm_tx_site *ts, int *same)
+{
+    sqlite3_stmt *q;
+    int rc;
+
+    *same = 0;
+    if (!(q = sm_sqlite_stmt(s, STMT_URL_GET)))
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, ts->row.id);
+    sm_sqlite_text(q, 2, c->same_as);
+    rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        const char *etag = (const char *)sqlite3_column_text(q, 2);
+        *same = etag && strcmp(sm_etag_opaque(etag),
+                               sm_etag_opaque(c->etag)) == 0;
+        sqlite3_reset(q);
+        sqlite3_clear_bindings(q);
+        return SQLITE_OK;
+    }
+    return sm_sqlite_finish(s, q, rc, "cannot read a URL");
+}
+
 /* A URL served (RECORD) or learned (SEED).  What the module records is
  * most often new: it is inserted first, and read only when already there. */
 static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
@@ -444,6 +471,13 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
 
     if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
         return rc;
+    if (c->op == SM_CHANGE_RECORD && c->same_as && c->etag) {
+        int same;
+        if ((rc = same_page_stored(s, c, ts, &same)) != SQLITE_OK)
+            return rc;
+        if (same)
+            return forget(s, c, stats);
+    }
     if (c->op == SM_CHANGE_RECORD) {
         if ((rc = add_url(s, c, ts, lastmod, seen, &added)) != SQLITE_OK)
             return rc;

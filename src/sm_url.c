@@ -427,17 +427,35 @@ const char *sm_url_parse_base(apr_pool_t *p, const char *in,
     else {
         char *h;
 
+        apr_size_t n;
+
         /* ASCII only: no locale-dependent ctype here. */
         host = apr_pstrdup(p, u.hostname);
         for (h = host; *h; h++) {
             if (*h >= 'A' && *h <= 'Z')
                 *h = (char)(*h - 'A' + 'a');
+            else if ((unsigned char)*h >= 0x80) {
+                *err = "the host name must be ASCII: write an "
+                       "internationalised name in its A-label (xn--) "
+                       "form, as in DNS";
+                return NULL;
+            }
             else if (!(url_class[(unsigned char)*h] & C_UNRESERVED)
                      || *h == '~') {
                 *err = "the host name may contain only letters, digits, "
                        "'-', '.' and '_'";
                 return NULL;
             }
+        }
+        /* The fully qualified form's final dot names the same host: the
+         * normal form has none (as SitemapSiteFromHost's names). */
+        n = strlen(host);
+        if (n > 1 && host[n - 1] == '.')
+            host[--n] = '\0';
+        if (host[0] == '.' || host[n - 1] == '.' || strstr(host, "..")) {
+            *err = "the host name has an empty label (a leading dot, or "
+                   "two dots in a row)";
+            return NULL;
         }
     }
 

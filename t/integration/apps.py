@@ -250,10 +250,9 @@ class Site:
     def sitemap_paths(self):
         """The paths the sitemap lists (following the index when paged)."""
         from sitemap_check import fetch_all, union_paths
-        from sitemap_check import is_root_only
+        if self.srv.get("/sitemap.xml", host=self.host).status == 404:
+            return set()        # nothing recorded yet
         pages, _ = fetch_all(self.srv, base=self.base, host=self.host)
-        if len(pages) == 1 and is_root_only(pages[1], self.base):
-            return set()        # nothing recorded: the root stands in
         return union_paths(pages, self.base)
 
     def lastmods(self):

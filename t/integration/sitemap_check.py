@@ -198,9 +198,13 @@ def check_headers(resp, expect_validators=True):
 
 def is_root_only(doc, base):
     """The document served while nothing is recorded: a urlset of the
-    site's root, without <lastmod> (nor Last-Modified)."""
+    site's root (the directory of its sitemap: base + "/", or base +
+    "/blog/" for a site under /blog/), without <lastmod> (nor
+    Last-Modified)."""
     return (doc.kind == "urlset" and len(doc.entries) == 1
-            and doc.entries[0] == {"loc": base + "/"})
+            and list(doc.entries[0]) == ["loc"]
+            and doc.entries[0]["loc"].startswith(base + "/")
+            and doc.entries[0]["loc"].endswith("/"))
 
 
 def fetch(srv, path="/sitemap.xml", base=None, kind=None, host=None,

@@ -76,6 +76,8 @@ def test_base_url_of_twelve_characters_not_warned(make_server):
     test on any sitemap warning)."""
     srv = make_server(conf="SitemapBaseURL http://ab.c\n")
     srv.start()
+    srv.get_ok("/index.html")
+    srv.wait_recorded("/index.html", base="http://ab.c")
     assert srv.get("/sitemap.xml").status == 200
 
 

@@ -128,6 +128,7 @@ def test_host_variants(make_server):
     for i, host in enumerate(good):
         srv.write(f"hosts/a.hosted.test/v{i}.html", HTML)
         srv.get_ok(f"/v{i}.html", host=host)
+        srv.wait_recorded(f"/v{i}.html", base=base(srv, "a.hosted.test"))
         r = srv.get_ok("/sitemap.xml", host=host)
         assert all(loc.startswith(base(srv, "a.hosted.test") + "/")
                    for loc in locs(r.body.decode("utf-8", "replace"))), r.body.decode("utf-8", "replace")

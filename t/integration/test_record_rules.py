@@ -306,6 +306,26 @@ def test_path_info_cgi(srv):
     srv.wait_recorded("/cgi-bin/steer.cgi")
 
 
+CGI_SAME = r"""
+printf 'Content-Type: text/html\r\n\r\n'
+printf '<html><head><title>same</title></head><body>the same page for any path</body></html>\n'
+"""
+
+
+def test_path_info_cgi_same_page(make_server):
+    """A script that answers the same document for any path info (no
+    canonical to say so) is not a second page once its own URL is stored:
+    the content fingerprints are the same."""
+    s = make_server()
+    s.cgi("same.cgi", CGI_SAME)
+    s.start()
+    s.get_ok("/cgi-bin/same.cgi")
+    s.wait_recorded("/cgi-bin/same.cgi")
+    s.get_ok("/cgi-bin/same.cgi/anything")
+    s.get_ok("/cgi-bin/same.cgi/a/b")
+    s.assert_not_recorded("/cgi-bin/same.cgi/anything", "/cgi-bin/same.cgi/a/b")
+
+
 def test_path_info_cgi_unread_head(make_server):
     """Without SitemapReadHead a script's path info is never a page."""
     s = make_server()

@@ -744,6 +744,8 @@ def test_fallback_with_extra_urls_and_sitemap_path(make_server):
     extra = ["https://cdn.example.com/news-sitemap.xml", "http://example.org/s.xml"]
     srv = make_server(conf="SitemapPath /maps/site.xml\n"
                            + "".join(f"SitemapRobotsExtra {u}\n" for u in extra))
+    # a sitemap lists only URLs under its directory: /maps/ is the site
+    srv.conf_text = f"SitemapBaseURL {srv.base}/maps/\n" + srv.conf_text
     srv.start()
     urls = [sm_url(srv, path="/maps/site.xml")] + extra
     check_robots(srv.get("/robots.txt"), b"User-agent: *\nDisallow:\n", urls)

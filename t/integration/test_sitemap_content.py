@@ -339,17 +339,21 @@ def test_sitemap_bad_directive_stops_startup(make_server, line, value):
 # SitemapPath
 
 def test_sitemap_custom_path(make_server):
-    srv = make_server(conf="SitemapPath /maps/site.xml\nSitemapPageSize 2\n" + CRAWL)
+    srv = make_server(conf="SitemapPath /maps/site.xml\nSitemapPageSize 2\n"
+                           "RewriteEngine On\nRewriteRule ^/maps/p/ /page.html [L]\n")
+    # a sitemap lists only URLs under its own directory (sitemaps.org):
+    # /maps/ is the site
+    srv.conf_text = f"SitemapBaseURL {srv.base}/maps/\n" + srv.conf_text
     # a static /sitemap.xml is no longer the module's
     srv.write("htdocs/sitemap.xml", '<?xml version="1.0"?><static/>\n')
     srv.start()
     # before anything is recorded: no document at the new path either
     assert srv.get("/maps/site.xml").status == 404
-    record(srv, "/p/1")
+    record(srv, "/maps/p/1")
     r = fetch(srv, "/maps/site.xml", kind="urlset")
-    assert r.doc.locs == [srv.base + "/p/1"]
+    assert r.doc.locs == [srv.base + "/maps/p/1"]
     assert fetch(srv, "/maps/site-1.xml", kind="urlset").body == r.body
-    paths = ["/p/1", "/p/2", "/p/3", "/p/4", "/p/5"]
+    paths = ["/maps/p/1", "/maps/p/2", "/maps/p/3", "/maps/p/4", "/maps/p/5"]
     record(srv, *paths[1:])
     pages, index = fetch_all(srv, "/maps/site.xml")
     assert index.locs == [f"{srv.base}/maps/site-{n}.xml" for n in (1, 2, 3)]

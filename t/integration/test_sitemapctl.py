@@ -6,6 +6,7 @@ compared byte for byte with what the module serves, prune, stats, list,
 check, and every error path with its exit status."""
 import gzip
 import os
+import shutil
 import sqlite3
 import subprocess
 import threading
@@ -296,14 +297,15 @@ def test_list_stats_prune(make_server):
 # ---------------------------------------------------------------------------
 # export: byte for byte what the module serves
 
+# A site under /maps/ (a sitemap lists only URLs under its own directory).
 EXPORT_CONF = """SitemapPageSize 2
 SitemapPath /maps/site.xml
-SitemapChangefreq ^/news/ daily
+SitemapChangefreq ^/maps/news/ daily
 SitemapChangefreq . monthly
-SitemapPriority ^/$ 1.0
+SitemapPriority ^/maps/$ 1.0
 SitemapPriority html$ 0.5
 RewriteEngine On
-RewriteRule ^/news/ /page.html [L]
+RewriteRule ^/maps/news/ /page.html [L]
 """
 
 
@@ -340,19 +342,21 @@ def export_and_compare(srv, sitemap_path, expect_files):
 
 def test_export_matches_the_module(make_server):
     srv = make_server(conf=EXPORT_CONF)
-    for p in ("a.html", "b.html", "c.txt"):
-        srv.write("htdocs/" + p, HTML, mtime=T0)
+    srv.conf_text = f"SitemapBaseURL {srv.base}/maps/\n" + srv.conf_text
+    for p in ("index.html", "a.html", "b.html", "c.txt"):
+        srv.write("htdocs/maps/" + p, HTML, mtime=T0)
     srv.start()
-    paths = ["/", "/a.html", "/news/1", "/news/2?x=1", "/b.html", "/news/3"]
+    paths = ["/maps/", "/maps/a.html", "/maps/news/1", "/maps/news/2?x=1", "/maps/b.html",
+             "/maps/news/3"]
     for p in paths:
-        if p == "/news/2?x=1":
+        if p == "/maps/news/2?x=1":
             continue
         srv.get_ok(p)
         srv.wait_recorded(p)
     # a removal: page 2's lastmod moves to the time of the removal
-    os.unlink(srv.path("htdocs/b.html"))
-    assert srv.get("/b.html").status == 404
-    srv.wait_absent("/b.html")
+    os.unlink(srv.path("htdocs/maps/b.html"))
+    assert srv.get("/maps/b.html").status == 404
+    srv.wait_absent("/maps/b.html")
     export_and_compare(srv, "/maps/site.xml",
                        ["maps/site.xml", "maps/site-1.xml", "maps/site-2.xml",
                         "maps/site-3.xml"])
@@ -361,8 +365,8 @@ def test_export_matches_the_module(make_server):
     assert b"<priority>0.5</priority>" in served(srv, "/maps/site-1.xml")
 
     # the same after sitemapctl changed the store
-    ctl("add", srv.db_path, "--site", srv.base, "/news/9", "/z.html", want=EX_OK)
-    ctl("remove", srv.db_path, "--site", srv.base, "/", want=EX_OK)
+    ctl("add", srv.db_path, "--site", srv.base, "/maps/news/9", "/maps/z.html", want=EX_OK)
+    ctl("remove", srv.db_path, "--site", srv.base, "/maps/", want=EX_OK)
     export_and_compare(srv, "/maps/site.xml",
                        ["maps/site.xml", "maps/site-1.xml", "maps/site-2.xml",
                         "maps/site-3.xml", "maps/site-4.xml"])
@@ -590,6 +594,10 @@ def test_write_without_permission_is_status_3(tmp_root):
     import are refused before anything (3, as for any store that cannot be
     opened), not started and failed at the first write (6)."""
     os.chmod(tmp_root, 0o755)
+    # the user may not reach the build tree (a checkout in /root): a copy
+    ctl_copy = os.path.join(tmp_root, "sitemapctl")
+    shutil.copy(SITEMAPCTL, ctl_copy)
+    os.chmod(ctl_copy, 0o755)
     db = make_store(tmp_root, "/x")
     os.chmod(db, 0o644)              # root's, readable by all
     log = os.path.join(tmp_root, "a.log")
@@ -599,7 +607,7 @@ def test_write_without_permission_is_status_3(tmp_root):
     for cmd in (("add", "--site", BASE, "/y"), ("remove", "--site", BASE, "/x"),
                 ("prune", "--site", BASE, "--older-than", "1s"),
                 ("import", "--site", BASE, log)):
-        r = subprocess.run([SITEMAPCTL, cmd[0], db, *cmd[1:]],
+        r = subprocess.run([ctl_copy, cmd[0], db, *cmd[1:]],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, timeout=60,
                            preexec_fn=as_user(RUN_UID, RUN_GID))
@@ -607,13 +615,13 @@ def test_write_without_permission_is_status_3(tmp_root):
         assert "for writing: Permission denied" in r.stderr, r.stderr
     # the store file writable, its directory not (no journal can be made)
     os.chown(db, RUN_UID, RUN_GID)
-    r = subprocess.run([SITEMAPCTL, "add", db, "--site", BASE, "/y"],
+    r = subprocess.run([ctl_copy, "add", db, "--site", BASE, "/y"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True, timeout=60, preexec_fn=as_user(RUN_UID, RUN_GID))
     assert r.returncode == EX_NO_STORE, (r.returncode, r.stderr)
     assert set(rows(db)) == {"/x"}
     # reading needs no write permission
-    r = subprocess.run([SITEMAPCTL, "stats", db], stdout=subprocess.PIPE,
+    r = subprocess.run([ctl_copy, "stats", db], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True, timeout=60,
                        preexec_fn=as_user(RUN_UID, RUN_GID))
     assert r.returncode == EX_OK, r.stderr

@@ -64,31 +64,35 @@ def test_stylesheet_default_on_index_page_and_urlset(make_server):
 
 
 def test_stylesheet_beside_sitemap_path_off_and_url(make_server, tmp_path):
-    srv = make_server(conf="SitemapPath /maps/site.xml\n")
+    srv = make_server()
+    # a sitemap lists only URLs under its directory: /maps/ is the site
+    maps = f"SitemapBaseURL {srv.base}/maps/\nSitemapPath /maps/site.xml\n"
+    srv.conf_text = maps
+    srv.write("htdocs/maps/index.html", "<html><body>maps</body></html>\n")
     srv.start()
-    srv.get_ok("/index.html")
-    srv.wait_recorded("/index.html")
+    srv.get_ok("/maps/")
+    srv.wait_recorded("/maps/")
     r = fetch(srv, "/maps/site.xml")
     assert PI_RX.match(r.body).group(1) == b"/maps/sitemap.css"
     assert srv.get("/maps/sitemap.css").status == 200
     assert srv.get("/sitemap.css").status == 404
     etag_on = r.header("ETag")
 
-    srv.graceful(conf="SitemapPath /maps/site.xml\nSitemapStylesheet Off\n")
+    srv.graceful(conf=maps + "SitemapStylesheet Off\n")
     r = fetch(srv, "/maps/site.xml")
     assert b"xml-stylesheet" not in r.body
     assert r.header("ETag") != etag_on         # the bytes changed: so did the tag
     assert srv.get("/maps/sitemap.css").status == 404
 
     # The HTML site map still uses (so the module still serves) its CSS.
-    srv.graceful(conf="SitemapPath /maps/site.xml\nSitemapStylesheet Off\n"
+    srv.graceful(conf=maps + "SitemapStylesheet Off\n"
                       "SitemapHTMLPath /site-map.html\n")
     assert b"xml-stylesheet" not in fetch(srv, "/maps/site.xml").body
     assert b'href="/maps/sitemap.css"' in srv.get("/site-map.html").body
     assert srv.get("/maps/sitemap.css").status == 200
 
     url = "https://cdn.example.com/x.css?v=1&a=2"
-    srv.graceful(conf=f"SitemapPath /maps/site.xml\nSitemapStylesheet {url}\n")
+    srv.graceful(conf=maps + f"SitemapStylesheet {url}\n")
     r = fetch(srv, "/maps/site.xml")
     assert PI_RX.match(r.body).group(1) == b"https://cdn.example.com/x.css?v=1&amp;a=2"
     assert srv.get("/maps/sitemap.css").status == 404
@@ -174,11 +178,13 @@ def test_text_sitemap_pages_like_the_xml(make_server):
 
 
 def test_text_sitemap_single_page_and_none_by_default(make_server):
-    srv = make_server(conf="SitemapTextPath /maps/urls.txt\n" + CRAWL)
+    # (in the site's directory: a text sitemap too lists only URLs under
+    # its own)
+    srv = make_server(conf="SitemapTextPath /urls.txt\n" + CRAWL)
     srv.write("htdocs/sitemap.txt", "a file of the site\n")
     srv.start()
     record(srv, "/p/1.html", "/p/2.html")
-    t = conditional(srv, "/maps/urls.txt", "text/plain")
+    t = conditional(srv, "/urls.txt", "text/plain")
     assert sorted(t.body.decode().split()) == [srv.base + "/p/1.html", srv.base + "/p/2.html"]
     # Not claimed where not configured: the site's own file.
     assert srv.get("/sitemap.txt").body == b"a file of the site\n"

@@ -82,6 +82,8 @@ def srv(make_server):
               "s.html", "local/l.html", "cc.html", "auth.html"):
         s.write("htdocs/" + f, HTML)
     s.write("htdocs/notes.txt", "plain text\n")
+    s.write("htdocs/robots.txt", "User-agent: *\nDisallow: /blocked/\n")
+    s.write("htdocs/blocked/b.html", HTML)
     s.write("htdocs/logo.png", "\x89PNG not really\n")
     s.cgi("c.cgi", CGI)
     return s.start()
@@ -169,6 +171,13 @@ def test_301_shows_its_location(srv):
     f = wait_why(srv.db_path, srv.base + "/a.html", "status 301")
     assert f["verdict"] == "removed"
     assert f["detail"].endswith("/s.html"), f
+
+
+def test_robots_txt_line(srv):
+    srv.get_ok("/blocked/b.html")
+    f = wait_why(srv.db_path, srv.base + "/blocked/b.html",
+                 "robots.txt line 2 disallows it for *")
+    assert f["listed"] == "no" and f["verdict"] == "left out"
 
 
 def test_404_removes_and_says_so(srv):

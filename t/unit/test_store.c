@@ -31,7 +31,7 @@ static void apply1(sm_store *st, sm_change_op op, const sm_site_conf *site,
                    const char *url, apr_time_t lm, const char *etag,
                    apr_time_t seen, sm_apply_stats *stats)
 {
-    sm_change c = { op, site, url, lm, etag, seen, NULL, NULL, NULL, NULL, 0 };
+    sm_change c = { op, site, url, lm, etag, seen, NULL, NULL, NULL, NULL, NULL, 0 };
     sm_apply_stats local;
     if (sm_store_apply(st, &c, 1, stats ? stats : &local) != APR_SUCCESS)
         fail_msg("apply %s: %s", url, sm_store_error(st));
@@ -158,7 +158,7 @@ static void apply_titled(sm_store *st, const char *url, apr_time_t lm,
                          const char *title, apr_time_t seen)
 {
     sm_change c = { SM_CHANGE_RECORD, &site_b, url, lm, NULL, seen, title,
-                    NULL, NULL, NULL, 0 };
+                    NULL, NULL, NULL, NULL, 0 };
     sm_apply_stats stats;
     if (sm_store_apply(st, &c, 1, &stats) != APR_SUCCESS)
         fail_msg("apply %s: %s", url, sm_store_error(st));
@@ -347,7 +347,7 @@ static void assert_sound(unit_ctx *u, const char *path)
 static sm_change change(sm_change_op op, const sm_site_conf *site,
                         const char *url, apr_time_t lm, apr_time_t seen)
 {
-    sm_change c = { op, site, url, lm, NULL, seen, NULL, NULL, NULL, NULL, 0 };
+    sm_change c = { op, site, url, lm, NULL, seen, NULL, NULL, NULL, NULL, NULL, 0 };
     return c;
 }
 
@@ -848,6 +848,36 @@ static void test_refuses_foreign_files(void **state)
     assert_int_not_equal(access(path, F_OK), 0);
 }
 
+/* A script's path-info URL with the content of the script's own URL is
+ * that page again (sm_change.same_as): not added, removed if stored. */
+static void test_same_as(void **state)
+{
+    unit_ctx *u = *state;
+    char *path;
+    sm_store *st = open_store(u, "same.db", &path);
+    apr_time_t now = apr_time_now();
+    sm_change c = { SM_CHANGE_RECORD, &site_a, "/s/x", 0, "fp:1", now, NULL,
+                    NULL, "/s", NULL, NULL, 0 };
+    sm_apply_stats stats;
+
+    /* the script's URL not stored: nothing to compare, added */
+    assert_int_equal(sm_store_apply(st, &c, 1, &stats), APR_SUCCESS);
+    assert_int_equal(stats.added, 1);
+    apply1(st, SM_CHANGE_RECORD, &site_a, "/s", 0, "fp:1", now, NULL);
+    /* now the same content: removed, and a new one not added */
+    assert_int_equal(sm_store_apply(st, &c, 1, &stats), APR_SUCCESS);
+    assert_int_equal(stats.removed, 1);
+    c.url = "/s/y";
+    assert_int_equal(sm_store_apply(st, &c, 1, &stats), APR_SUCCESS);
+    assert_int_equal(stats.added, 0);
+    /* other content: a page of its own */
+    c.etag = "fp:2";
+    assert_int_equal(sm_store_apply(st, &c, 1, &stats), APR_SUCCESS);
+    assert_int_equal(stats.added, 1);
+    assert_int_equal(q(path, "SELECT count(*) FROM urls"), 2);
+    sm_store_close(st);
+}
+
 static void test_is_current(void **state)
 {
     unit_ctx *u = *state;
@@ -939,7 +969,7 @@ static void test_wal_is_bounded(void **state)
                                          (unsigned)((i * 1000 + j)
                                                     * 2654435761u), j),
                             0, "\"etag-1234567890\"", apr_time_now(),
-                            NULL, NULL, NULL, NULL, 0 };
+                            NULL, NULL, NULL, NULL, NULL, 0 };
             batch[j] = c;
         }
         if (sm_store_apply(st, batch, 1000, &stats) != APR_SUCCESS)
@@ -995,7 +1025,7 @@ static void apply_alternates(sm_store *st, const char *url, apr_time_t lm,
                              const char *alternates, apr_time_t seen)
 {
     sm_change c = { SM_CHANGE_RECORD, &site_b, url, lm, NULL, seen, NULL,
-                    alternates, NULL, NULL, 0 };
+                    alternates, NULL, NULL, NULL, 0 };
     sm_apply_stats stats;
     if (sm_store_apply(st, &c, 1, &stats) != APR_SUCCESS)
         fail_msg("apply %s: %s", url, sm_store_error(st));
@@ -1124,6 +1154,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_upgrade_from_1, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_refuses_foreign_files, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_is_current, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_same_as, unit_setup, unit_teardown),
         cmocka_unit_test(test_escaped_len),
         cmocka_unit_test_setup_teardown(test_uri_mask, unit_setup, unit_teardown),
     };

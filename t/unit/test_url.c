@@ -635,6 +635,9 @@ static void test_base_valid(void **state)
     base_is(p, "https://[::1]:443", "https://[::1]");
     base_is(p, "http://[2001:DB8:0:0::1]", "http://[2001:db8::1]");
     base_is(p, "http://my_host.local", "http://my_host.local");
+    /* the fully qualified form's final dot is dropped */
+    base_is(p, "http://Example.COM.", "http://example.com");
+    base_is(p, "https://example.com.:8443/", "https://example.com:8443");
 }
 
 static void test_base_invalid(void **state)
@@ -669,7 +672,11 @@ static void test_base_invalid(void **state)
     base_fails(p, "http://exa%6dple.com", "host");
     base_fails(p, "http://ex~ample.com", "host");
     base_fails(p, "http://a\\b.example", "host");
-    base_fails(p, "http://caf\xc3\xa9.example", "host");
+    base_fails(p, "http://caf\xc3\xa9.example", "A-label");
+    base_fails(p, "http://example..com", "empty label");
+    base_fails(p, "http://.example.com", "empty label");
+    base_fails(p, "http://example.com..", "empty label");
+    base_fails(p, "http://./", NULL);
     base_fails(p, "http://[::1", NULL);
     base_fails(p, "http://[zz::1]", "IPv6");
     base_fails(p, "http://[::1]x", NULL);

@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* mod_sitemap_disallow.c: the site's own robots.txt rules, so that no URL
+ * "*", Googlebot or Bingbot may not fetch is listed (issue 31).
+ *
+ * Where the rules come from, without ever running an application at log
+ * time:
+ *   - a robots.txt served from a file (the usual case) is read from that
+ *     file: a lookup subrequest (no handler runs) finds it, and it is read
+ *     again when its modification time or size change;
+ *   - a robots.txt an application makes (WordPress's) is learned when this
+ *     process serves it: the robots.txt filter hands its body over
+ *     (sitemap_disallow_learn).  Crawlers fetch robots.txt before anything
+ *     else, so the rules are known by the time their requests come; until
+ *     then a process without them lists what it records (README).
+ * Per process and per site, checked at most every CHECK_INTERVAL; when the
+ * rules change the process's generation moves, which makes every response
+ * a non-repeat once (mod_sitemap_record.c folds it into the raw facts), so
+ * a stored URL that became disallowed leaves at its next request and one
+ * allowed again comes back. */
+#include "mod_sitemap.h"
+
+#include "http_log.h"
+#include "http_request.h"
+
+#include <apr_atomic.h>
+#include <apr_file_io.h>
+#include <apr_hash.h>
+#include <apr_strings.h>
+#include <apr_thread_mutex.h>
+
+#include "sm_hash.h"
+#include "sm_memory.h"
+#include "sm_robots_rules.h"
+
+APLOG_USE_MODULE(sitemap);
+
+#define CHECK_INTERVAL SITEMAP_DISALLOW_CHECK
+#define ROBOTS_PATH "/robots.txt"
+
+typedef struct {
+    apr_pool_t *pool;           /* the rules', replaced with them */
+    sm_robots_rules *rules;     /* NULL: none known */
+    apr_uint64_t hash;          /* of the body they came from */
+    apr_time_t checked;
+    apr_time_t mtime;           /* the file's, when from a file */
+    apr_off_t size;
+    int from_file;
+} site_rules;
+
+struct sitemap_disallow {
+    apr_thread_mutex_t *lock;
+    apr_pool_t *pool;           /* the table's, its own allocator */
+    apr_hash_t *sites;          /* sm_site_conf * -> site_rules * */
+};
+
+volatile apr_uint32_t sitemap_disallow_generation;
+
+apr_status_t sitemap_disallow_child_init(apr_pool_t *pchild,
+                                         sitemap_server_conf *conf)
+{
+    sitemap_disallow *d;
+    apr_pool_t *p;
+    apr_status_t rv;
+
+    if ((rv = sm_private_pool(&p, pchild)) != APR_SUCCESS)
+        return rv;
+    d = apr_pcalloc(p, sizeof(*d));
+    d->pool = p;
+    d->sites = apr_hash_make(p);
+    if ((rv = apr_thread_mutex_create(&d->lock, APR_THREAD_MUTEX_DEFAULT, p))
+        != APR_SUCCESS)
+        return rv;
+    conf->disallow = d;
+    return APR_SUCCESS;
+}
+
+static site_rules *entry(sitemap_disallow *d, const sm_site_conf *site)
+{
+    site_rules *e = apr_hash_get(d->sites, &site, sizeof(site));
+
+    if (!e) {
+        e = apr_pcalloc(d->pool, sizeof(*e));
+        apr_hash_set(d->sites, apr_pmemdup(d->pool, &site, sizeof(site)),
+                     sizeof(site), e);
+    }
+    return e;
+}
+
+/* New rules for e from body (NULL: none), under the lock.  The generation
+ * moves when they differ from the old ones. */
+static void install(sitemap_disallow *d, site_rules *e, const char *body,
+                    apr_size_t len)
+{
+    apr_uint64_t h = body ? sm_hash_bytes(SM_HASH_SEED, body, len) : 0;
+    apr_pool_t *p = NULL;
+
+    if (h == e->hash)
+        return;
+    if (body && sm_private_pool(&p, d->pool) != APR_SUCCESS)
+        return;
+    if (e->pool)
+        apr_pool_destroy(e->pool);
+    e->pool = p;
+    e->rules = body ? sm_robots_rules_parse(p, body, len) : NULL;
+    e->hash = h;
+    apr_atomic_inc32(&sitemap_disallow_generation);
+}
+
+/* Read a robots.txt file (at most SM_ROBOTS_RULES_MAX bytes) into p. */
+static char *read_file(apr_pool_t *p, const char *path, apr_size_t *len)
+{
+    apr_file_t *f;
+    char *buf;
+
+    *len = SM_ROBOTS_RULES_MAX;
+    if (apr_file_open(&f, path, APR_FOPEN_READ | APR_FOPEN_BINARY, 0, p)
+        != APR_SUCCESS)
+        return NULL;
+    buf = apr_palloc(p, *len);
+    if (apr_file_read_full(f, buf, *len, len) != APR_SUCCESS && *len == 0)
+        buf = NULL;
+    apr_file_close(f);
+    return buf;
+}
+
+/* Is the site's robots.txt a file?  Then read it when it changed.  A
+ * lookup subrequest maps /robots.txt as a request would (Alias, rewrites
+ * in the server, the document root) and runs no handler. */
+static void check_file(request_rec *r, sitemap_disallow *d, site_rules *e)
+{
+    request_rec *rr = ap_sub_req_lookup_uri(ROBOTS_PATH, r, NULL);
+    int is_file = rr->status == HTTP_OK && rr->finfo.filetype == APR_REG
+                  && rr->filename && sitemap_served_as_file(rr);
+
+    if (is_file && (!e->from_file || rr->finfo.mtime != e->mtime
+                    || rr->finfo.size != e->size)) {
+        apr_size_t len;
+        char *body = read_file(r->pool, rr->filename, &len);
+
+        apr_thread_mutex_lock(d->lock);
+        install(d, e, body ? body : "", body ? len : 0);
+        e->from_file = 1;
+        e->mtime = rr->finfo.mtime;
+        e->size = rr->finfo.size;
+        apr_thread_mutex_unlock(d->lock);
+    }
+    else if (!is_file && e->from_file) {
+        /* the file went: rules only from what this process serves */
+        apr_thread_mutex_lock(d->lock);
+        install(d, e, NULL, 0);
+        e->from_file = 0;
+        apr_thread_mutex_unlock(d->lock);
+    }
+    ap_destroy_sub_req(rr);
+}
+
+void sitemap_disallow_refresh(request_rec *r, sitemap_server_conf *conf,
+                              const sm_site_conf *site)
+{
+    sitemap_disallow *d = conf->disallow;
+    site_rules *e;
+    int due;
+
+    if (!d)
+        return;
+    apr_thread_mutex_lock(d->lock);
+    e = entry(d, site);
+    due = r->request_time - e->checked >= CHECK_INTERVAL;
+    if (due)
+        e->checked = r->request_time;
+    apr_thread_mutex_unlock(d->lock);
+    if (due)
+        check_file(r, d, e);
+}
+
+int sitemap_disallowed(request_rec *r, sitemap_server_conf *conf,
+                       const sm_site_conf *site, const char *url,
+                       const char **why)
+{
+    sitemap_disallow *d = conf->disallow;
+    const char *agent = NULL;
+    site_rules *e;
+    int line = 0, no;
+
+    if (!d)
+        return 0;
+    sitemap_disallow_refresh(r, conf, site);
+    apr_thread_mutex_lock(d->lock);
+    e = entry(d, site);
+    no = e->rules && sm_robots_disallows_any(e->rules, url, &agent, &line);
+    apr_thread_mutex_unlock(d->lock);
+    if (no)
+        *why = apr_psprintf(r->pool, "robots.txt line %d disallows it for "
+                            "%s", line, agent);
+    return no;
+}
+
+void sitemap_disallow_learn(request_rec *r, const char *body,
+                            apr_size_t len)
+{
+    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    const sm_site_conf *site;
+    sitemap_disallow *d = conf->disallow;
+    site_rules *e;
+
+    if (!d || !(site = sitemap_site(r, conf)))
+        return;
+    apr_thread_mutex_lock(d->lock);
+    e = entry(d, site);
+    /* a file's rules are read from the file (the same bytes) */
+    if (!e->from_file)
+        install(d, e, body, len);
+    apr_thread_mutex_unlock(d->lock);
+}
