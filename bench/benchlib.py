@@ -264,7 +264,8 @@ class Build:
         ctl = os.path.join(builddir, "sitemapctl")
         if os.path.isfile(ctl):
             shutil.copy2(ctl, self.ctl)
-        pkgs = ["apr-1", "apr-util-1", "sqlite3", "libpq", "libpcre2-8", "zlib"]
+        pkgs = ["apr-1", "apr-util-1", "sqlite3", "libpq", "libpcre2-8", "zlib",
+                "libidn2"]
         r = sh(["pkg-config", "--cflags", "--libs", *pkgs])
         if r.returncode != 0:
             raise Failure(f"pkg-config {' '.join(pkgs)}: {r.stderr.strip()}")

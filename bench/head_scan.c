@@ -10,7 +10,8 @@
  *   or by hand, from the top of a built tree:
  *   cc -O2 -Isrc $(pkg-config --cflags apr-1) bench/head_scan.c \
  *      src/.libs/libsitemap.a \
- *      $(pkg-config --libs apr-1 apr-util-1 sqlite3 libpcre2-8) -lpthread \
+ *      $(pkg-config --libs apr-1 apr-util-1 sqlite3 libpcre2-8 libidn2) \
+ *      -lpthread \
  *      -o /tmp/head_scan && /tmp/head_scan bench/cms_page.html */
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,8 @@
  *   - <link rel="canonical" href="...">: the first; two that differ cancel
  *     each other out (search engines ignore conflicting canonicals);
  *   - <link rel="alternate" hreflang="xx" href="...">: up to
- *     SM_HEAD_MAX_ALTERNATES, absolute http(s) hrefs only, each hreflang (a
+ *     SM_HEAD_MAX_ALTERNATES, absolute http(s) hrefs only (blanks and
+ *     non-ASCII bytes inside are left to the resolver), each hreflang (a
  *     language tag sm_hreflang_canon accepts, or x-default) once;
  *   - <base href="...">, which relative hrefs resolve against;
  *   - <title> text (whitespace collapsed, at most SM_HEAD_TITLE_MAX bytes).
@@ -77,8 +78,10 @@ const sm_head_result *sm_head_result_get(sm_head *h);
  * canonical base ("scheme://host[:port]", sm_url_parse_base) and page_path
  * the page's target ("/path?query").  On success returns 1 with *base the
  * href's canonical base and *target its "/path[?query]" (fragment
- * dropped, not yet normalised: pass it to sm_url_from_target); 0 when the
- * href is not an http(s) URL. */
+ * dropped, not yet normalised: pass it to sm_url_from_target: a blank or
+ * non-ASCII byte in it is still literal); an internationalised host (raw
+ * UTF-8 or %-encoded) is in its A-label (xn--) form.  0 when the href is
+ * not an http(s) URL or its host is not valid. */
 int sm_head_resolve(apr_pool_t *p, const char *page_base,
                     const char *page_path, const char *href,
                     const char **base, const char **target);

@@ -1,30 +1,80 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sm_head_resolve.c: what a page's canonical names (see sm_head.h):
  * hrefs resolved against the page's URL as browsers do (RFC 3986 section
- * 5), then normalised as stored URLs are (sm_url).  Written by hand: APR
+ * 5), then normalised as stored URLs are (sm_url); an internationalised
+ * host becomes its A-label (xn--) form with libidn2.  Written by hand: APR
  * parses URIs (apr_uri_parse) but does not resolve references. */
 #include "sm_head.h"
 
 #include <string.h>
+
+#include <idn2.h>
 
 #include <apr_lib.h>
 #include <apr_strings.h>
 
 #include "sm_url.h"
 
+/* The value of a hex digit already checked with apr_isxdigit. */
+static int hexval(int c)
+{
+    return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
+}
+
+/* The authority a[0..n) with its host in ASCII, as browsers write it
+ * (the WHATWG URL standard's host parser): a host holding a non-ASCII
+ * byte or an escape is percent-decoded and mapped to its A-label (xn--)
+ * form by UTS #46 nontransitional processing (libidn2, as browsers and
+ * crawlers do: "b%C3%BCcher.example", in
+ * UTF-8 or escaped, is "xn--bcher-kva.example").  NULL when it
+ * cannot be (a bad escape, a name IDNA refuses); an ASCII host is left to
+ * sm_url_parse_base, as is an IPv6 literal or a user name (refused). */
+static const char *ascii_authority(apr_pool_t *p, const char *a,
+                                   apr_size_t n)
+{
+    const char *colon;
+    char *raw, *ascii, *o, *out;
+    apr_size_t i, hn;
+
+    for (i = 0; i < n && (unsigned char)a[i] < 0x80 && a[i] != '%'; i++)
+        ;
+    if (i == n || a[0] == '[' || memchr(a, '@', n))
+        return apr_pstrmemdup(p, a, n);
+    colon = memchr(a, ':', n);
+    hn = colon ? (apr_size_t)(colon - a) : n;
+    raw = o = apr_palloc(p, hn + 1);
+    for (i = 0; i < hn; i++) {
+        if (a[i] != '%') {
+            *o++ = a[i];
+            continue;
+        }
+        if (hn - i < 3 || !apr_isxdigit(a[i + 1]) || !apr_isxdigit(a[i + 2]))
+            return NULL;
+        *o++ = (char)(hexval(a[i + 1]) << 4 | hexval(a[i + 2]));
+        i += 2;
+    }
+    *o = '\0';
+    if (o == raw || strlen(raw) != (apr_size_t)(o - raw)
+        || idn2_to_ascii_8z(raw, &ascii, IDN2_NONTRANSITIONAL
+                                         | IDN2_NFC_INPUT) != IDN2_OK)
+        return NULL;
+    out = apr_pstrcat(p, ascii, apr_pstrmemdup(p, a + hn, n - hn), NULL);
+    idn2_free(ascii);
+    return out;
+}
+
 /* "scheme://authority" of an absolute http(s) href, canonical; *rest after
  * the authority.  NULL when it is not one. */
 static const char *href_base(apr_pool_t *p, const char *href,
                              const char *scheme, const char **rest)
 {
-    const char *a = href + 2, *end = a + strcspn(a, "/?#"), *err;
+    const char *a = href + 2, *end = a + strcspn(a, "/?#"), *err, *auth;
 
     *rest = end;
-    return sm_url_parse_base(p, apr_pstrcat(p, scheme, "://",
-                                            apr_pstrmemdup(p, a,
-                                                           (apr_size_t)
-                                                           (end - a)),
-                                            NULL), &err);
+    auth = ascii_authority(p, a, (apr_size_t)(end - a));
+    return auth ? sm_url_parse_base(p, apr_pstrcat(p, scheme, "://", auth,
+                                                   NULL), &err)
+                : NULL;
 }
 
 int sm_head_resolve(apr_pool_t *p, const char *page_base,

@@ -195,3 +195,59 @@ char *sm_utf8_clean(apr_pool_t *p, const char *s)
     *o = '\0';
     return out;
 }
+
+/* Formatting characters a URL could use to hide or reorder what it shows
+ * (C1 controls, U+061C, the zero-width space, joiners and bidi marks
+ * U+200B-U+200F, line and paragraph separators and bidi embeddings and
+ * overrides U+2028-U+202E, isolates U+2066-U+2069, the BOM), as UTF-8 of
+ * n bytes: they stay escaped, as browsers keep them in their address
+ * bar. */
+static int hidden(const unsigned char *b, apr_size_t n)
+{
+    if (n == 2)
+        return (b[0] == 0xc2 && b[1] < 0xa0)
+               || (b[0] == 0xd8 && b[1] == 0x9c);
+    return n == 3
+           && ((b[0] == 0xe2 && b[1] == 0x80
+                && ((b[2] >= 0x8b && b[2] <= 0x8f)
+                    || (b[2] >= 0xa8 && b[2] <= 0xae)))
+               || (b[0] == 0xe2 && b[1] == 0x81 && b[2] >= 0xa6
+                   && b[2] <= 0xa9)
+               || (b[0] == 0xef && b[1] == 0xbb && b[2] == 0xbf));
+}
+
+static unsigned char hex_pair(const char *s)
+{
+    int hi = s[0] <= '9' ? s[0] - '0' : (s[0] | 0x20) - 'a' + 10;
+    int lo = s[1] <= '9' ? s[1] - '0' : (s[1] | 0x20) - 'a' + 10;
+    return (unsigned char)(hi << 4 | lo);
+}
+
+/* By hand: APR's apr_unescape_url decodes every escape (or refuses the
+ * string), it cannot keep those of invalid UTF-8 or of ASCII. */
+char *sm_url_shown(apr_pool_t *p, const char *url)
+{
+    char *out = apr_palloc(p, strlen(url) + 1), *o = out;
+
+    while (*url) {
+        unsigned char b[4] = { 0, 0, 0, 0 };
+        apr_size_t k = 0, n;
+
+        /* the bytes of up to four escapes in a row */
+        while (k < 4 && url[3 * k] == '%' && apr_isxdigit(url[3 * k + 1])
+               && apr_isxdigit(url[3 * k + 2])) {
+            b[k] = hex_pair(url + 3 * k + 1);
+            k++;
+        }
+        n = k >= 2 && b[0] >= 0x80 ? utf8_len(b) : 0;
+        if (n >= 2 && n <= k && !hidden(b, n)) {
+            memcpy(o, b, n);
+            o += n;
+            url += 3 * n;
+            continue;
+        }
+        *o++ = *url++;
+    }
+    *o = '\0';
+    return out;
+}

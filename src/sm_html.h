@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* sm_html.h: text of HTML attribute values and titles.  No httpd
- * headers. */
+/* sm_html.h: text of HTML attribute values and titles, and stored URLs
+ * as people read them.  No httpd headers. */
 #ifndef SM_HTML_H
 #define SM_HTML_H
 
@@ -20,5 +20,15 @@ char *sm_html_decode(apr_pool_t *p, const char *s, apr_size_t len);
  * other than ASCII whitespace (tab, line feed, form feed, carriage return:
  * the caller collapses those) are dropped. */
 char *sm_utf8_clean(apr_pool_t *p, const char *s);
+
+/* A stored URL (or a part of one) as people read it, a copy from p: each
+ * run of escapes that spells a valid UTF-8 character beyond ASCII
+ * ("%C3%A9") is that character ("\xc3\xa9", to be escaped for HTML as any
+ * text), but for invisible or reordering ones (C1 controls, zero-width
+ * characters and bidi marks, embeddings, overrides and isolates, line
+ * separators, the BOM), which could hide or reorder what a path shows;
+ * escapes of ASCII bytes and of bytes that are no valid UTF-8 ("%E9")
+ * stay as they are. */
+char *sm_url_shown(apr_pool_t *p, const char *url);
 
 #endif

@@ -2,6 +2,7 @@
 /* sm_html_map.c: see sm_html_map.h. */
 #include "sm_html_map.h"
 #include "sm_alternates.h"
+#include "sm_html.h"
 #include "sm_sitemap.h"
 #include "sm_url.h"
 
@@ -134,6 +135,13 @@ typedef struct {
 static void out(tree *t, const char *s) { sm_xml_raw(t->w, s); }
 static void text(tree *t, const char *s) { sm_xml_text(t->w, s); }
 
+/* A stored path or segment as text: its UTF-8 decoded (sm_url_shown). */
+static void shown(tree *t, const char *s)
+{
+    text(t, sm_url_shown(t->scratch, s));
+    apr_pool_clear(t->scratch);         /* the writer has copied it */
+}
+
 static void close_to(tree *t, int depth)
 {
     while (t->depth > depth) {
@@ -164,7 +172,7 @@ static void open_section(tree *t, const char *name)
     out(t, "\">");
     if (*name) {
         out(t, "/");
-        text(t, name);
+        shown(t, name);
         out(t, "/");
     }
     else {
@@ -175,24 +183,24 @@ static void open_section(tree *t, const char *name)
 }
 
 /* A page's other languages (its hreflang alternates, as the XML lists
- * them): "also in" links labelled with their language tags, marked with
- * hreflang (and lang, but for x-default, the page for no language in
- * particular: labelled "default"). */
-static void alternates_of(tree *t, const char *stored)
+ * them, but for the page itself, self_href: search engines want it
+ * among its own alternates, people want only the others): "also in"
+ * links labelled with their language tags, marked with hreflang (and
+ * lang, but for x-default, the page for no language in particular:
+ * labelled "default"). */
+static void alternates_of(tree *t, const char *stored, const char *self_href)
 {
     apr_array_header_t *alts;
-    int i;
+    int i, shown_n = 0;
 
     sm_alternates_parse(t->scratch, stored, &alts);
-    if (!alts->nelts) {
-        apr_pool_clear(t->scratch);
-        return;
-    }
-    out(t, " <small class=\"alternates\">also in");
     for (i = 0; i < alts->nelts; i++) {
         const sm_alternate *a = &APR_ARRAY_IDX(alts, i, sm_alternate);
         int dflt = strcmp(a->hreflang, "x-default") == 0;
-        out(t, i ? ", <a href=\"" : " <a href=\"");
+        if (strcmp(a->href, self_href) == 0)
+            continue;
+        out(t, shown_n++ ? ", <a href=\""
+                         : " <small class=\"alternates\">also in <a href=\"");
         text(t, a->href);
         out(t, "\" hreflang=\"");
         text(t, a->hreflang);
@@ -204,7 +212,8 @@ static void alternates_of(tree *t, const char *stored)
         text(t, dflt ? "default" : a->hreflang);
         out(t, "</a>");
     }
-    out(t, "</small>");
+    if (shown_n)
+        out(t, "</small>");
     apr_pool_clear(t->scratch);       /* the writer has copied them */
 }
 
@@ -217,10 +226,14 @@ static void link_to(tree *t, const slice_url *u)
     text(t, t->site->base);
     text(t, u->url);
     out(t, "\">");
-    text(t, title ? title : u->url);
+    if (title)
+        text(t, title);
+    else
+        shown(t, u->url);
     out(t, "</a>");
     if (u->alternates)
-        alternates_of(t, u->alternates);
+        alternates_of(t, u->alternates,
+                      apr_pstrcat(t->scratch, t->site->base, u->url, NULL));
     out(t, "</li>\n");
 }
 
@@ -240,7 +253,7 @@ static void tree_add(apr_pool_t *p, tree *t, const slice_url *u)
     close_to(t, common);
     for (i = common + 1; i < n && t->depth < MAX_DEPTH; i++) {
         out(t, "<li><span class=\"dir\">");
-        text(t, segs[i]);
+        shown(t, segs[i]);
         out(t, "/</span><ul>\n");
         t->open[t->depth++] = segs[i];
     }

@@ -6,7 +6,9 @@
  * page keeps its URLs as long as the sitemap pages before it keep their
  * counts; each is sorted by path and shown as a tree of sections (first
  * path segment) and nested lists (deeper segments), each link named by the
- * page's stored <title> (SitemapReadHead) or else its path.  Plain HTML with landmarks, headings and lang; no script. */
+ * page's stored <title> (SitemapReadHead) or else its path (paths shown
+ * with their UTF-8 decoded, sm_url_shown), its hreflang alternates but for
+ * itself after it.  Plain HTML with landmarks, headings and lang; no script. */
 #ifndef SM_HTML_MAP_H
 #define SM_HTML_MAP_H
 

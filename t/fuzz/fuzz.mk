@@ -8,7 +8,7 @@
 CC       = clang
 BUILD    = t/fuzz/build
 # The core's libraries (configure.ac requires each of them).
-PKGS     = apr-1 apr-util-1 sqlite3 libpcre2-8 zlib libcurl libpq
+PKGS     = apr-1 apr-util-1 sqlite3 libpcre2-8 zlib libcurl libpq libidn2
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 # -Werror for the targets only: the core's warnings are the normal build's
 # job (gcc, --enable-werror); clang's own extra ones must not stop fuzzing.

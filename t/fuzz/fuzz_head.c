@@ -10,12 +10,15 @@
  *   - at most SM_HEAD_LIMIT bytes are read: a document of that many bytes
  *     is always over (done) when fed whole;
  *   - alternates are at most SM_HEAD_MAX_ALTERNATES, each an http(s) URL
- *     without controls or spaces and a non-empty hreflang;
+ *     (spaces and other bytes left to the resolver) and a non-empty
+ *     hreflang; resolved, each gives a base sm_url_parse_base accepts (an
+ *     IDN host in its A-label form) and a target starting with '/';
  *   - the title has no leading, trailing or doubled space;
  *   - a canonical resolved against a page gives a target starting with '/'
  *     and a base sm_url_parse_base accepts;
  *   - the alternates' stored form (sm_alternates_from_head) reads back
- *     whole (every entry valid, at most SM_ALTERNATES_MAX), and their XML
+ *     whole (every entry valid, at most SM_ALTERNATES_MAX, every href
+ *     printable ASCII without a space), and their XML
  *     (sm_xml_url_alternates) is as long as sm_xml_alternates_len says,
  *     and no '<', '>' or '"' of a value unescaped. */
 #include "fuzz.h"
@@ -63,6 +66,7 @@ static void check_alternates(apr_pool_t *p, const sm_head_result *r)
     apr_array_header_t *with = apr_array_make(p, 1024, 1);
     sm_xml_writer *w;
     size_t quotes = 0, opens = 0, closes = 0;
+    int i;
 
     APR_ARRAY_PUSH(allow, const char *) = "q";
     stored = sm_alternates_from_head(p, r->alternates, "http://ex.com",
@@ -70,6 +74,9 @@ static void check_alternates(apr_pool_t *p, const sm_head_result *r)
     FUZZ_ASSERT(sm_alternates_parse(p, stored, &back) == 0);
     FUZZ_ASSERT(back->nelts <= SM_ALTERNATES_MAX);
     FUZZ_ASSERT(back->nelts == sm_alternates_count(stored));
+    for (i = 0; i < back->nelts; i++)
+        for (c = APR_ARRAY_IDX(back, i, sm_alternate).href; *c; c++)
+            FUZZ_ASSERT((unsigned char)*c > ' ' && (unsigned char)*c < 0x7f);
     w = sm_xml_writer_create(p, to_array, plain);
     sm_xml_url(w, "http://ex.com", "/a/b", 0, NULL, NULL);
     sm_xml_flush(w);
@@ -91,7 +98,7 @@ static void check_alternates(apr_pool_t *p, const sm_head_result *r)
 
 static void check_result(apr_pool_t *p, const sm_head_result *r)
 {
-    const char *c, *base, *target, *err;
+    const char *base, *target, *err;
     int i;
 
     FUZZ_ASSERT(r->alternates->nelts <= SM_HEAD_MAX_ALTERNATES);
@@ -101,8 +108,11 @@ static void check_result(apr_pool_t *p, const sm_head_result *r)
         FUZZ_ASSERT(*a->hreflang);
         FUZZ_ASSERT(strncasecmp(a->href, "http://", 7) == 0
                     || strncasecmp(a->href, "https://", 8) == 0);
-        for (c = a->href; *c; c++)
-            FUZZ_ASSERT((unsigned char)*c > ' ');
+        if (sm_head_resolve(p, "http://ex.com", "/a/b?c", a->href, &base,
+                            &target)) {
+            FUZZ_ASSERT(target[0] == '/');
+            FUZZ_ASSERT(sm_url_parse_base(p, base, &err) != NULL);
+        }
     }
     if (r->title) {
         size_t n = strlen(r->title);

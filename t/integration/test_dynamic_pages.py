@@ -226,3 +226,53 @@ def test_session_cookie_refused(make_server, value, needle):
     s = make_server()
     s.config_fails("SitemapSessionCookie", needle,
                    conf=f"SitemapSessionCookie {value}\n")
+
+
+# ---------------------------------------------------------------------------
+# the same on a PostgreSQL store (the writer's code differs per backend)
+
+from pg import pg_cluster, pg_db  # noqa: E402,F401 (fixtures)
+
+SAME = r"""
+printf 'Content-Type: text/html\r\n\r\n'
+printf '<html><head><title>same</title></head><body>one page for any path</body></html>\n'
+"""
+
+
+def test_postgresql_lastmod_and_path_info(make_server, pg_db):
+    s = make_server(db=pg_db.uri)
+    s.write("app/title", "Hello")
+    s.write("app/body", "<p>first version</p>\n")
+    s.write("app/head", "")
+    s.write("app/headers", "")
+    s.cgi("page.cgi", APP.format(root=s.root))
+    s.cgi("same.cgi", SAME)
+    s.start()
+
+    def row(url):
+        rows = pg_db.sql("SELECT u.lastmod, u.etag FROM sitemap_urls u JOIN "
+                         "sitemap_sites t ON t.id = u.site_id WHERE t.base = "
+                         f"'{s.base}' AND u.url = '{url}'")
+        return rows[0] if rows else None
+
+    s.get_ok(URL)
+    pg_db.wait_urls(s.base, [URL])
+    first = row(URL)
+    assert first[1].startswith("fp:"), first
+    time.sleep(1.1)
+    s.get_ok(URL)
+    s.get_ok("/cgi-bin/same.cgi")
+    pg_db.wait_urls(s.base, ["/cgi-bin/same.cgi"])
+    assert row(URL) == first
+    s.write("app/body", "<p>second version</p>\n")
+    s.get_ok(URL)
+    deadline = time.monotonic() + 10
+    while row(URL) == first and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert int(row(URL)[0]) > int(first[0])
+    # a script's path info with the script's own content: not a page
+    s.get_ok("/cgi-bin/same.cgi/x")
+    s.write("htdocs/sentinel.html", "<html><body>s</body></html>\n")
+    s.get_ok("/sentinel.html")
+    pg_db.wait_urls(s.base, ["/sentinel.html"])
+    assert "/cgi-bin/same.cgi/x" not in pg_db.urls(s.base)

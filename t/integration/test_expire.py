@@ -25,10 +25,27 @@ def test_unserved_urls_expire_served_ones_stay(make_server):
 
 
 def test_expire_zero_keeps_everything(make_server):
-    srv = make_server(conf=CRAWL + "SitemapExpire 0")
+    # A second site in the same store with the default expiry: its old URL
+    # leaving is the sentinel that the expiry ran.
+    srv = make_server()
+    srv.write("dflt.test/page.html", "<html><body>x</body></html>\n")
+    srv.conf_text = (CRAWL + "SitemapExpire 0\n"
+                     f"<VirtualHost 127.0.0.1:{srv.port}>\n"
+                     "    ServerName 127.0.0.1\n"
+                     f'    DocumentRoot "{srv.root}/htdocs"\n'
+                     "    RewriteEngine On\n    RewriteRule ^/crawl/ /page.html [L]\n</VirtualHost>\n"
+                     f"<VirtualHost 127.0.0.1:{srv.port}>\n"
+                     "    ServerName dflt.test\n"
+                     f'    DocumentRoot "{srv.root}/dflt.test"\n'
+                     f'    <Directory "{srv.root}/dflt.test">\n'
+                     "        Require all granted\n    </Directory>\n"
+                     "    SitemapExpire 365d\n</VirtualHost>\n")
     srv.start()
+    dflt = f"http://dflt.test:{srv.port}"
     srv.get_ok("/crawl/a")
+    srv.get_ok("/page.html", host="dflt.test")
     srv.wait_recorded("/crawl/a")
+    srv.wait_recorded("/page.html", base=dflt)
     # Make the URL look more than a year old (older than the default
     # 365d), and forget when the expiry last ran (each start would
     # otherwise find the first start's claim and skip the run for an
@@ -46,5 +63,5 @@ def test_expire_zero_keeps_everything(make_server):
     srv.start()
     srv.get_ok("/crawl/b")
     srv.wait_recorded("/crawl/b")
-    time.sleep(1.5)
+    srv.wait_absent("/page.html", base=dflt)      # the expiry ran
     assert srv.urls() == {"/crawl/a", "/crawl/b"}

@@ -167,13 +167,30 @@ def test_key_file_on_disk_wins(make_server, endpoint):
 
 
 def test_off_by_default_and_key_required(make_server, endpoint):
-    srv = make_server(conf=f"SitemapIndexNowEndpoint {endpoint.url}\n")
+    srv = make_server()
+    # a second site with IndexNow On, posting to the same endpoint: its
+    # delivery is the sentinel that the main site's would have come by then
+    srv.write("on.test/page.html", HTML)
+    srv.conf_text = (f"SitemapIndexNowEndpoint {endpoint.url}\n"
+                     f"<VirtualHost 127.0.0.1:{srv.port}>\n"
+                     "    ServerName 127.0.0.1\n"
+                     f'    DocumentRoot "{srv.root}/htdocs"\n'
+                     "</VirtualHost>\n"
+                     f"<VirtualHost 127.0.0.1:{srv.port}>\n"
+                     f"    ServerName on.test\n"
+                     f'    DocumentRoot "{srv.root}/on.test"\n'
+                     f'    <Directory "{srv.root}/on.test">\n'
+                     f"        Require all granted\n    </Directory>\n"
+                     + indexnow_conf(endpoint) + "</VirtualHost>\n")
     srv.start()
     assert srv.get(f"/{KEY}.txt").status == 404
     srv.get_ok("/page.html")
     srv.wait_recorded("/page.html")
-    time.sleep(1)
-    assert endpoint.posts == []
+    srv.get_ok("/page.html", host="on.test")
+    on = f"http://on.test:{srv.port}"
+    endpoint.wait_delivered([on + "/page.html"])
+    assert all(p[2]["host"] == "on.test" for p in endpoint.posts), endpoint.posts
+    assert srv.base + "/page.html" not in endpoint.delivered()
     srv.stop()
     srv.config_fails("SitemapIndexNow On needs SitemapIndexNowKey",
                      conf="SitemapIndexNow On\n")
@@ -230,11 +247,12 @@ def test_refusal_logged_and_dropped(make_server, endpoint):
     srv.start()
     srv.get_ok("/page.html")
     srv.wait_log(r"answered HTTP 403", level="error")
-    time.sleep(1.5)
-    assert [p[0] for p in endpoint.posts] == [403]      # not retried
     srv.write("htdocs/later.html", HTML)
     srv.get_ok("/later.html")                           # the next goes
     endpoint.wait_delivered([srv.base + "/later.html"])
+    # and nothing in between: the refused batch was not retried
+    assert [p[0] for p in endpoint.posts] == [403, 200], endpoint.posts
+    assert srv.base + "/page.html" not in endpoint.delivered()
     out = srv_ctl(srv, "stats")
     assert "1 dropped" in out, out
 

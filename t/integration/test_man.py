@@ -148,3 +148,17 @@ def test_sitemapctl_page_matches_help_and_readme():
     assert sorted(from_help) == sorted(from_man) == sorted(from_readme) == list(range(9)), \
         (from_help, from_man, from_readme)
     assert from_man == from_readme, (from_man, from_readme)
+
+
+def test_readme_contents_lists_every_section():
+    """The README's table of contents names its sections, in order."""
+    text = read(os.path.join(TOP_SRCDIR, "README"))
+    lines = text.split("\n")
+    heads = [lines[i - 1] for i in range(1, len(lines))
+             if re.fullmatch(r"-{3,}", lines[i]) and lines[i - 1].strip()
+             and len(lines[i]) == len(lines[i - 1])]
+    assert heads[0] == "Contents", heads[:3]
+    start = text.index("Contents\n--------\n") + len("Contents\n--------\n")
+    toc = [l.strip()[2:] for l in text[start:].split("\n\n\n")[0].split("\n")
+           if l.strip().startswith("- ")]
+    assert toc == heads[1:], (toc, heads[1:])

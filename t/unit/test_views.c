@@ -4,6 +4,7 @@
  * and the status page's JSON and metrics escaping. */
 #include "unit.h"
 
+#include "sm_html.h"
 #include "sm_html_map.h"
 #include "sm_sitemap.h"
 #include "sm_status.h"
@@ -249,6 +250,102 @@ static void test_html_alternates_bounded(void **state)
     assert_non_null(strstr(b.data, "the XML sitemap lists them all"));
 }
 
+/* sm_url_shown: UTF-8 decoded, the rest as stored. */
+static void test_url_shown(void **state)
+{
+    unit_ctx *u = *state;
+
+    assert_string_equal(sm_url_shown(u->pool, "/caf%C3%A9/"),
+                        "/caf\xc3\xa9/");
+    assert_string_equal(sm_url_shown(u->pool, "/%E2%82%AC%F0%9F%98%80%c3%a9"),
+                        "/\xe2\x82\xac\xf0\x9f\x98\x80\xc3\xa9");
+    /* ASCII escapes, invalid UTF-8 (Latin-1, overlong, surrogate, cut
+     * short, a stray continuation byte), hidden characters: as stored */
+    assert_string_equal(sm_url_shown(u->pool, "/a%20b%2F%3C%25?q=%26"),
+                        "/a%20b%2F%3C%25?q=%26");
+    assert_string_equal(sm_url_shown(u->pool,
+                                     "/%E9t%C3%A9/%C0%AF/%ED%A0%80/%C3/%A9"),
+                        "/%E9t\xc3\xa9/%C0%AF/%ED%A0%80/%C3/%A9");
+    assert_string_equal(sm_url_shown(u->pool, "/%C3%A9%E2%80%AEx%C2%85%EF%BB%BF"),
+                        "/\xc3\xa9%E2%80%AEx%C2%85%EF%BB%BF");
+    assert_string_equal(sm_url_shown(u->pool, "%C3%A"), "%C3%A");
+    assert_string_equal(sm_url_shown(u->pool, ""), "");
+}
+
+/* A few URLs of one store page, with their alternates. */
+static const char *const few_urls[][2] = {
+    { "/caf%C3%A9/menu%20du%20jour.html",
+      "fr https://x.example/caf%C3%A9/menu%20du%20jour.html\n"
+      "en https://x.example/cafe/menu.html\n"
+      "x-default https://x.example/" },
+    { "/caf%C3%A9/%E9t%C3%A9/x.html", "" },
+    { "/cafe/menu.html",
+      "fr https://x.example/caf%C3%A9/menu%20du%20jour.html\n"
+      "en https://x.example/cafe/menu.html" },
+    { "/only-self.html", "de https://x.example/only-self.html" },
+    { "/r%E2%80%AEl/a.html", "" },
+};
+
+static apr_status_t few_page_urls(sm_store *st, const char *base,
+                                  apr_int64_t page, sm_url_fn *fn,
+                                  void *baton)
+{
+    apr_status_t rv;
+    size_t i;
+    (void)st; (void)base; (void)page;
+
+    for (i = 0; i < sizeof(few_urls) / sizeof(few_urls[0]); i++)
+        if ((rv = fn(baton, few_urls[i][0], 0, few_urls[i][1]))
+            != APR_SUCCESS)
+            return rv;
+    return APR_SUCCESS;
+}
+
+/* Headings, directories and untitled links show decoded UTF-8 (links
+ * keep the stored href); a page's alternates leave the page out, carry
+ * hreflang and lang (x-default: no lang); a page whose only alternate is
+ * itself shows no "also in". */
+static void test_html_shown_paths_and_alternates(void **state)
+{
+    unit_ctx *u = *state;
+    sink_buf b = { "", 0, 0, u->pool };
+    sm_html_site site = { "https://x.example", "/map.html", NULL,
+                          "x.example" };
+    static const apr_int64_t counts[] = { 5 };
+    sm_site_info info = site_of(u->pool, counts, 1);
+    sm_store_ops ops;
+    sm_store st;
+    sm_html_page hp;
+
+    memset(&ops, 0, sizeof(ops));
+    ops.page_urls = few_page_urls;
+    ops.page_titles = fake_page_titles;
+    memset(&st, 0, sizeof(st));
+    st.ops = &ops;
+    assert_true(sm_html_locate(&info, 1, &hp));
+    assert_int_equal(sm_html_write(u->pool, &st, &site, &info, &hp, to_buf,
+                                   &b), APR_SUCCESS);
+    assert_non_null(strstr(b.data, "\">/caf\xc3\xa9/</h2>"));
+    assert_null(strstr(b.data, ">/caf%C3%A9/</h2>"));
+    assert_non_null(strstr(b.data, "<span class=\"dir\">%E9t\xc3\xa9/</span>"));
+    assert_non_null(strstr(b.data, "\">/r%E2%80%AEl/</h2>"));
+    assert_non_null(strstr(b.data,
+        "<li><a href=\"https://x.example/caf%C3%A9/menu%20du%20jour.html\">"
+        "/caf\xc3\xa9/menu%20du%20jour.html</a> <small class=\"alternates\">"
+        "also in <a href=\"https://x.example/cafe/menu.html\" hreflang=\"en\""
+        " lang=\"en\">en</a>, <a href=\"https://x.example/\" "
+        "hreflang=\"x-default\">default</a></small></li>"));
+    assert_non_null(strstr(b.data,
+        "<li><a href=\"https://x.example/cafe/menu.html\">/cafe/menu.html</a>"
+        " <small class=\"alternates\">also in <a href=\"https://x.example/"
+        "caf%C3%A9/menu%20du%20jour.html\" hreflang=\"fr\" lang=\"fr\">fr</a>"
+        "</small></li>"));
+    assert_non_null(strstr(b.data,
+        "<li><a href=\"https://x.example/only-self.html\">/only-self.html"
+        "</a></li>"));
+    assert_int_equal(count_of(b.data, "<small"), 2);
+}
+
 static void test_status_escaping_and_days(void **state)
 {
     unit_ctx *u = *state;
@@ -350,6 +447,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_html_locate, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_html_navigation, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_html_alternates_bounded, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_url_shown, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_html_shown_paths_and_alternates, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_status_escaping_and_days, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_status_left_out, unit_setup, unit_teardown),
     };
