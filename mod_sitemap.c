@@ -511,7 +511,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
                 BUSY_TIMEOUT_MS, &conf->logger, conf->db_path,
                 sm_store_is_pg(conf->db_path)
                 ? pg_spill_path(pchild, conf) : NULL,
-                writer, 0
+                writer, 0, 0, 0, 0
             };
             apr_status_t rv = sm_recorder_create(&rec, pchild, &rc);
             if (rv != APR_SUCCESS) {
@@ -587,6 +587,8 @@ static void register_hooks(apr_pool_t *p)
     sitemap_head_register(p);
     sitemap_views_register(p);
     sitemap_status_register(p);
+    sitemap_http_register(p);
+    sitemap_indexnow_register(p);
 }
 
 AP_DECLARE_MODULE(sitemap) = {

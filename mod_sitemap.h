@@ -274,6 +274,20 @@ void sitemap_record_prefetch(const request_rec *r,
 int sitemap_map_to_storage(request_rec *r);
 /* Claim r for one of our handlers (named "sitemap..."): not a file. */
 int sitemap_claim(request_rec *r, const char *handler);
+/* If-None-Match and If-Match with every tag an encoding filter suffixed
+ * ("-gzip") given back as its handler made it too (sm_etag.h): for what
+ * the module answers and for robots.txt, before their conditions. */
+void sitemap_decode_etags(request_rec *r);
+/* On a 304: the ETag the client holds, when it holds the encoded one
+ * (mod_deflate leaves a 304's ETag alone). */
+void sitemap_etag_as_sent(request_rec *r);
+void sitemap_http_register(apr_pool_t *p);
+void sitemap_indexnow_register(apr_pool_t *p);
+/* The methods of every document the module answers: DECLINED for GET and
+ * HEAD (answer them); else OK, answered: OPTIONS 200 with Allow and no
+ * body, the others 405 with Allow. */
+#define SITEMAP_ALLOW "GET, HEAD, OPTIONS"
+int sitemap_methods(request_rec *r);
 /* A 304 sent through the output filters (mod_cache sees it): OK or
  * AP_FILTER_ERROR. */
 int sitemap_not_modified(request_rec *r);

@@ -154,23 +154,33 @@ static void check_file(request_rec *r, sitemap_disallow *d, site_rules *e)
     ap_destroy_sub_req(rr);
 }
 
+/* The site's entry, under the lock; its file looked at when due (the
+ * lock let go meanwhile).  Returns with the lock held. */
+static site_rules *entry_checked(request_rec *r, sitemap_disallow *d,
+                                 const sm_site_conf *site)
+{
+    site_rules *e;
+
+    apr_thread_mutex_lock(d->lock);
+    e = entry(d, site);
+    if (r->request_time - e->checked >= CHECK_INTERVAL) {
+        e->checked = r->request_time;
+        apr_thread_mutex_unlock(d->lock);
+        check_file(r, d, e);
+        apr_thread_mutex_lock(d->lock);
+    }
+    return e;
+}
+
 void sitemap_disallow_refresh(request_rec *r, sitemap_server_conf *conf,
                               const sm_site_conf *site)
 {
     sitemap_disallow *d = conf->disallow;
-    site_rules *e;
-    int due;
 
     if (!d)
         return;
-    apr_thread_mutex_lock(d->lock);
-    e = entry(d, site);
-    due = r->request_time - e->checked >= CHECK_INTERVAL;
-    if (due)
-        e->checked = r->request_time;
+    entry_checked(r, d, site);
     apr_thread_mutex_unlock(d->lock);
-    if (due)
-        check_file(r, d, e);
 }
 
 int sitemap_disallowed(request_rec *r, sitemap_server_conf *conf,
@@ -184,9 +194,7 @@ int sitemap_disallowed(request_rec *r, sitemap_server_conf *conf,
 
     if (!d)
         return 0;
-    sitemap_disallow_refresh(r, conf, site);
-    apr_thread_mutex_lock(d->lock);
-    e = entry(d, site);
+    e = entry_checked(r, d, site);
     no = e->rules && sm_robots_disallows_any(e->rules, url, &agent, &line);
     apr_thread_mutex_unlock(d->lock);
     if (no)

@@ -56,6 +56,7 @@ int sitemap_not_modified(request_rec *r)
                                                 r->connection->bucket_alloc);
 
     r->status = HTTP_NOT_MODIFIED;
+    sitemap_etag_as_sent(r);
     APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(
                             r->connection->bucket_alloc));
     return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS
@@ -66,6 +67,7 @@ int sitemap_not_modified(request_rec *r)
  * its filename is no file's, so that map_to_storage skips it. */
 int sitemap_claim(request_rec *r, const char *handler)
 {
+    sitemap_decode_etags(r);
     r->handler = handler;
     r->filename = apr_pstrcat(r->pool, "sitemap:", r->uri, NULL);
     return OK;
@@ -109,15 +111,6 @@ int sitemap_nothing_yet(request_rec *r)
                        "recorded yet: mod_sitemap lists the pages this "
                        "server answers with 200 once they are served.\n");
     return HTTP_NOT_FOUND;
-}
-
-static int not_allowed(request_rec *r)
-{
-    r->status = HTTP_METHOD_NOT_ALLOWED;
-    apr_table_setn(r->headers_out, "Allow", "GET, HEAD");
-    ap_set_content_type(r, "text/plain; charset=utf-8");
-    ap_rputs("Only GET and HEAD are allowed on a sitemap.\n", r);
-    return OK;
 }
 
 /* 503 for a store that cannot be read.  Anyone can ask for the sitemap
@@ -262,9 +255,8 @@ static SM_NOINLINE int serve(request_rec *r)
     /* A mass vhost's Host without a site has no sitemap. */
     if (!(own = sitemap_site(r, conf)))
         return HTTP_NOT_FOUND;
-    r->allowed |= (AP_METHOD_BIT << M_GET);
-    if (r->method_number != M_GET)
-        return not_allowed(r);
+    if ((status = sitemap_methods(r)) != DECLINED)
+        return status;
 
     if (!(st = sm_readers_acquire(conf->readers, err, sizeof(err))))
         return unavailable(r, conf, err);
@@ -349,7 +341,9 @@ static SM_NOINLINE int serve(request_rec *r)
         ap_set_last_modified(r);
     }
     status = ap_meets_conditions(r);
-    if (status != OK || r->header_only) {
+    /* A HEAD with renditions goes on: the file gives its Content-Length
+     * (httpd sends no body for a HEAD). */
+    if (status != OK || (r->header_only && !cached)) {
         sm_store_read_end(st);
         sm_readers_release(conf->readers, st);
         if (status == HTTP_NOT_MODIFIED)
@@ -382,6 +376,11 @@ static SM_NOINLINE int serve(request_rec *r)
             sm_readers_release(conf->readers, st);
             return sitemap_send_file(r, &file);
         }
+    }
+    if (r->header_only) {       /* no rendition: the length is unknown */
+        sm_store_read_end(st);
+        sm_readers_release(conf->readers, st);
+        return OK;
     }
     /* Streamed as it is read; gzip as the rendition would be. */
     if (gzip && sm_gzip_create(&gz, r->pool, SM_GZIP_LEVEL, to_client, &ctx)

@@ -27,6 +27,7 @@
 
 #include "sm_fingerprint.h"
 #include "sm_head.h"
+#include "sm_inflate.h"
 
 APLOG_USE_MODULE(sitemap);
 
@@ -37,15 +38,43 @@ static ap_filter_rec_t *head_filter_handle;
 typedef struct {
     sitemap_head_note note;
     apr_bucket_brigade *rest;   /* reused for the split before a wait */
+    sm_inflate *z;              /* a gzip or deflate body (sm_inflate.h) */
+    int over;
 } head_ctx;
 
-static int has_content_encoding(request_rec *r)
+/* 0: none; 1, 2: gzip, deflate (read decoded); -1: another coding. */
+static int content_coding(request_rec *r)
 {
     const char *ce = apr_table_get(r->headers_out, "Content-Encoding");
 
     if (!ce)
         ce = apr_table_get(r->err_headers_out, "Content-Encoding");
-    return ce && *ce && strcasecmp(ce, "identity") != 0;
+    if (!ce || !*ce || strcasecmp(ce, "identity") == 0)
+        return 0;
+    return sm_inflate_coding(ce) ? sm_inflate_coding(ce) : -1;
+}
+
+/* The body's bytes (decoded): the head scanner until the head is over,
+ * the fingerprint (a page without an ETag) to the end.  1 when nothing
+ * more is wanted. */
+static int take(head_ctx *ctx, const char *data, apr_size_t len)
+{
+    if (ctx->note.state != SITEMAP_HEAD_READ
+        && sm_head_feed(ctx->note.scanner, data, len))
+        ctx->note.state = SITEMAP_HEAD_READ;
+    if (ctx->note.fp)
+        return sm_fingerprint_feed(ctx->note.fp, data, len);
+    return ctx->note.state == SITEMAP_HEAD_READ;
+}
+
+/* The decoder's sink. */
+static apr_status_t head_decoded(void *baton, const char *data,
+                                 apr_size_t len)
+{
+    head_ctx *ctx = baton;
+
+    ctx->over = take(ctx, data, len);
+    return ctx->over ? APR_EOF : APR_SUCCESS;
 }
 
 SM_HOT static void head_insert_filter(request_rec *r)
@@ -63,7 +92,7 @@ static head_ctx *head_begin(ap_filter_t *f)
 {
     request_rec *r = f->r;
     head_ctx *ctx = apr_pcalloc(r->pool, sizeof(*ctx));
-    int repeat;
+    int repeat, coding;
 
     f->ctx = ctx;
     ap_set_module_config(r->request_config, &sitemap_module, &ctx->note);
@@ -71,7 +100,12 @@ static head_ctx *head_begin(ap_filter_t *f)
         ctx->note.state = repeat ? SITEMAP_HEAD_REPEAT : SITEMAP_HEAD_UNREAD;
         return NULL;
     }
-    if (has_content_encoding(r)) {
+    if ((coding = content_coding(r)) < 0) {
+        ctx->note.state = SITEMAP_HEAD_UNREADABLE;
+        return NULL;
+    }
+    if (coding && sm_inflate_create(&ctx->z, r->pool, coding, head_decoded,
+                                    ctx) != APR_SUCCESS) {
         ctx->note.state = SITEMAP_HEAD_UNREADABLE;
         return NULL;
     }
@@ -129,13 +163,18 @@ static apr_status_t head_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             return ap_pass_brigade(f->next, bb);
         }
         next = APR_BUCKET_NEXT(e);
-        if (ctx->note.state != SITEMAP_HEAD_READ
-            && sm_head_feed(ctx->note.scanner, data, len))
-            ctx->note.state = SITEMAP_HEAD_READ;
-        if (ctx->note.fp)
-            over = sm_fingerprint_feed(ctx->note.fp, data, len);
+        if (!ctx->z)
+            over = take(ctx, data, len);
+        else if ((rv = sm_inflate_feed(ctx->z, data, len)) != APR_SUCCESS
+                 && rv != APR_EOF) {
+            /* Not gzip after all: judged by its headers alone. */
+            ctx->note.state = SITEMAP_HEAD_UNREADABLE;
+            ctx->note.fp = NULL;
+            ap_remove_output_filter(f);
+            return ap_pass_brigade(f->next, bb);
+        }
         else
-            over = ctx->note.state == SITEMAP_HEAD_READ;
+            over = ctx->over || sm_inflate_done(ctx->z);
     }
     if (over) {
         ctx->note.state = SITEMAP_HEAD_READ;

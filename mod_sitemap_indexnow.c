@@ -5,6 +5,7 @@
  * send each batch). */
 #include "mod_sitemap.h"
 
+#include "http_core.h"
 #include "http_log.h"
 #include "http_protocol.h"
 #include "http_request.h"
@@ -85,7 +86,7 @@ void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s)
                                    SENDER_BUSY_TIMEOUT_MS, &conf->logger)
                 != APR_SUCCESS) {
                 ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "IndexNow: cannot "
-                             "set up a sender for '%s'", conf->db_path);
+                             "set up a sender for '%s'", conf->db_shown);
                 continue;
             }
             apr_hash_set(senders, conf->db_path, APR_HASH_KEY_STRING, in);
@@ -105,23 +106,50 @@ void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s)
     }
 }
 
+#define KEY_HANDLER "sitemap-indexnow-key"
+
+/* /KEY.txt is claimed as the sitemap is, before ProxyPass, rewrites and
+ * front controllers (a WordPress .htaccess would send it to index.php, a
+ * ProxyPass / to a backend that answers 404, and the engines would refuse
+ * every submission with 403).  A file that exists at that path in the
+ * document root wins: the module never hides what an administrator put
+ * there (it must then hold the key). */
+static int key_translate_name(request_rec *r)
+{
+    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    apr_finfo_t fi;
+
+    if (!conf->indexnow_key_path || conf->enabled != 1 || r->main
+        || !r->uri || strcmp(r->uri, conf->indexnow_key_path) != 0)
+        return DECLINED;
+    if (apr_stat(&fi, apr_pstrcat(r->pool, ap_document_root(r), r->uri,
+                                  NULL), APR_FINFO_TYPE, r->pool)
+        == APR_SUCCESS)
+        return DECLINED;
+    return sitemap_claim(r, KEY_HANDLER);
+}
+
 /* GET /KEY.txt answers the key, so that search engines can check the site
- * owns it.  A file that exists at that path wins: the module never hides
- * what an administrator put in the document root (it must then hold the
- * key, or the engines refuse the submissions with 403). */
+ * owns it. */
 int sitemap_indexnow_key_handler(request_rec *r)
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    int status;
 
-    if (!conf->indexnow_key_path || conf->enabled != 1 || r->main
-        || strcmp(r->uri, conf->indexnow_key_path) != 0
-        || r->finfo.filetype != APR_NOFILE)
+    if (!r->handler || strcmp(r->handler, KEY_HANDLER) != 0
+        || !conf->indexnow_key_path || conf->enabled != 1)
         return DECLINED;
-    if (r->method_number != M_GET)
-        return DECLINED;
+    if ((status = sitemap_methods(r)) != DECLINED)
+        return status;
     ap_set_content_type(r, "text/plain; charset=utf-8");
     ap_set_content_length(r, (apr_off_t)strlen(conf->indexnow_key));
-    if (!r->header_only)
-        ap_rputs(conf->indexnow_key, r);
+    ap_rputs(conf->indexnow_key, r);  /* HEAD too: see serve_css */
     return OK;
+}
+
+void sitemap_indexnow_register(apr_pool_t *p)
+{
+    (void)p;
+    ap_hook_translate_name(key_translate_name, NULL, NULL,
+                           APR_HOOK_REALLY_FIRST);
 }

@@ -114,8 +114,10 @@ SM_HOT static apr_uint64_t raw_facts_hash(const sm_site_conf *site,
     strs[4] = h->link;
     /* A fingerprinted response (no validators of its own) repeats only
      * with the same content. */
-    return sm_recorder_raw(first, sm_hash_u64(
-        sm_hash_strs(first ^ (apr_uint64_t)status, strs, 5), fingerprint));
+    apr_uint64_t rest = sm_hash_strs(first ^ (apr_uint64_t)status, strs, 5);
+
+    return sm_recorder_raw(first, fingerprint ? sm_hash_u64(rest, fingerprint)
+                                              : rest);
 }
 
 /* Was the final request served from a file as it is (the default handler:

@@ -19,6 +19,8 @@
 #include <apr_lib.h>
 #include <apr_strings.h>
 
+#include "sm_hash.h"
+#include "sm_inflate.h"
 #include "sm_robots.h"
 
 APLOG_USE_MODULE(sitemap);
@@ -28,10 +30,14 @@ APLOG_USE_MODULE(sitemap);
 
 typedef struct {
     sm_robots *scan;
-    apr_bucket_brigade *held;   /* the body so far */
+    apr_bucket_brigade *held;   /* the body so far (decoded) */
     apr_off_t seen;             /* its bytes */
     char magic[4];              /* its first bytes */
     apr_size_t magic_len;
+    sm_inflate *z;              /* a gzip or deflate body: its decoder */
+    ap_filter_t *f;
+    int released;               /* the lines went out (decoding goes on) */
+    int replaced;               /* a 404's body, dropped: see not_found */
 } robots_ctx;
 
 /* The lines are as old as the configuration that decides them (Sitemap,
@@ -152,6 +158,8 @@ SM_HOT void sitemap_robots_insert_filter(request_rec *r)
     if (apr_table_get(orig->notes, "sitemap-etags-restored"))
         return;
     apr_table_setn(orig->notes, "sitemap-etags-restored", "1");
+    /* "...-sitemapXXXX-gzip" (mod_deflate after us) is ours too. */
+    sitemap_decode_etags(r);
     restore_etags(r, conf, "If-None-Match");
     restore_etags(r, conf, "If-Match");
     drop_older_ims(r, conf);
@@ -162,6 +170,7 @@ SM_HOT void sitemap_robots_insert_filter(request_rec *r)
 SM_HOT int sitemap_robots_fallback(request_rec *r)
 {
     const sitemap_server_conf *conf;
+    int status;
 
     /* Cheapest first: every request with a file declines here. */
     if (r->finfo.filetype != APR_NOFILE || !robots_wanted(r, &conf)
@@ -171,6 +180,19 @@ SM_HOT int sitemap_robots_fallback(request_rec *r)
         || r->method_number != M_GET)
         return DECLINED;
     ap_set_content_type(r, "text/plain; charset=utf-8");
+    /* Validators of its own (the filter adds its suffix and date), so that
+     * it revalidates as a file would. */
+    apr_table_setn(r->headers_out, "ETag", apr_psprintf(r->pool,
+                   "\"robots-%016" APR_UINT64_T_HEX_FMT "\"",
+                   sm_hash_u64(sm_hash_str(SM_HASH_SEED,
+                                           SM_ROBOTS_PERMISSIVE),
+                               conf->config_tag)));
+    ap_update_mtime(r, lines_since(conf));
+    ap_set_last_modified(r);
+    if ((status = ap_meets_conditions(r)) == HTTP_NOT_MODIFIED)
+        return sitemap_not_modified(r);
+    if (status != OK)
+        return status;
     ap_rputs(SM_ROBOTS_PERMISSIVE, r);
     return OK;
 }
@@ -209,6 +231,32 @@ static int looks_compressed(const robots_ctx *ctx)
         || (ctx->magic_len >= 4 && memcmp(ctx->magic, "\x28\xb5\x2f\xfd", 4) == 0);
 }
 
+/* Look at decoded (or plain) bytes before the lines go out. */
+static void scan(robots_ctx *ctx, const char *data, apr_size_t len)
+{
+    if (ctx->magic_len < sizeof(ctx->magic)) {
+        apr_size_t n = sizeof(ctx->magic) - ctx->magic_len;
+        n = n < len ? n : len;
+        memcpy(ctx->magic + ctx->magic_len, data, n);
+        ctx->magic_len += n;
+    }
+    sm_robots_feed(ctx->scan, data, len);
+    ctx->seen += len;
+}
+
+/* The decoder's sink: decoded bytes join the held body (before the lines
+ * go out) or the brigade passed at the end of this call (after). */
+static apr_status_t decoded(void *baton, const char *data, apr_size_t len)
+{
+    robots_ctx *ctx = baton;
+
+    if (!ctx->released)
+        scan(ctx, data, len);
+    APR_BRIGADE_INSERT_TAIL(ctx->held, apr_bucket_heap_create(
+                                data, len, NULL, ctx->f->c->bucket_alloc));
+    return APR_SUCCESS;
+}
+
 /* Pass what was held, with the lines: at the end when eos is the body's
  * end, else at its start (see sm_robots.h).  The filter then steps
  * aside. */
@@ -220,7 +268,9 @@ static apr_status_t release(ap_filter_t *f, robots_ctx *ctx, apr_bucket *eos)
     apr_size_t len = 0, offset = 0;
     apr_bucket *at, *lb;
 
-    ap_remove_output_filter(f);
+    ctx->released = 1;
+    if (!ctx->z)
+        ap_remove_output_filter(f);
     if (looks_compressed(ctx)) {
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "robots.txt starts like "
                       "compressed data: passed through without Sitemap lines");
@@ -265,22 +315,147 @@ static apr_status_t release(ap_filter_t *f, robots_ctx *ctx, apr_bucket *eos)
     return ap_pass_brigade(f->next, ctx->held);
 }
 
+/* 0: not encoded; 1 or 2: gzip or deflate (sm_inflate_coding); -1 another
+ * coding. */
+static int encoded(request_rec *r)
+{
+    const char *ce = r->content_encoding;
+
+    if (!ce)
+        ce = apr_table_get(r->headers_out, "Content-Encoding");
+    if (!ce)
+        ce = apr_table_get(r->err_headers_out, "Content-Encoding");
+    if (!ce)
+        return 0;
+    return sm_inflate_coding(ce) ? sm_inflate_coding(ce) : -1;
+}
+
+/* A gzip or deflate body: decoded as it comes; held (decoded) until its end
+ * or SM_ROBOTS_HOLD bytes, then streamed decoded. */
+static apr_status_t decode_body(ap_filter_t *f, robots_ctx *ctx,
+                                apr_bucket_brigade *bb)
+{
+    request_rec *r = f->r;
+    apr_status_t rv;
+
+    while (!APR_BRIGADE_EMPTY(bb)) {
+        apr_bucket *b = APR_BRIGADE_FIRST(bb);
+
+        if (APR_BUCKET_IS_EOS(b)) {
+            APR_BUCKET_REMOVE(b);
+            if (!ctx->released)
+                return release(f, ctx, b);
+            APR_BRIGADE_INSERT_TAIL(ctx->held, b);
+            break;
+        }
+        if (APR_BUCKET_IS_METADATA(b)) {
+            APR_BUCKET_REMOVE(b);
+            APR_BRIGADE_INSERT_TAIL(ctx->held, b);
+            continue;
+        }
+        {
+            const char *data;
+            apr_size_t len;
+
+            rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
+            if (rv == APR_SUCCESS)
+                rv = sm_inflate_feed(ctx->z, data, len);
+            apr_bucket_delete(b);
+        }
+        if (rv != APR_SUCCESS) {
+            /* Not gzip after all, or cut short: the backend's fault, told
+             * to the client as mod_proxy tells a backend failing
+             * mid-body. */
+            ap_log_rerror(APLOG_MARK, APLOG_INFO, rv, r, "cannot decode the "
+                          "robots.txt body");
+            apr_brigade_cleanup(bb);
+            APR_BRIGADE_INSERT_TAIL(ctx->held, ap_bucket_error_create(
+                HTTP_BAD_GATEWAY, NULL, r->pool, f->c->bucket_alloc));
+            APR_BRIGADE_INSERT_TAIL(ctx->held, apr_bucket_eos_create(
+                f->c->bucket_alloc));
+            ap_remove_output_filter(f);
+            return ap_pass_brigade(f->next, ctx->held);
+        }
+        if (!ctx->released && ctx->seen > SM_ROBOTS_HOLD) {
+            if ((rv = release(f, ctx, NULL)) != APR_SUCCESS)
+                return rv;
+            apr_brigade_cleanup(ctx->held);
+        }
+    }
+    if (!ctx->released || APR_BRIGADE_EMPTY(ctx->held))
+        return APR_SUCCESS;
+    rv = ap_pass_brigade(f->next, ctx->held);
+    apr_brigade_cleanup(ctx->held);
+    return rv;
+}
+
+/* A 404 for robots.txt that reached the filters (a backend's behind
+ * ProxyPass, a script's; httpd's own 404s take the error path, without
+ * this filter, and the fallback handler answers first): the site has no
+ * robots.txt, so with SitemapRobotsFallback On it gets the permissive one
+ * the fallback handler answers, with the lines. */
+static robots_ctx *not_found(ap_filter_t *f)
+{
+    request_rec *r = f->r;
+    const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    robots_ctx *ctx = apr_pcalloc(r->pool, sizeof(*ctx));
+    static const char text[] = SM_ROBOTS_PERMISSIVE;
+
+    ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "robots.txt answered 404: "
+                  "the permissive one instead, with the Sitemap lines");
+    f->ctx = ctx;
+    ctx->f = f;
+    ctx->replaced = 1;
+    ctx->scan = sm_robots_create(r->pool, sitemap_robots_urls(r, conf,
+                                              sitemap_site(r, conf)));
+    ctx->held = apr_brigade_create(r->pool, f->c->bucket_alloc);
+    r->status = HTTP_OK;
+    r->status_line = NULL;
+    r->content_encoding = NULL;
+    apr_table_unset(r->headers_out, "Content-Encoding");
+    apr_table_unset(r->headers_out, "ETag");
+    apr_table_unset(r->headers_out, "Last-Modified");
+    apr_table_unset(r->headers_out, "Cache-Control");
+    apr_table_unset(r->headers_out, "Expires");
+    ap_set_content_type(r, "text/plain; charset=utf-8");
+    scan(ctx, text, sizeof(text) - 1);
+    APR_BRIGADE_INSERT_TAIL(ctx->held, apr_bucket_immortal_create(
+                                text, sizeof(text) - 1, f->c->bucket_alloc));
+    return ctx;
+}
+
 static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 {
     request_rec *r = f->r;
     robots_ctx *ctx = f->ctx;
     const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    int coding = 0;
 
+    if (!ctx && r->status == HTTP_NOT_FOUND && conf->robots_fallback == 1
+        && r->method_number == M_GET)
+        ctx = not_found(f);
+    if (ctx && ctx->replaced) {
+        /* The 404's body goes; the permissive text is held already. */
+        while (!APR_BRIGADE_EMPTY(bb)) {
+            apr_bucket *b = APR_BRIGADE_FIRST(bb);
+            if (APR_BUCKET_IS_EOS(b)) {
+                APR_BUCKET_REMOVE(b);
+                return release(f, ctx, b);
+            }
+            apr_bucket_delete(b);
+        }
+        return APR_SUCCESS;
+    }
     if (!ctx) {
         if (r->status != HTTP_OK && r->status != HTTP_NOT_MODIFIED) {
             ap_remove_output_filter(f);
             return ap_pass_brigade(f->next, bb);
         }
         /* Already compressed (by a script, a backend or mod_mime's
-         * AddEncoding): the bytes are not text we can add to. */
-        if (r->content_encoding
-            || apr_table_get(r->headers_out, "Content-Encoding")
-            || apr_table_get(r->err_headers_out, "Content-Encoding")) {
+         * AddEncoding): gzip and deflate are decoded (the lines go in,
+         * and an encoding filter after us encodes the whole again for
+         * the clients that take it); other codings are passed through. */
+        if ((coding = encoded(r)) < 0) {
             ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "robots.txt has a "
                           "Content-Encoding: passed through without Sitemap "
                           "lines");
@@ -288,15 +463,38 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             return ap_pass_brigade(f->next, bb);
         }
         if (r->status != HTTP_OK) {
+            if (coding) {       /* the 200 is sent decoded */
+                r->content_encoding = NULL;
+                apr_table_unset(r->headers_out, "Content-Encoding");
+                apr_table_unset(r->err_headers_out, "Content-Encoding");
+            }
             set_validators(r, conf);
+            sitemap_etag_as_sent(r);
             ap_remove_output_filter(f);
             return ap_pass_brigade(f->next, bb);
         }
         f->ctx = ctx = apr_pcalloc(r->pool, sizeof(*ctx));
+        ctx->f = f;
         ctx->scan = sm_robots_create(r->pool, sitemap_robots_urls(r, conf,
                                                   sitemap_site(r, conf)));
         ctx->held = apr_brigade_create(r->pool, f->c->bucket_alloc);
+        if (coding) {
+            if (sm_inflate_create(&ctx->z, r->pool, coding, decoded, ctx)
+                != APR_SUCCESS)
+                return APR_ENOMEM;
+            r->content_encoding = NULL;
+            apr_table_unset(r->headers_out, "Content-Encoding");
+            apr_table_unset(r->err_headers_out, "Content-Encoding");
+            /* robots.txt.gz given its type by mime.types: the text now */
+            if (r->content_type
+                && (strncasecmp(r->content_type, "application/gzip", 16) == 0
+                    || strncasecmp(r->content_type, "application/x-gzip",
+                                   18) == 0))
+                ap_set_content_type(r, "text/plain");
+        }
     }
+    if (ctx->z)
+        return decode_body(f, ctx, bb);
 
     /* Hold the body until its end or SM_ROBOTS_HOLD bytes, looking at
      * every byte as it comes. */
@@ -321,14 +519,7 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
                               "robots.txt body");
                 return rv;
             }
-            if (ctx->magic_len < sizeof(ctx->magic)) {
-                apr_size_t n = sizeof(ctx->magic) - ctx->magic_len;
-                n = n < len ? n : len;
-                memcpy(ctx->magic + ctx->magic_len, data, n);
-                ctx->magic_len += n;
-            }
-            sm_robots_feed(ctx->scan, data, len);
-            ctx->seen += len;
+            scan(ctx, data, len);
         }
         rv = apr_bucket_setaside(b, r->pool);
         if (rv != APR_SUCCESS && rv != APR_ENOTIMPL)

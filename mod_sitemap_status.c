@@ -225,6 +225,28 @@ static int wants_json(request_rec *r)
     return !r->args && accept && ap_strstr_c(accept, "application/json");
 }
 
+/* A <Location> that says SetHandler sitemap-status is claimed before the
+ * other translate_name hooks (mod_proxy's ProxyPass /, mod_rewrite) and,
+ * being no file, before a <Directory>'s or .htaccess's rewrite rules can
+ * send it to a front controller.  The location walk that precedes
+ * translate_name has already merged that SetHandler into per_dir_config;
+ * the access rules of the <Location> still apply. */
+static int status_translate_name(request_rec *r)
+{
+    core_dir_config *d;
+    const char *handler, *err = NULL;
+
+    if (r->main || !r->uri || r->uri[0] != '/')
+        return DECLINED;
+    d = ap_get_core_module_config(r->per_dir_config);
+    if (!d || !d->expr_handler)
+        return DECLINED;
+    handler = ap_expr_str_exec(r, d->expr_handler, &err);
+    if (err || !handler || strcmp(handler, STATUS_HANDLER) != 0)
+        return DECLINED;
+    return sitemap_claim(r, STATUS_HANDLER);
+}
+
 static int status_handler(request_rec *r)
 {
     apr_array_header_t *sites;
@@ -233,9 +255,8 @@ static int status_handler(request_rec *r)
 
     if (!r->handler || strcmp(r->handler, STATUS_HANDLER) != 0)
         return DECLINED;
-    r->allowed |= (AP_METHOD_BIT << M_GET);
-    if (r->method_number != M_GET)
-        return HTTP_METHOD_NOT_ALLOWED;
+    if ((metrics = sitemap_methods(r)) != DECLINED)
+        return metrics;
     metrics = r->args && strcmp(r->args, "metrics") == 0;
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
     apr_table_setn(r->headers_out, "X-Robots-Tag", "noindex");
@@ -303,6 +324,8 @@ void sitemap_status_register(apr_pool_t *p)
     (void)p;
     ap_hook_post_config(status_post_config, NULL, NULL, APR_HOOK_LAST);
     ap_hook_child_init(status_child_init, NULL, NULL, APR_HOOK_LAST);
+    ap_hook_translate_name(status_translate_name, NULL, NULL,
+                           APR_HOOK_REALLY_FIRST);
     ap_hook_handler(status_handler, NULL, NULL, APR_HOOK_MIDDLE);
     APR_OPTIONAL_HOOK(ap, status_hook, status_line, NULL, NULL,
                       APR_HOOK_MIDDLE);

@@ -86,9 +86,10 @@ static int serve_css(request_rec *r, const sitemap_server_conf *conf)
     set_validators(r, sm_hash_str(SM_HASH_SEED, sm_css), conf->loaded);
     if ((status = conditions(r)) != OK)
         return status == DONE ? OK : status;
+    /* Also for a HEAD: an encoding filter then gives it the GET's headers
+     * (Content-Length, ETag); httpd drops the body. */
     ap_set_content_length(r, (apr_off_t)strlen(sm_css));
-    if (!r->header_only)
-        ap_rputs(sm_css, r);
+    ap_rputs(sm_css, r);
     return OK;
 }
 
@@ -188,7 +189,7 @@ static void body_failed(request_rec *r, const sitemap_server_conf *conf,
                         snapshot *s, apr_status_t rv)
 {
     ap_log_rerror(APLOG_MARK, APLOG_INFO, rv, r, "store %s: %s not finished:"
-                  " %s", conf->db_path, r->uri, sm_store_error(s->st));
+                  " %s", conf->db_shown, r->uri, sm_store_error(s->st));
     r->connection->keepalive = AP_CONN_CLOSE;
     r->connection->aborted = 1;
 }
@@ -271,6 +272,7 @@ static int views_handler(request_rec *r)
     sitemap_server_conf *conf;
     apr_int64_t name;
     view_kind kind;
+    int status;
 
     if (!r->handler || strcmp(r->handler, VIEW_HANDLER) != 0)
         return DECLINED;
@@ -279,11 +281,8 @@ static int views_handler(request_rec *r)
         return DECLINED;
     if (name < 0)
         return HTTP_NOT_FOUND;
-    r->allowed |= (AP_METHOD_BIT << M_GET);
-    if (r->method_number != M_GET) {
-        apr_table_setn(r->headers_out, "Allow", "GET, HEAD");
-        return HTTP_METHOD_NOT_ALLOWED;
-    }
+    if ((status = sitemap_methods(r)) != DECLINED)
+        return status;
     if (kind == VIEW_CSS)
         return serve_css(r, conf);
     if (!conf->readers)

@@ -32,17 +32,18 @@ struct sm_fingerprint {
     fp_state state;
     int space;                  /* blanks since the last text byte */
     int at_tag;                 /* no text since the last tag */
-    /* the tag in progress */
-    char tag[SM_FP_TAG_MAX];
+    /* the tag in progress (its bytes: tag, below) */
     apr_size_t tlen;
     char quote;                 /* in a quoted attribute value */
     int after_eq;               /* an '=' (and blanks) just seen */
     int dashes;                 /* S_COMMENT: '-'s just seen */
     const char *raw_end;        /* S_RAW: "</script" or "</style" */
     apr_size_t raw_len, raw_match;
-    /* the normal form, hashed a block at a time */
-    unsigned char out[BLOCK];
+    /* the normal form, hashed a block at a time (its bytes: out) */
     apr_size_t olen;
+    /* the buffers last: sm_fingerprint_create clears what is above */
+    char tag[SM_FP_TAG_MAX];
+    unsigned char out[BLOCK];
 };
 
 static int is_space(char c)
@@ -104,8 +105,10 @@ static void put_tag(sm_fingerprint *fp, const char *s, apr_size_t n)
 
 sm_fingerprint *sm_fingerprint_create(apr_pool_t *p)
 {
-    sm_fingerprint *fp = apr_pcalloc(p, sizeof(*fp));
+    sm_fingerprint *fp = apr_palloc(p, sizeof(*fp));
 
+    /* the state, not the two buffers (written before they are read) */
+    memset(fp, 0, APR_OFFSETOF(sm_fingerprint, tag));
     fp->h = SM_HASH_SEED;
     return fp;
 }
@@ -344,10 +347,129 @@ static void feed_byte(sm_fingerprint *fp, char c)
     }
 }
 
+/* The hot paths, a run of bytes at a time (the byte machine above does
+ * the rest): text, written straight into the block; the content of
+ * <script> and <style> and comments, skipped with memchr.  Each consumes
+ * what it can of data[0..len) and returns how much. */
+static apr_size_t text_run(sm_fingerprint *fp, const char *d, apr_size_t len)
+{
+    apr_size_t i;
+
+    for (i = 0; i < len; i++) {
+        char c = d[i];
+
+        if (c == '<')
+            break;
+        if (is_space(c)) {
+            fp->space = 1;
+            continue;
+        }
+        if (fp->space && !fp->at_tag) {
+            fp->out[fp->olen++] = ' ';
+            if (fp->olen == BLOCK) {
+                fp->h = sm_hash_bytes(fp->h, fp->out, BLOCK);
+                fp->olen = 0;
+            }
+        }
+        fp->space = 0;
+        fp->at_tag = 0;
+        fp->out[fp->olen++] = c;
+        if (fp->olen == BLOCK) {
+            fp->h = sm_hash_bytes(fp->h, fp->out, BLOCK);
+            fp->olen = 0;
+        }
+    }
+    return i;
+}
+
+/* Append d[0..n) to the tag in progress, as far as it fits. */
+static void tag_append(sm_fingerprint *fp, const char *d, apr_size_t n)
+{
+    if (n > SM_FP_TAG_MAX - fp->tlen)
+        n = SM_FP_TAG_MAX - fp->tlen;
+    memcpy(fp->tag + fp->tlen, d, n);
+    fp->tlen += n;
+}
+
+static apr_size_t tag_run(sm_fingerprint *fp, const char *d, apr_size_t len)
+{
+    apr_size_t i = 0;
+
+    while (i < len) {
+        char c = d[i];
+
+        if (fp->quote) {                /* a quoted value: to its end */
+            const char *q = memchr(d + i, fp->quote, len - i);
+            apr_size_t n = q ? (apr_size_t)(q - (d + i)) + 1 : len - i;
+
+            tag_append(fp, d + i, n);
+            i += n;
+            if (q)
+                fp->quote = 0;
+            continue;
+        }
+        if (c == '>') {
+            tag_done(fp);
+            return i + 1;
+        }
+        if (c == '=')
+            fp->after_eq = 1;
+        else if (fp->after_eq && (c == '"' || c == '\'')) {
+            fp->quote = c;
+            fp->after_eq = 0;
+        }
+        else if (!is_space(c))
+            fp->after_eq = 0;
+        if (fp->tlen < SM_FP_TAG_MAX)
+            fp->tag[fp->tlen++] = c;
+        i++;
+        if (fp->tlen == 4 && !memcmp(fp->tag, "<!--", 4)) {
+            fp->state = S_COMMENT;
+            fp->dashes = 0;
+            return i;
+        }
+    }
+    return len;
+}
+
+static apr_size_t raw_skip(sm_fingerprint *fp, const char *d, apr_size_t len)
+{
+    const char *lt;
+
+    if (fp->raw_match)
+        return 0;
+    lt = memchr(d, '<', len);
+    return lt ? (apr_size_t)(lt - d) : len;
+}
+
+static apr_size_t comment_run(sm_fingerprint *fp, const char *d,
+                              apr_size_t len)
+{
+    const char *gt = memchr(d, '>', len);
+    apr_size_t n = gt ? (apr_size_t)(gt - d) : len, k = 0;
+
+    /* the dashes just before the '>' (or the end), counted on from the
+     * previous piece when this one has only dashes before it */
+    while (k < n && k < 2 && d[n - 1 - k] == '-')
+        k++;
+    if (k == n)
+        fp->dashes += (int)k;
+    else
+        fp->dashes = (int)k;
+    if (!gt)
+        return len;
+    if (fp->dashes >= 2) {
+        fp->state = S_TEXT;
+        put_tag(fp, "", 0);
+    }
+    fp->dashes = 0;
+    return n + 1;
+}
+
 int sm_fingerprint_feed(sm_fingerprint *fp, const char *data,
                         apr_size_t len)
 {
-    apr_size_t i;
+    apr_size_t i = 0;
 
     if (fp->done)
         return 1;
@@ -356,8 +478,22 @@ int sm_fingerprint_feed(sm_fingerprint *fp, const char *data,
         fp->done = 1;
     }
     fp->total += len;
-    for (i = 0; i < len; i++)
-        feed_byte(fp, data[i]);
+    while (i < len) {
+        if (fp->state == S_TEXT)
+            i += text_run(fp, data + i, len - i);
+        else if (fp->state == S_TAG) {
+            i += tag_run(fp, data + i, len - i);
+            continue;
+        }
+        else if (fp->state == S_RAW)
+            i += raw_skip(fp, data + i, len - i);
+        else if (fp->state == S_COMMENT) {
+            i += comment_run(fp, data + i, len - i);
+            continue;
+        }
+        if (i < len)
+            feed_byte(fp, data[i++]);
+    }
     return fp->done;
 }
 

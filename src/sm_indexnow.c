@@ -335,6 +335,8 @@ static sm_store *open_store(sm_indexnow *in)
         }
         in->store = NULL;
     }
+    else
+        in->store->stopping = &in->stopping;
     return in->store;
 }
 
@@ -477,6 +479,9 @@ void sm_indexnow_stop(sm_indexnow *in)
 {
     apr_status_t rv;
 
+    /* A wait on a hung database ends within the busy timeout from now,
+     * also in the writer, which stops after this sender. */
+    sm_store_stop_all();
     apr_thread_mutex_lock(in->lock);
     in->stopping = 1;
     apr_thread_cond_broadcast(in->wake);

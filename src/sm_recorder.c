@@ -220,21 +220,11 @@ SM_HOT void sm_recorder_prefetch(const sm_recorder *rec, apr_uint64_t first)
     sm_memory_prefetch(&rec->w->memory, first);
 }
 
-/* A change of a store that is failing, with no room: counted, logged. */
+/* A change of a store that is failing, with no room: counted, logged
+ * (at once, or within a minute: sm_rec_count_lost). */
 static void drop_change(sm_recorder *rec)
 {
-    apr_time_t now = apr_time_now();
-
-    rec->stats.dropped++;
-    SM_REC_SHARE(rec, dropped, 1);
-    rec->dropped_unlogged++;
-    if (sm_rec_should_log(&rec->last_drop_log, now)) {
-        sm_log(rec->conf.log, SM_LOG_ERR, 0,
-               "store %s is failing and %d changes are queued: dropped %"
-               APR_UINT64_T_FMT " changes in the last minute",
-               rec->conf.db_path, rec->w->queue_max, rec->dropped_unlogged);
-        rec->dropped_unlogged = 0;
-    }
+    sm_rec_count_lost(rec, 1, apr_time_now());
 }
 
 /* The writer thread is behind but working (w->lock held): catch_up
@@ -375,7 +365,7 @@ apr_status_t sm_recorder_flush(sm_recorder *rec)
     apr_thread_mutex_lock(w->write_lock);
     apr_thread_mutex_lock(w->lock);
     if (w->pending->items->nelts && w->spare)
-        ok = sm_rec_flush_locked(w, 0);
+        ok = sm_rec_flush_locked(w, SM_REC_FLUSH_CALLER);
     apr_thread_mutex_unlock(w->lock);
     apr_thread_mutex_unlock(w->write_lock);
     return ok ? APR_SUCCESS : APR_EGENERAL;
@@ -386,6 +376,9 @@ static void writer_stop(sm_writer *w)
     apr_status_t rv;
     int i, faulted = 0;
 
+    /* A wait on a hung database ends within the busy timeout from now,
+     * also in the other threads that stop after this one. */
+    sm_store_stop_all();
     apr_thread_mutex_lock(w->lock);
     __atomic_store_n(&w->stopping, 1, __ATOMIC_RELAXED);
     apr_thread_cond_broadcast(w->wake);
@@ -404,7 +397,7 @@ static void writer_stop(sm_writer *w)
     for (i = 0; i < w->rec_n; i++)
         faulted += w->rec_v[i]->faulted;
     if (w->pending->items->nelts && w->spare && faulted < w->rec_n)
-        sm_rec_flush_locked(w, 1);
+        sm_rec_flush_locked(w, SM_REC_FLUSH_FINAL);
     sm_rec_spill_and_close(w);
     apr_thread_mutex_unlock(w->lock);
     apr_thread_mutex_unlock(w->write_lock);

@@ -52,6 +52,12 @@ typedef struct {
     sm_writer *writer;
     /* A store file not written for this long is closed; 0: a minute. */
     apr_interval_time_t idle_close;
+    /* A failing store's retries: the first wait and the longest (each
+     * drawn between half of it and all of it); 0: 1 s and 60 s. */
+    apr_interval_time_t retry_min, retry_max;
+    /* Changes lost are logged at most this often, and at the latest this
+     * long after they were lost; 0: a minute. */
+    apr_interval_time_t loss_log_every;
 } sm_recorder_conf;
 
 /* A writer for stores to join: batches of batch_size, a queue of at most
@@ -70,6 +76,7 @@ typedef struct {
     apr_uint64_t waits;         /* times a request waited for room */
     apr_uint64_t batches;       /* transactions committed */
     apr_uint64_t refused_full;  /* new URLs refused by max_urls */
+    apr_uint64_t faults;        /* attempts to open or write that failed */
     apr_uint64_t noted;         /* verdict notes queued (sm_recorder_note) */
     apr_uint64_t notes_skipped; /* notes dropped: seen, over the rate or
                                    no room */

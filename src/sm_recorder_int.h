@@ -40,6 +40,10 @@
  * turn, never run the process out of descriptors. */
 #define SM_REC_MAX_OPEN_FILES 32
 #define SM_REC_CLOSED_CHECK apr_time_from_sec(30)
+/* A failing store is tried again after 1 s, then 2, 4 ... at most 60 s
+ * (sm_recorder_fault.c): a few attempts a minute, not thousands. */
+#define SM_REC_RETRY_MIN apr_time_from_sec(1)
+#define SM_REC_RETRY_MAX apr_time_from_sec(60)
 
 /* Verdict notes (sm_recorder_note): slots of the per-process memory of
  * notes handed over, and the most taken a second. */
@@ -109,6 +113,10 @@ struct sm_writer {
     sm_writer_upkeep_fn *upkeep_fn;
     void *upkeep_baton;
     apr_time_t next_upkeep_fn;
+    /* (lock) The earliest retry of a store whose changes wait in the
+     * queue for it (kept); when losses not yet logged are due; 0: none. */
+    apr_time_t retry_at, loss_due;
+    apr_uint64_t rand_state;    /* the retries' jitter */
     /* Notes handed over (sm_recorder_note), read and written without the
      * lock: the hash of the latest in each slot, and the count of the
      * current second. */
@@ -133,6 +141,12 @@ struct sm_recorder {
     apr_pool_t *pool;
     int is_file;                /* SQLite: closed when idle */
     int faulted;                /* the last write or open failed (lock) */
+    /* (lock) Its retries back off (sm_recorder_fault.c): not tried
+     * before retry_at; retry_delay doubles with each failure in a row. */
+    apr_interval_time_t retry_delay;
+    apr_time_t retry_at;
+    int held;                   /* its changes kept in the queue for retry */
+    apr_uint64_t outage_dropped;    /* lost since it failed */
     /* The sites written through this recorder (expiry, settings, spills):
      * site_v never moves once the writer runs (its room is reserved
      * before, sm_recorder_reserve_sites), so that sites added later, from
@@ -187,6 +201,19 @@ apr_uint64_t sm_rec_change_key(const sm_recorder *rec, const sm_change *c);
 void sm_rec_forget_locked(sm_recorder *rec);
 int sm_rec_should_log(apr_time_t *last, apr_time_t now);
 
+/* ---- sm_recorder_fault.c (lock held) ---- */
+/* rec failed to open or write: faulted, its next retry set. */
+void sm_rec_failed(sm_recorder *rec, apr_time_t now);
+/* May rec be tried now (not failing, or its retry is due)? */
+int sm_rec_may_try(const sm_recorder *rec, apr_time_t now);
+/* n changes of rec are lost: counted, and logged at once or within a
+ * minute (rate-limited). */
+void sm_rec_count_lost(sm_recorder *rec, apr_uint64_t n, apr_time_t now);
+/* Log the losses due; returns when the next are due (0: none). */
+apr_time_t sm_rec_report_losses(sm_writer *w, apr_time_t now);
+/* rec took a write (written of its kept changes) or opened again. */
+void sm_rec_works(sm_recorder *rec, int written);
+
 #define SM_REC_SHARE(rec, field, n) \
     do { if ((rec)->shared && (n)) \
              __atomic_fetch_add(&(rec)->shared->field, (apr_uint64_t)(n), \
@@ -195,9 +222,12 @@ int sm_rec_should_log(apr_time_t *last, apr_time_t now);
 /* ---- sm_recorder_write.c ---- */
 void *APR_THREAD_FUNC sm_rec_writer_main(apr_thread_t *thd, void *data);
 /* Take the pending batch and write it.  Called with lock and write_lock
- * held; returns with them held.  final: at a stop, a failing store is not
- * tried again.  Returns whether every store took its part. */
-int sm_rec_flush_locked(sm_writer *w, int final);
+ * held; returns with them held.  Returns whether every store took its part. */
+enum { SM_REC_FLUSH_THREAD, SM_REC_FLUSH_CALLER, SM_REC_FLUSH_FINAL };
+/* how: THREAD (the writer thread) does not try a failing store before its
+ * retry time; CALLER (sm_recorder_flush) tries every store; FINAL (at a
+ * stop) does not try a failing store again. */
+int sm_rec_flush_locked(sm_writer *w, int how);
 /* At a stop, with write_lock and lock held and no thread: keep what is
  * left in spill files, close the stores. */
 void sm_rec_spill_and_close(sm_writer *w);

@@ -133,6 +133,9 @@ static apr_status_t ensure_store(sm_recorder *rec, apr_time_t now)
                        rec->conf.db_uri ? rec->conf.db_uri : rec->conf.db_path,
                        SM_STORE_CREATE, rec->conf.busy_timeout_ms,
                        rec->conf.log, rec->reason, sizeof(rec->reason));
+    /* A stop cuts a wait on a hung database short (the busy timeout). */
+    if (rv == APR_SUCCESS)
+        rec->store->stopping = &rec->w->stopping;
     /* The sites' rows and settings, so the sitemap's Last-Modified follows
      * configuration changes even before any traffic: once per file (a
      * store closed while idle and opened again is the same file, unless
@@ -263,23 +266,16 @@ static void share_fault(sm_recorder *rec, apr_time_t now, const char *why)
                 sizeof(rec->shared->last_fault_why));
 }
 
-/* The store took a write or opened again. */
-static void store_works(sm_recorder *rec)
-{
-    if (rec->faulted) {
-        rec->faulted = 0;
-        sm_log(rec->conf.log, SM_LOG_WARN, 0,
-               "store %s works again; recording resumed", rec->conf.db_path);
-    }
-}
-
-/* After writing rec's part (its first done changes went in): count,
- * log, and put back what failed. */
+/* After rec's part of a batch (its first done changes went in; tried: 0
+ * when it was not tried, its retry not being due): count, log, and put
+ * back what did not go in. */
 static void settle_part(sm_recorder *rec, int done, const char *why,
-                        const sm_apply_stats *stats, apr_time_t now)
+                        const sm_apply_stats *stats, apr_time_t now,
+                        int tried)
 {
     sm_writer *w = rec->w;
     int i, n = rec->out_n, kept = 0, dropped = 0;
+    apr_time_t first;
 
     if (done) {
         rec->stats.written += done - stats->refused_full;
@@ -291,8 +287,10 @@ static void settle_part(sm_recorder *rec, int done, const char *why,
                              __ATOMIC_RELAXED);
         w->progress = now;
         rec->stats.batches += (apr_uint64_t)rec->out_tx;
-        if (done == n)
-            store_works(rec);
+        if (done == n) {
+            sm_rec_works(rec, rec->held < done ? rec->held : done);
+            rec->held = 0;
+        }
         if (stats->refused_full) {
             /* Refused URLs must be offered again once there is room. */
             rec->refused_unlogged += stats->refused_full;
@@ -311,7 +309,15 @@ static void settle_part(sm_recorder *rec, int done, const char *why,
             return;
     }
 
-    rec->faulted = 1;
+    if (tried) {
+        sm_rec_failed(rec, now);
+        share_fault(rec, now, why);
+        rec->faults_unlogged++;
+    }
+    /* Put back as kept: not new work, so it neither starts the batch's
+     * interval nor fills a batch (the writer loop); it waits for rec's
+     * retry. */
+    first = w->pending->first;
     for (i = done; i < n; i++) {
         sm_rec_item *item = rec->out[i];
         if (sm_rec_batch_find(w->pending, item->key))
@@ -326,18 +332,16 @@ static void settle_part(sm_recorder *rec, int done, const char *why,
             dropped++;
         }
     }
-    rec->stats.dropped += dropped;
-    SM_REC_SHARE(rec, dropped, dropped);
-    share_fault(rec, now, why);
-    rec->dropped_unlogged += dropped;
-    rec->faults_unlogged++;
-    if (sm_rec_should_log(&rec->last_fault_log, now)) {
+    w->pending->first = first;
+    rec->held = kept;
+    sm_rec_count_lost(rec, (apr_uint64_t)dropped, now);
+    if (tried && sm_rec_should_log(&rec->last_fault_log, now)) {
         sm_log(rec->conf.log, SM_LOG_ERR, 0,
-               "store %s: %s; %d changes kept for retry, %" APR_UINT64_T_FMT
-               " dropped and %" APR_UINT64_T_FMT " failed writes in the last"
-               " minute (pages are served as usual)", rec->conf.db_path, why,
-               kept, rec->dropped_unlogged, rec->faults_unlogged);
-        rec->dropped_unlogged = 0;
+               "store %s: %s; %d changes kept for retry (next attempt in %"
+               APR_TIME_T_FMT " ms), %" APR_UINT64_T_FMT " failed attempts "
+               "in the last minute (pages are served as usual)",
+               rec->conf.db_path, why, kept,
+               apr_time_as_msec(rec->retry_at - now), rec->faults_unlogged);
         rec->faults_unlogged = 0;
     }
 }
@@ -368,10 +372,11 @@ static sm_recorder **split_batch(sm_rec_batch *b, int *touched)
     return recs;
 }
 
-int sm_rec_flush_locked(sm_writer *w, int final)
+int sm_rec_flush_locked(sm_writer *w, int how)
 {
     sm_rec_batch *b = w->pending;
     sm_recorder **recs;
+    apr_time_t next_retry = 0;
     int i, touched, all_ok = 1;
 
     w->pending = w->spare;
@@ -384,16 +389,20 @@ int sm_rec_flush_locked(sm_writer *w, int final)
         sm_recorder *rec = recs[i];
         sm_apply_stats stats;
         const char *why = rec->reason;
-        int done, faulted;
+        int done = 0, tried;
 
         apr_thread_mutex_lock(w->lock);
-        faulted = rec->faulted;
+        tried = how == SM_REC_FLUSH_FINAL ? !rec->faulted
+              : how == SM_REC_FLUSH_THREAD
+                ? sm_rec_may_try(rec, apr_time_now()) : 1;
         apr_thread_mutex_unlock(w->lock);
         memset(&stats, 0, sizeof(stats));
-        done = final && faulted ? 0 : write_part(rec, b->pool, &why,
-                                                 &stats);
+        if (tried)
+            done = write_part(rec, b->pool, &why, &stats);
         apr_thread_mutex_lock(w->lock);
-        settle_part(rec, done, why, &stats, apr_time_now());
+        settle_part(rec, done, why, &stats, apr_time_now(), tried);
+        if (rec->held && (!next_retry || rec->retry_at < next_retry))
+            next_retry = rec->retry_at;
         apr_thread_mutex_unlock(w->lock);
         all_ok &= done == rec->out_n;
         rec->out = NULL;
@@ -401,6 +410,8 @@ int sm_rec_flush_locked(sm_writer *w, int final)
     }
 
     apr_thread_mutex_lock(w->lock);
+    /* What was kept waits for its store's retry (the writer loop). */
+    w->retry_at = next_retry;
     sm_rec_batch_reset(b);
     w->spare = b;
     apr_thread_cond_broadcast(w->room);
@@ -486,6 +497,7 @@ static void spill_part(sm_recorder *rec, apr_pool_t *p)
                " changes were lost while it failed (queue full) since the "
                "last report", rec->conf.db_path, rec->dropped_unlogged);
         rec->dropped_unlogged = 0;
+        rec->last_drop_log = apr_time_now();
     }
     if (!n)
         return;
@@ -540,7 +552,15 @@ static void check_store(sm_recorder *rec, apr_time_t now)
 
     if (ensure_store(rec, now) == APR_SUCCESS) {
         apr_thread_mutex_lock(w->lock);
-        store_works(rec);
+        if (rec->held) {
+            /* Its kept changes are written now; that write says whether
+             * it works again. */
+            rec->retry_at = now;
+            w->retry_at = now;
+            apr_thread_cond_signal(w->wake);
+        }
+        else
+            sm_rec_works(rec, 0);
         apr_thread_mutex_unlock(w->lock);
         if (now >= rec->next_spill_scan) {
             rec->next_spill_scan = now + SM_REC_LOG_EVERY;
@@ -549,15 +569,16 @@ static void check_store(sm_recorder *rec, apr_time_t now)
         return;
     }
     apr_thread_mutex_lock(w->lock);
-    rec->faulted = 1;
+    sm_rec_failed(rec, now);
+    share_fault(rec, now, rec->reason);
     rec->faults_unlogged++;
     if (sm_rec_should_log(&rec->last_fault_log, now)) {
         sm_log(rec->conf.log, SM_LOG_ERR, 0,
-               "store %s: %s; %" APR_UINT64_T_FMT " dropped changes and %"
-               APR_UINT64_T_FMT " failed attempts in the last minute (pages "
-               "are served as usual)", rec->conf.db_path, rec->reason,
-               rec->dropped_unlogged, rec->faults_unlogged);
-        rec->dropped_unlogged = 0;
+               "store %s: %s; %d changes kept for retry (next attempt in %"
+               APR_TIME_T_FMT " ms), %" APR_UINT64_T_FMT " failed attempts "
+               "in the last minute (pages are served as usual)",
+               rec->conf.db_path, rec->reason, rec->held,
+               apr_time_as_msec(rec->retry_at - now), rec->faults_unlogged);
         rec->faults_unlogged = 0;
     }
     apr_thread_mutex_unlock(w->lock);
@@ -591,8 +612,19 @@ static void upkeep(sm_recorder *rec, apr_time_t now)
                 check_store(rec, now);
         }
         else {
+            int may;
             rec->next_check = now + w->flush_interval;
-            check_store(rec, now);
+            apr_thread_mutex_lock(w->lock);
+            may = sm_rec_may_try(rec, now);
+            apr_thread_mutex_unlock(w->lock);
+            if (may)
+                check_store(rec, now);
+            /* A failing store is looked at again at its retry, no
+             * sooner (it backs off). */
+            apr_thread_mutex_lock(w->lock);
+            if (rec->faulted && rec->retry_at > rec->next_check)
+                rec->next_check = rec->retry_at;
+            apr_thread_mutex_unlock(w->lock);
         }
     }
     /* Expire old URLs when due (opening a closed store for it). */
@@ -666,11 +698,20 @@ void *APR_THREAD_FUNC sm_rec_writer_main(apr_thread_t *thd, void *data)
     while (!w->stopping) {
         apr_time_t now = apr_time_now(), until;
         sm_rec_batch *b = w->pending;
+        /* New work, apart from what failing stores kept: those wait for
+         * their retry (w->retry_at), so a failing store with a full batch
+         * kept never makes the writer spin. */
+        int fresh = b->items->nelts - b->kept;
 
-        if (b->items->nelts && w->spare
-            && (b->items->nelts >= w->batch_size
-                || now >= b->first + w->flush_interval)) {
-            sm_rec_flush_locked(w, 0);
+        if (w->spare
+            && (fresh >= w->batch_size
+                || (fresh > 0 && now >= b->first + w->flush_interval)
+                || (b->kept && now >= w->retry_at))) {
+            sm_rec_flush_locked(w, SM_REC_FLUSH_THREAD);
+            continue;
+        }
+        if (w->loss_due && now >= w->loss_due) {
+            sm_rec_report_losses(w, now);
             continue;
         }
         if (now >= w->next_upkeep) {
@@ -681,10 +722,15 @@ void *APR_THREAD_FUNC sm_rec_writer_main(apr_thread_t *thd, void *data)
             w->in_upkeep = 0;
             continue;
         }
-        /* Sleep until work: the batch's interval, or the next upkeep. */
+        /* Sleep until work: the batch's interval, a retry, losses to
+         * report, or the next upkeep; a stop or new work wakes it. */
         until = w->next_upkeep;
-        if (b->items->nelts && w->spare)
+        if (w->spare && fresh > 0)
             until = earliest(until, b->first + w->flush_interval);
+        if (w->spare && b->kept)
+            until = earliest(until, w->retry_at);
+        if (w->loss_due)
+            until = earliest(until, w->loss_due);
         apr_thread_cond_timedwait(w->wake, w->lock, until - now);
     }
     apr_thread_mutex_unlock(w->lock);

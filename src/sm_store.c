@@ -29,6 +29,20 @@ apr_status_t sm_store_sync_sites(sm_store *st,
     return st->ops->sync_sites(st, sites, n);
 }
 
+static int stop_all;
+
+void sm_store_stop_all(void)
+{
+    __atomic_store_n(&stop_all, 1, __ATOMIC_RELAXED);
+}
+
+int sm_store_stop_asked(const sm_store *st)
+{
+    return __atomic_load_n(&stop_all, __ATOMIC_RELAXED)
+           || (st->stopping
+               && __atomic_load_n(st->stopping, __ATOMIC_RELAXED));
+}
+
 int sm_store_is_current(sm_store *st)
 {
     return st->ops->is_current(st);

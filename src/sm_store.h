@@ -341,6 +341,11 @@ struct sm_store {
     /* Close without the work a last close does (SQLite: no checkpoint,
      * the -wal and -shm kept): sm_store_close_idle. */
     int close_lightly;
+    /* Set by the writer and the IndexNow sender (their stop flag): once
+     * *stopping is non-zero, a wait on a PostgreSQL server ends within the
+     * busy timeout, answer or not, so that a stop never waits for a hung
+     * database.  NULL: none. */
+    const volatile int *stopping;
 };
 
 /* Once per process, before SQLite is first used (later calls, or SQLite
@@ -465,6 +470,15 @@ apr_status_t sm_store_page_titles(sm_store *st, const char *base,
                                   apr_int64_t page, sm_title_fn *fn,
                                   void *baton);
 void sm_store_close(sm_store *st);
+
+/* The process is stopping (the writer's or the IndexNow sender's stop
+ * calls it first): every store's wait on a database ends within its busy
+ * timeout from now, whichever thread waits, so that the stops that run
+ * one after the other at a child's exit do not add up their waits.
+ * Never undone: for a process on its way out. */
+void sm_store_stop_all(void);
+/* Is a stop asked for, of the process or of st's writer? */
+int sm_store_stop_asked(const sm_store *st);
 /* Close a store that will be opened again soon (the module's writer
  * closes a store file idle for a minute): SQLite keeps its -wal and -shm
  * files as they are, with no checkpoint, fsync or unlink (and no file

@@ -32,6 +32,12 @@ typedef struct {
     const char *uri;
     int lock_timeout_ms;
     int readonly;
+    /* (sm_store_pg_conn.c) The connection was given up (no answer in
+     * time): not made again within the same operation.  Once the writer
+     * stops, every wait ends by stop_deadline (the busy timeout after the
+     * stop was first seen). */
+    int gave_up;
+    apr_time_t stop_deadline;
     /* base -> the settings text known to be in the site's row (checked
      * once per connection and site; forgotten when a write rolls back) */
     apr_hash_t *settings_kept;

@@ -3,8 +3,20 @@
  * schema (see sm_store_pg.h). */
 #include "sm_store_pg.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The longest a statement goes unanswered before the connection is given
+ * up: past the server's own statement_timeout (30 s), so a live server
+ * always answers first.  A server that answers nothing at all (stopped,
+ * its host frozen) while the kernel keeps the connection alive is noticed
+ * by nothing else: keepalives and tcp_user_timeout see a healthy peer,
+ * and libpq's PQexec waits forever. */
+#define PG_ANSWER_WAIT apr_time_from_sec(35)
+/* How often a wait looks at the writer's stop flag. */
+#define PG_POLL_SLICE_MS 100
 
 /* Schema steps: entry i upgrades schema_version i to i + 1. */
 static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
@@ -130,12 +142,105 @@ static PGresult *sm_pg_succeeded(pg_store *s, const char *what, PGresult *res)
     return NULL;
 }
 
+/* No result: errmsg says why.  A server that did not answer in time
+ * (hung) has its connection given up: what a statement left open on the
+ * server ends when the server sees the connection closed (PQcancel would
+ * need the postmaster to answer a new connection, which a hung server
+ * never does: libpq's PQcancel would then block with no timeout).  A
+ * connection that broke is left to libpq (PQstatus says so): it is made
+ * again at once, as after a restart of the server. */
+static PGresult *give_up(pg_store *s, const char *what, PGresult *last,
+                         const char *why, int hung)
+{
+    PQclear(last);
+    apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg), "%s: %s", what,
+                 why && *why ? why : "connection lost");
+    s->base.errmsg[strcspn(s->base.errmsg, "\n")] = '\0';
+    if (hung) {
+        PQfinish(s->conn);
+        s->conn = NULL;
+        s->gave_up = 1;
+    }
+    return NULL;
+}
+
+/* Is the writer stopping?  Then from the first time it is seen, every
+ * wait ends within the busy timeout (s->stop_deadline). */
+static int stop_seen(pg_store *s, apr_time_t now)
+{
+    if (!sm_store_stop_asked(&s->base))
+        return 0;
+    if (!s->stop_deadline)
+        s->stop_deadline = now + apr_time_from_msec(s->lock_timeout_ms);
+    return 1;
+}
+
+/* The result of the statement just sent (as PQexec: the last one, or the
+ * first error), waiting at most PG_ANSWER_WAIT, and at most the busy
+ * timeout once the writer stops.  NULL (errmsg set, the connection closed)
+ * when there is none in time. */
+static PGresult *await_result(pg_store *s, const char *what)
+{
+    apr_time_t now = apr_time_now(), deadline = now + PG_ANSWER_WAIT;
+    PGresult *last = NULL, *res;
+
+    for (;;) {
+        struct pollfd pfd;
+        apr_time_t end;
+        int flushed = PQflush(s->conn), slice, r;
+
+        if (flushed < 0)
+            return give_up(s, what, last, PQerrorMessage(s->conn), 0);
+        if (flushed == 0) {
+            /* (a connection that broke gives an error result, as PQexec) */
+            int ok = PQconsumeInput(s->conn);
+            while (!PQisBusy(s->conn)) {
+                if (!(res = PQgetResult(s->conn)))
+                    return last ? last
+                           : give_up(s, what, NULL, PQerrorMessage(s->conn),
+                                     0);
+                if (last && PQresultStatus(last) == PGRES_FATAL_ERROR) {
+                    PQclear(res);
+                    continue;
+                }
+                PQclear(last);
+                last = res;
+            }
+            if (!ok)
+                return give_up(s, what, last, PQerrorMessage(s->conn), 0);
+        }
+        now = apr_time_now();
+        end = stop_seen(s, now) && s->stop_deadline < deadline
+              ? s->stop_deadline : deadline;
+        if (now >= end)
+            return give_up(s, what, last, end != deadline
+                           ? "no answer from the database before the stop's"
+                             " deadline (the busy timeout); connection "
+                             "closed"
+                           : "no answer from the database within 35 s (it "
+                             "hangs); connection closed", 1);
+        slice = (int)apr_time_as_msec(end - now) + 1;
+        if (slice > PG_POLL_SLICE_MS)
+            slice = PG_POLL_SLICE_MS;
+        pfd.fd = PQsocket(s->conn);
+        pfd.events = POLLIN | (flushed ? POLLOUT : 0);
+        pfd.revents = 0;
+        r = poll(&pfd, 1, slice);
+        if (r < 0 && errno != EINTR)
+            return give_up(s, what, last, "poll failed", 1);
+    }
+}
+
 PGresult *sm_pg_q(pg_store *s, const char *what, const char *sql,
                   const params *ps)
 {
-    return sm_pg_succeeded(s, what, PQexecParams(s->conn, sql, ps ? ps->n : 0,
-                                                 NULL, ps ? ps->v : NULL, NULL,
-                                                 NULL, 0));
+    PGresult *res;
+
+    if (!s->conn || !PQsendQueryParams(s->conn, sql, ps ? ps->n : 0, NULL,
+                                       ps ? ps->v : NULL, NULL, NULL, 0))
+        return sm_pg_succeeded(s, what, NULL);
+    res = await_result(s, what);
+    return res ? sm_pg_succeeded(s, what, res) : NULL;
 }
 
 /* A statement without a result worth keeping. */
@@ -156,7 +261,12 @@ int sm_pg_run(pg_store *s, const char *what, const char *sql,
 /* Simple-protocol text (several statements, no parameters). */
 PGresult *sm_pg_exec(pg_store *s, const char *what, const char *sql)
 {
-    return sm_pg_succeeded(s, what, PQexec(s->conn, sql));
+    PGresult *res;
+
+    if (!s->conn || !PQsendQuery(s->conn, sql))
+        return sm_pg_succeeded(s, what, NULL);
+    res = await_result(s, what);
+    return res ? sm_pg_succeeded(s, what, res) : NULL;
 }
 
 /* Start a transaction with bounded waits; *now (when not NULL) gets the
@@ -180,21 +290,41 @@ int sm_pg_begin(pg_store *s, const char *mode, apr_int64_t *now)
 
 void sm_pg_rollback(pg_store *s)
 {
-    if (s->conn && PQtransactionStatus(s->conn) != PQTRANS_IDLE)
-        PQclear(PQexec(s->conn, "ROLLBACK"));
+    char keep[sizeof(s->base.errmsg)];
+
+    if (s->conn && PQtransactionStatus(s->conn) != PQTRANS_IDLE) {
+        /* (the failure that made it roll back is what is reported) */
+        memcpy(keep, s->base.errmsg, sizeof(keep));
+        PQclear(sm_pg_exec(s, "cannot roll back", "ROLLBACK"));
+        memcpy(s->base.errmsg, keep, sizeof(keep));
+    }
 }
 
 /* The connection, made again when it broke (a restarted or unreachable
  * database: connect_timeout bounds the wait). */
 int sm_pg_connection(pg_store *s)
 {
-    if (PQstatus(s->conn) != CONNECTION_OK) {
-        PQreset(s->conn);
-        if (PQstatus(s->conn) != CONNECTION_OK) {
-            sm_pg_set_error(s, "cannot connect", NULL);
-            return -1;
-        }
+    apr_time_t now = apr_time_now();
+
+    if (stop_seen(s, now) && now >= s->stop_deadline) {
+        apr_cpystrn(s->base.errmsg, "stopping: no time left to reconnect",
+                    sizeof(s->base.errmsg));
+        return -1;
     }
+    if (!s->conn) {
+        /* given up on (await_result) */
+        s->conn = sm_pg_connect_to(s->uri);
+    }
+    else if (PQstatus(s->conn) != CONNECTION_OK) {
+        PQreset(s->conn);
+        if (PQstatus(s->conn) == CONNECTION_OK)
+            PQsetnonblocking(s->conn, 1);
+    }
+    if (PQstatus(s->conn) != CONNECTION_OK) {
+        sm_pg_set_error(s, "cannot connect", NULL);
+        return -1;
+    }
+    s->gave_up = 0;
     sm_pg_rollback(s);        /* a transaction a failure left open */
     return 0;
 }
@@ -205,7 +335,8 @@ int sm_pg_start(pg_store *s, const char *mode, apr_int64_t *now)
         return -1;
     if (sm_pg_begin(s, mode, now) == 0)
         return 0;
-    if (PQstatus(s->conn) == CONNECTION_OK)
+    /* (not after a server that did not answer: it would not now either) */
+    if (PQstatus(s->conn) == CONNECTION_OK || s->gave_up)
         return -1;
     /* The server closed the connection (it restarted): once more, on a
      * new one, rather than fail once per connection after every restart. */
@@ -349,7 +480,13 @@ PGconn *sm_pg_connect_to(const char *uri)
     const char *vals[] = {
         "5", "10", "5", "3", "30000", "mod_sitemap", "UTF8", uri, NULL
     };
-    return PQconnectdbParams(keys, vals, 1);
+    PGconn *conn = PQconnectdbParams(keys, vals, 1);
+
+    /* Statements are sent without blocking, and waited for with a
+     * deadline (await_result). */
+    if (conn && PQstatus(conn) == CONNECTION_OK)
+        PQsetnonblocking(conn, 1);
+    return conn;
 }
 
 /* By hand: libpq has no array builder (PQescapeLiteral makes one string

@@ -63,6 +63,7 @@ const char *sm_url_status_str(sm_url_status st)
     case SM_URL_NOT_PATH:      return "not a path";
     case SM_URL_QUERY_REFUSED: return "query parameter not allowed";
     case SM_URL_TOO_LONG:      return "URL too long";
+    case SM_URL_CONTROL:       return "control character (%00-%1F, %7F)";
     }
     return "unknown status";
 }
@@ -70,7 +71,9 @@ const char *sm_url_status_str(sm_url_status st)
 /* Write the canonical spelling of in[0..len) to out (room for 3 * len):
  * bytes whose class has mask stay literal, escapes are checked, written in
  * uppercase and decoded when they stand for an unreserved character, and
- * everything else is escaped.  A NUL byte is refused. */
+ * everything else is escaped.  A control character, literal or escaped
+ * ("%00", "%0A", "%7F"), is refused: no sitemap, log line or header
+ * consumer downstream should ever see one come out of a stored URL. */
 static sm_url_status norm_bytes(const char *in, apr_size_t len, char *out,
                                 apr_size_t *outlen, unsigned char mask)
 {
@@ -91,6 +94,8 @@ static sm_url_status norm_bytes(const char *in, apr_size_t len, char *out,
                 return SM_URL_BAD_ESCAPE;
             c = (unsigned int)(hexval(s[i + 1]) << 4 | hexval(s[i + 2]));
             i += 2;
+            if (c < 0x20 || c == 0x7f)
+                return SM_URL_CONTROL;
             if (url_class[c] & C_UNRESERVED) {
                 *o++ = (char)c;
                 continue;
@@ -98,6 +103,9 @@ static sm_url_status norm_bytes(const char *in, apr_size_t len, char *out,
         }
         else if (c == '\0') {
             return SM_URL_NOT_PATH;
+        }
+        else if (c < 0x20 || c == 0x7f) {
+            return SM_URL_CONTROL;
         }
         *o++ = '%';
         *o++ = hex_upper[c >> 4];
@@ -354,10 +362,13 @@ int sm_url_is_stored_form(const char *url)
             continue;
         if (c != '%')
             return 0;
-        /* An escape: uppercase hex, and never of an unreserved byte. */
+        /* An escape: uppercase hex, and never of an unreserved byte nor
+         * of a control character. */
         if (!apr_isxdigit(s[1]) || !apr_isxdigit(s[2])
             || apr_islower(s[1]) || apr_islower(s[2])
-            || url_class[hexval(s[1]) << 4 | hexval(s[2])] & C_UNRESERVED)
+            || url_class[hexval(s[1]) << 4 | hexval(s[2])] & C_UNRESERVED
+            || (hexval(s[1]) << 4 | hexval(s[2])) < 0x20
+            || (hexval(s[1]) << 4 | hexval(s[2])) == 0x7f)
             return 0;
         s += 2;
     }

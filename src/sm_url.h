@@ -32,7 +32,10 @@ typedef enum {
     SM_URL_NOT_PATH,       /* not origin-form ("/..."), nor absolute-form
                               http(s)://host/... ; or contains a NUL byte */
     SM_URL_QUERY_REFUSED,  /* a query parameter name is not allowed */
-    SM_URL_TOO_LONG        /* base + path + query longer than SM_URL_MAX */
+    SM_URL_TOO_LONG,       /* base + path + query longer than SM_URL_MAX */
+    SM_URL_CONTROL         /* a control character (0x00-0x1F, 0x7F),
+                              literal or escaped ("%00"), in the path or a
+                              query field: never stored (issue 33) */
 } sm_url_status;
 
 /* A short English reason for a status, for logs and sitemapctl. */

@@ -13,6 +13,7 @@
 #include <apr_time.h>
 
 #define SM_XML_NS "http://www.sitemaps.org/schemas/sitemap/0.9"
+#define SM_XHTML_NS "http://www.w3.org/1999/xhtml"
 
 typedef apr_status_t sm_xml_sink(void *baton, const char *data,
                                  apr_size_t len);
@@ -27,7 +28,7 @@ sm_xml_writer *sm_xml_writer_create(apr_pool_t *p, sm_xml_sink *sink,
  * reference). */
 void sm_xml_set_stylesheet(sm_xml_writer *w, const char *href);
 
-/* <?xml ...?><urlset xmlns=...> */
+/* <?xml ...?><urlset xmlns=... xmlns:xhtml=...> (SM_XHTML_NS, always) */
 apr_status_t sm_xml_urlset_begin(sm_xml_writer *w);
 /* One <url>: loc is base + path (entity-escaped); lastmod 0 is left out;
  * changefreq and priority NULL are left out. */
@@ -36,9 +37,8 @@ apr_status_t sm_xml_url(sm_xml_writer *w, const char *base, const char *path,
                         const char *priority);
 /* The same with the URL's hreflang alternates (sm_alternate, in their
  * stored form; NULL or none: exactly sm_xml_url's bytes) after priority,
- * one <xhtml:link rel="alternate" hreflang="..." href="..."/> each, the
- * xhtml prefix declared on this <url> (SM_XHTML_NS). */
-#define SM_XHTML_NS "http://www.w3.org/1999/xhtml"
+ * one <xhtml:link rel="alternate" hreflang="..." href="..."/> each (the
+ * xhtml prefix is declared on <urlset>). */
 apr_status_t sm_xml_url_alternates(sm_xml_writer *w, const char *base,
                                    const char *path, apr_time_t lastmod,
                                    const char *changefreq,

@@ -20,6 +20,8 @@
 
 #include <apr_strings.h>
 #include <apr_tables.h>
+#include <ctype.h>
+#include <stdlib.h>
 
 static int is_unreserved(int c)
 {
@@ -59,6 +61,24 @@ static void check_bytes(const char *s, size_t n, int in_query)
                     || (in_query && c == '?'));
         FUZZ_ASSERT(c != '\0');
     }
+}
+
+/* A control character (below 0x20, or 0x7F), literal or as an escape. */
+static int has_control(const char *u)
+{
+    for (; *u; u++) {
+        unsigned char c = (unsigned char)*u;
+        if (c < 0x20 || c == 0x7f)
+            return 1;
+        if (c == '%' && isxdigit((unsigned char)u[1])
+            && isxdigit((unsigned char)u[2])) {
+            char hex[3] = { u[1], u[2], 0 };
+            long v = strtol(hex, NULL, 16);
+            if (v < 0x20 || v == 0x7f)
+                return 1;
+        }
+    }
+    return 0;
 }
 
 static void check_path(const char *path)
@@ -104,6 +124,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(base_len + ulen <= SM_URL_MAX);
         /* What the sitemap's writer checks rows read back with. */
         FUZZ_ASSERT(sm_url_is_stored_form(url));
+        /* No control character, literal or escaped, is ever stored
+         * (issue 33). */
+        FUZZ_ASSERT(!has_control(url));
 
         /* Idempotent, whole and in parts. */
         FUZZ_ASSERT(sm_url_from_target(p, url, allow, base_len, &path2,
@@ -133,6 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcpy(raw, data, size);
         if (sm_url_normalize_path(p, raw, size, &path) == SM_URL_OK) {
             check_path(path);
+            FUZZ_ASSERT(!has_control(path));
             FUZZ_ASSERT(strlen(path) <= 3 * size);
             FUZZ_ASSERT(sm_url_normalize_path(p, path, strlen(path), &path2)
                         == SM_URL_OK && strcmp(path, path2) == 0);

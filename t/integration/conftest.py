@@ -66,6 +66,7 @@ import warnings
 import pytest
 
 from ports import free_port  # noqa: F401 (tests take it from here)
+import pg  # noqa: E402 (password_in_logs)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HTTPD = os.environ.get("HTTPD") or "/usr/sbin/apache2"
@@ -862,8 +863,12 @@ def make_server(tmp_root, request):
         reports = s.sanitizer_report()
         if reports:
             problems.append(reports)
+        leaks = pg.password_in_logs(s.path("logs"))
+        if leaks:
+            problems.append("the PostgreSQL test password is in " + ", ".join(leaks))
     if problems:
         pytest.fail("\n".join(problems), pytrace=False)
+
 
 
 @pytest.fixture

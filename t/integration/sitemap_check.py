@@ -59,7 +59,7 @@ def schema_validate(body, kind):
     if not have_schemas():
         return
     xsd = os.path.join(XSD_DIR, "sitemap.xsd" if kind == "urlset" else "siteindex.xsd")
-    if kind == "urlset" and b"xmlns:xhtml=" in body:
+    if kind == "urlset" and b"<xhtml:link" in body:
         # sitemap.xsd's wildcard is strict: the driver that imports xhtml
         xsd = os.path.join(XSD_DIR, "all-offline.xsd")
         if not os.path.isfile(xsd):

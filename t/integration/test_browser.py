@@ -122,3 +122,76 @@ def test_views_in_chromium(make_server, tmp_path):
         os.makedirs(keep, exist_ok=True)
         for s in shots:
             shutil.copy(s, keep)
+
+
+# The styled XML of a page with hreflang alternates, measured in the
+# browser: a page of the same site loads it in a same-origin iframe (the
+# window's load waits for it) and writes what it measured into its DOM,
+# which --dump-dom prints.
+MEASURE = """<!DOCTYPE html><html><body>
+<pre id="out">not measured</pre>
+<script>
+function measure(frame) {
+  var d = frame.contentDocument, w = frame.contentWindow;
+  var locs = d.getElementsByTagNameNS("*", "loc");
+  var links = d.getElementsByTagNameNS("http://www.w3.org/1999/xhtml", "link");
+  var canvas = document.createElement("canvas").getContext("2d");
+  var cs = w.getComputedStyle(locs[0]);
+  canvas.font = cs.fontWeight + " " + cs.fontSize + " " + cs.fontFamily;
+  var longest = "";
+  for (var i = 0; i < locs.length; i++)
+    if (locs[i].textContent.length > longest.length) longest = locs[i].textContent;
+  var first = longest.match(/^[a-z]+:[/][/][^/]+[/][^/]*[/]?/)[0];
+  var box = locs[0].getBoundingClientRect();
+  var headers = [], columns = {};
+  for (i = 0; i < links.length; i++) {
+    var b = w.getComputedStyle(links[i], "::before");
+    if (b.textTransform === "uppercase" || parseInt(b.fontWeight, 10) >= 600)
+      headers.push(links[i].getAttribute("hreflang"));
+    columns[Math.round(links[i].getBoundingClientRect().left)] = 1;
+  }
+  document.getElementById("out").textContent = JSON.stringify({
+    links: links.length,
+    locWidth: box.width - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight),
+    first: first, firstWidth: canvas.measureText(first).width,
+    headers: headers, linkColumns: Object.keys(columns).length,
+    scrollWidth: d.documentElement.scrollWidth, width: w.innerWidth});
+}
+</script>
+<iframe src="/sitemap.xml" width="1000" height="700" style="border:0"
+        onload="measure(this)"></iframe>
+</body></html>
+"""
+LANGS = ("en", "de", "fr", "es", "it", "nl", "pt-br", "x-default")
+
+
+def cluster(base, lang):
+    return f"/{lang}/a-rather-long-section-name/and-a-long-page-name-{lang}.html"
+
+
+def test_hreflang_sitemap_is_readable(make_server, tmp_path):
+    import json
+    srv = make_server()
+    srv.start()
+    links = "".join(f'<link rel="alternate" hreflang="{l}" href="{srv.base}{cluster(srv.base, l)}">'
+                    for l in LANGS)
+    for l in LANGS:
+        srv.write("htdocs" + cluster(srv.base, l),
+                  f"<html><head>{links}</head><body>{l}</body></html>\n")
+        srv.get_ok(cluster(srv.base, l))
+    srv.wait_recorded(*[cluster(srv.base, l) for l in LANGS])
+    srv.sentinel()
+    srv.write("htdocs/measure.html", MEASURE)
+    dom = chromium(tmp_path, "--dump-dom", "--virtual-time-budget=5000",
+                   srv.base + "/measure.html").decode()
+    m = re.search(r'<pre id="out">(.*?)</pre>', dom, re.S)
+    got = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert got["links"] >= len(LANGS) * len(LANGS), got
+    # the URL column holds at least the first segment of the longest URL
+    assert got["locWidth"] > got["firstWidth"], got
+    # no alternate is styled as a column header; a URL's alternates share
+    # one column; nothing scrolls sideways
+    assert got["headers"] == [], got
+    assert got["linkColumns"] == 1, got
+    assert got["scrollWidth"] <= got["width"], got
+    screenshot(tmp_path, srv.base + "/sitemap.xml", "hreflang", "eef3f8")

@@ -191,13 +191,13 @@ def test_sitemap_405(make_server, method):
 
 
 def test_sitemap_options(make_server):
-    """OPTIONS is a method other than GET and HEAD: as the README says,
-    405 with exactly "Allow: GET, HEAD", for the index and for a page."""
+    """OPTIONS, as the README says: 200 with exactly "Allow: GET, HEAD,
+    OPTIONS" and no body, for the index and for a page."""
     srv = paged_server(make_server, n=1)
     for path in ("/sitemap.xml", "/sitemap-1.xml"):
         r = srv.request("OPTIONS", path)
-        assert r.status == 405, (path, r)
-        assert r.header("Allow") == "GET, HEAD", (path, r.headers)
+        assert r.status == 200 and r.body == b"", (path, r)
+        assert r.header("Allow") == "GET, HEAD, OPTIONS", (path, r.headers)
 
 
 # ---------------------------------------------------------------------------
@@ -445,7 +445,8 @@ def test_sitemap_deflate(make_server, cache):
         assert h.status == 200 and h.body == b""
         check_headers(h)
         # conditional requests: the identity ETag and the date give 304s;
-        # the "-gzip" ETag is treated as httpd treats a static file's
+        # so does the "-gzip" ETag mod_deflate made (httpd gives a static
+        # file's a 200: bug 45023), with that ETag
         c = srv.get(path, headers={**gz, "If-None-Match": plain.header("ETag")})
         # the identity ETag is not the gzip bytes' (renditions); mod_deflate
         # compares before it compresses
@@ -453,9 +454,8 @@ def test_sitemap_deflate(make_server, cache):
         c = srv.get(path, headers={**gz, "If-Modified-Since": z.header("Last-Modified")})
         assert c.status == 304, (path, c)
         c = srv.get(path, headers={**gz, "If-None-Match": z.header("ETag")})
-        assert c.status == (304 if cache == "On" else static_304), (path, c, static_304)
-        if c.status == 200:
-            assert gzip.decompress(c.body) == plain.body
+        assert c.status == 304, (path, c, static_304)
+        assert c.header("ETag") == z.header("ETag"), (path, c.headers)
     # a change is visible through the filter
     before = gzip.decompress(srv.get("/sitemap-2.xml", headers=gz).body)
     record(srv, "/u5.html")

@@ -51,8 +51,8 @@ static void test_alternate_with_blanks(void **state)
         "de https://ex.com/a%20b.html\n"
         "fr https://ex.com/f%20r/?q=a%20b\n"
         "it https://ex.com/it\n"
-        "es https://ex.com/%01%7F\n"
         "pt https://ex.com/caf%C3%A9?q=%E2%82%AC");
+    /* (es: control characters are never stored, so it is dropped) */
     /* a blank in the host is no host */
     assert_string_equal(stored(p,
         "<link rel=alternate hreflang=de href=\"https://ex .com/a\">"), "");

@@ -33,7 +33,7 @@ static sm_recorder *make(unit_ctx *u, const char *path,
 {
     sm_recorder *rec;
     sm_recorder_conf conf = { path, interval, batch, qmax, 200, &logger,
-                              NULL, NULL, NULL, 0 };
+                              NULL, NULL, NULL, 0, 0, 0, 0 };
     assert_int_equal(sm_recorder_create(&rec, u->pool, &conf), APR_SUCCESS);
     sm_recorder_add_site(rec, &site);
     log_errors = 0;
@@ -158,7 +158,7 @@ static void test_short_expiry_refreshes_soon(void **state)
     sm_site_conf quick = { "http://q.example", 50000, 0,
                            apr_time_from_sec(4), NULL, 0 };
     sm_recorder_conf conf = { path, apr_time_from_sec(3600), 100, 1000, 200,
-                              &logger, NULL, NULL, NULL, 0 };
+                              &logger, NULL, NULL, NULL, 0, 0, 0, 0 };
     sm_change c = { SM_CHANGE_RECORD, &quick, "/q", 0, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0 };
     apr_uint64_t raw = sm_hash_str(SM_HASH_SEED, "raw q");
     apr_time_t now = apr_time_from_sec(apr_time_sec(apr_time_now()));
@@ -348,7 +348,7 @@ static void test_raw_refused_is_not_a_repeat(void **state)
     sm_site_conf small = { "http://small.example", 50000, 1, 0, NULL, 0 };
     sm_recorder *rec;
     sm_recorder_conf conf = { path, apr_time_from_sec(3600), 100, 1000, 200,
-                              &logger, NULL, NULL, NULL, 0 };
+                              &logger, NULL, NULL, NULL, 0, 0, 0, 0 };
     apr_time_t now = apr_time_now();
     sm_change c1 = { SM_CHANGE_RECORD, &small, "/one", 0, NULL, now, NULL,
                      NULL, NULL, NULL, NULL, 0 };

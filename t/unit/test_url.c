@@ -54,6 +54,7 @@ static const char *st_name(sm_url_status st)
     case SM_URL_NOT_PATH:      return "NOT_PATH";
     case SM_URL_QUERY_REFUSED: return "QUERY_REFUSED";
     case SM_URL_TOO_LONG:      return "TOO_LONG";
+    case SM_URL_CONTROL:       return "CONTROL";
     }
     return "?";
 }
@@ -202,8 +203,6 @@ static void test_path_bytes_encoded(void **state)
     PATH_IS("/[v]", "/%5Bv%5D");
     PATH_IS("/caf\xc3\xa9", "/caf%C3%A9");
     PATH_IS("/\xff\x80", "/%FF%80");
-    PATH_IS("/tab\there", "/tab%09here");
-    PATH_IS("/\x01\x1f\x7f", "/%01%1F%7F");
     /* '?' and '#' cannot be literal in a path */
     PATH_IS("/a?b#c", "/a%3Fb%23c");
     /* the hex is uppercase */
@@ -229,8 +228,6 @@ static void test_path_escapes(void **state)
     PATH_IS("/%3a%40%26%27", "/%3A%40%26%27");
     PATH_IS("/%25", "/%25");
     PATH_IS("/%2541", "/%2541");
-    PATH_IS("/%00", "/%00");
-    PATH_IS("/a%00b", "/a%00b");
     PATH_IS("/%3F%23", "/%3F%23");
     /* the two spellings of one byte give one result */
     PATH_IS("/%C3%A9", "/%C3%A9");
@@ -356,7 +353,7 @@ static void test_query_refused(void **state)
     query_fails(p, "qq=1", allow, SM_URL_QUERY_REFUSED);
     query_fails(p, "pag=1", allow, SM_URL_QUERY_REFUSED);
     query_fails(p, "=1", allow, SM_URL_QUERY_REFUSED);
-    query_fails(p, "q%00=1", allow, SM_URL_QUERY_REFUSED);
+    query_fails(p, "q%00=1", allow, SM_URL_CONTROL);
     /* an escaped '=' is part of the name */
     query_fails(p, "q%3D1", allow, SM_URL_QUERY_REFUSED);
     /* ';' is no separator: "x" is inside the value of "q" */

@@ -233,7 +233,7 @@ static sm_recorder *make(unit_ctx *u, const char *path)
 {
     sm_recorder *rec;
     sm_recorder_conf conf = { path, apr_time_from_sec(60), 100, 1000, 200,
-                              &logger, NULL, NULL, NULL, 0 };
+                              &logger, NULL, NULL, NULL, 0, 0, 0, 0 };
 
     assert_int_equal(sm_recorder_create(&rec, u->pool, &conf), APR_SUCCESS);
     sm_recorder_add_site(rec, &site);
@@ -313,7 +313,7 @@ static void test_notes_not_spilled(void **state)
     const char *path = apr_pstrcat(u->pool, u->dir, "/none/s.db", NULL);
     const char *spill = apr_pstrcat(u->pool, u->dir, "/s.db", NULL);
     sm_recorder_conf conf = { path, apr_time_from_sec(60), 100, 1000, 200,
-                              &logger, NULL, spill, NULL, 0 };
+                              &logger, NULL, spill, NULL, 0, 0, 0, 0 };
     sm_change r = change(SM_CHANGE_RECORD, "/recorded", NULL, NULL, 200,
                          1800000000);
     sm_change n = change(SM_CHANGE_NOTE, "/noted", "session", NULL, 200,

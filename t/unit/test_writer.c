@@ -34,7 +34,12 @@ static sm_recorder *join_in(apr_pool_t *p, sm_writer *w, const char *path,
 {
     sm_recorder *rec;
     sm_recorder_conf conf = { path, apr_time_from_msec(50), 0, 0, 200,
-                              &quiet, NULL, NULL, w, idle };
+                              &quiet, NULL, NULL, w, idle,
+                              /* retries back off from 20 ms to 200 ms:
+                               * these tests are about the queue, not the
+                               * backoff's pace (test_recorder.c) */
+                              apr_time_from_msec(20),
+                              apr_time_from_msec(200), 0 };
 
     assert_int_equal(sm_recorder_create(&rec, p, &conf), APR_SUCCESS);
     sm_recorder_add_site(rec, site);

@@ -21,7 +21,7 @@ static void test_urlset_escapes(void **state)
     assert_int_equal(sm_xml_urlset_end(w), APR_SUCCESS);
     assert_string_equal(b.data,
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\">\n"
+        "<urlset xmlns=\"http://www.sitemaps.org/schemas/sitemap/0.9\" xmlns:xhtml=\"http://www.w3.org/1999/xhtml\">\n"
         "<url><loc>http://h.example/a&amp;b&apos;c&quot;d&lt;e&gt;f</loc></url>\n"
         "<url><loc>http://h.example/x</loc>"
         "<lastmod>2026-11-22T04:59:16+00:00</lastmod>"
