@@ -232,6 +232,19 @@ int sitemap_prepare_database(apr_pool_t *p, server_rec *s, const char *path,
 apr_array_header_t *sitemap_missing_stores(apr_pool_t *p);
 void sitemap_create_stores(server_rec *s, apr_array_header_t *missing);
 int sitemap_log_transaction(request_rec *r);
+/* A response the rules left out (why; detail: what it names, NULL:
+ * nothing): its verdict is noted for sitemapctl why, unless this process
+ * noted the same within the hour (mod_sitemap_why.c).  url: the URL as
+ * stored, NULL to normalise resp->target; refused_early: why is
+ * sm_rules_worth_deciding's (only some of its reasons are noted). */
+/* Was r (its final request) answered by one of the module's own handlers
+ * (the status page, its metrics, robots.txt)?  Their verdicts are not
+ * kept: no one asks why they are not listed. */
+int sitemap_own_answer(const request_rec *r);
+void sitemap_note_verdict(request_rec *r, const sitemap_server_conf *conf,
+                          const sm_site_conf *site, const sm_response *resp,
+                          const char *url, const char *why,
+                          const char *detail, int refused_early);
 /* The request's site: the vhost's own (&conf->site), or with
  * SitemapSiteFromHost the site of r's Host when it is allowed, else NULL
  * (not recorded, no sitemap).  mod_sitemap_hosts.c. */

@@ -286,6 +286,25 @@ static sm_verdict head_says(request_rec *r, const sitemap_server_conf *conf,
     return SM_RECORD;
 }
 
+/* What a canonical that took a page out names, for its verdict: the
+ * head's (else the Link header's) href, resolved against the page. */
+static const char *canonical_named(request_rec *r, const sm_site_conf *site,
+                                   const request_rec *orig,
+                                   const sitemap_head_note *note,
+                                   const sitemap_response_headers *h)
+{
+    const char *href = NULL, *base, *target;
+
+    if (note && note->state == SITEMAP_HEAD_READ)
+        href = sm_head_result_get(note->scanner)->canonical;
+    if (!href && h->link)
+        href = sm_link_canonical(r->pool, h->link);
+    if (href && sm_head_resolve(r->pool, site->base, orig->unparsed_uri,
+                                href, &base, &target))
+        return apr_pstrcat(r->pool, base, target, NULL);
+    return href;
+}
+
 /* Did the client present a TLS certificate?  It is a credential like a
  * user: a section that lets it in (SSLVerifyClient, Require
  * ssl-verify-client, SSLRequire) is not for anonymous visitors, and the
@@ -340,6 +359,7 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
                       "for anonymous visitors from anywhere): %s",
                       orig->unparsed_uri);
         verdict = SM_FORGET;
+        why = "not for anonymous visitors";
     }
     if (verdict == SM_RECORD)
         verdict = head_says(r, conf, site, orig, last, note, url, &why);
@@ -350,6 +370,7 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     if (verdict == SM_IGNORE) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (%s): %s",
                       why ? why : "-", orig->unparsed_uri);
+        sitemap_note_verdict(r, conf, site, resp, url, why, NULL, 0);
         return DECLINED;
     }
 
@@ -362,6 +383,18 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     change.title = NULL;
     change.alternates = NULL;
     change.same_as = NULL;
+    change.why = change.detail = NULL;
+    change.status = resp->status;
+    /* A forget keeps its verdict (sitemapctl why): the reason (a 404, 410
+     * or 301 has none from the rules: its status), what it names. */
+    if (verdict == SM_FORGET && !sitemap_own_answer(r)) {
+        change.why = why ? why
+                     : apr_psprintf(r->pool, "status %d", resp->status);
+        if (why && !strcmp(why, "canonical names another URL"))
+            change.detail = canonical_named(r, site, orig, note, h);
+        else if (resp->status == HTTP_MOVED_PERMANENTLY)
+            change.detail = apr_table_get(last->headers_out, "Location");
+    }
     if (verdict == SM_RECORD) {
         change.last_modified = real_last_modified(h->last_modified,
                                                   r->request_time);
@@ -452,6 +485,7 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
     if (!sm_rules_worth_deciding(&conf->rules, &resp, &why)) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (%s): %s",
                       why, orig->unparsed_uri);
+        sitemap_note_verdict(r, conf, site, &resp, NULL, why, NULL, 1);
         return DECLINED;
     }
 

@@ -121,7 +121,8 @@ static apr_status_t host_sites(apr_pool_t *p, const sitemap_server_conf *conf,
 }
 
 /* with_history: also the newest changes and the URLs added per day (a
- * scan of the site's URLs: the status page and ?json only).  listed: the
+ * scan of the site's URLs: the status page and ?json only), and the
+ * latest URLs left out (an index range of the verdicts).  listed: the
  * bases listed so far (every vhost's own, and the hosts' sites of
  * SitemapSiteFromHost vhosts gathered before), which host_sites leaves
  * out, so that no host site is listed twice. */
@@ -161,7 +162,10 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
             && sm_store_recent(st, p, conf->site.base, SM_STATUS_RECENT,
                                now - apr_time_from_sec(
                                          SM_STATUS_CHART_DAYS * 86400),
-                               &out->recent, &days) != APR_SUCCESS)) {
+                               &out->recent, &days) != APR_SUCCESS)
+        || (with_history
+            && sm_store_left_out(st, p, conf->site.base, SM_VERDICTS_SHOWN,
+                                 &out->left_out) != APR_SUCCESS)) {
         out->store_error = apr_pstrdup(p, sm_store_error(st));
         sm_store_read_end(st);
         sm_readers_invalidate(conf->readers, st);

@@ -20,7 +20,8 @@
  *   6 the store failed while working (locked for more than 5 s, disk full,
  *     I/O error); the failed transaction changed nothing
  *   7 the output could not be written: an export file, or standard
- *     output (a full disk, a closed pipe) */
+ *     output (a full disk, a closed pipe)
+ *   8 why: the URL is not listed and no verdict of it is kept */
 #include "config.h"
 
 #include <apr_general.h>
@@ -166,6 +167,18 @@ static const command commands[] = {
       "what does not fit is said and left out.  Search engines discourage\n"
       "submitting a whole site: --all is for a first submission by choice.\n"
       "  --all  every URL of the site\n" },
+    { "why", O_SITE, 0, 1, 1, cmd_why,
+      "why DB URL [--site BASE]",
+      "Say whether a URL (a full URL, or a path with --site) is listed and,\n"
+      "if not, why: the latest verdict the module kept of it, left out (a\n"
+      "rule refused it: path info, session, authenticated, excluded, query,\n"
+      "content type, cache-control no-store, robots.txt...) or removed\n"
+      "(noindex, a canonical naming another URL, status 404, 410 or 301, not\n"
+      "for anonymous visitors), with what it names, the status and when.  A\n"
+      "listed URL shows its lastmod and last-seen time, and a verdict newer\n"
+      "than them.  Verdicts are kept for the latest 10,000 URLs a site.\n"
+      "Exit status 0 when the URL is listed or has a verdict, 8 when\n"
+      "neither.\n" },
     { NULL, 0, 0, 0, 0, NULL, NULL, NULL }
 };
 
@@ -181,7 +194,8 @@ static const char exit_statuses[] =
     "  5  a log could not be opened or read to its end\n"
     "  6  the store failed while working (locked for more than 5 s, disk\n"
     "     full, I/O error)\n"
-    "  7  the output could not be written (an export file, standard output)\n";
+    "  7  the output could not be written (an export file, standard output)\n"
+    "  8  why: the URL is not listed and no verdict of it is kept\n";
 
 static void usage_all(FILE *out)
 {
@@ -400,6 +414,7 @@ static int parse_args(ctl *c, const command *cmd, int argc,
         return usage_error(cmd, "%s needs %s", cmd->name,
                            cmd->run == cmd_import ? "at least one LOG"
                            : cmd->run == cmd_export ? "a DIR"
+                           : cmd->run == cmd_why ? "a URL"
                            : "at least one URL");
     if (cmd->max_args >= 0 && c->args->nelts > cmd->max_args)
         return usage_error(cmd, "unexpected argument '%s'",

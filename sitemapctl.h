@@ -4,6 +4,7 @@
  *   sitemapctl.c        commands, their options and --help; main
  *   sitemapctl_store.c  opening the store (as root: as its owner)
  *   sitemapctl_write.c  import, add, remove, prune
+ *   sitemapctl_why.c    why
  * The exit statuses are listed in sitemapctl.c. */
 #ifndef SITEMAPCTL_H
 #define SITEMAPCTL_H
@@ -26,6 +27,7 @@
 #define EX_LOG          5
 #define EX_STORE        6
 #define EX_WRITE        7
+#define EX_NOT_SEEN     8
 
 #define BUSY_TIMEOUT_MS 5000
 /* Changes per write transaction; between two, the module gets its turn. */
@@ -118,6 +120,7 @@ int cmd_stats(ctl *c);          /* sitemapctl_read.c */
 int cmd_list(ctl *c);
 int cmd_export(ctl *c);
 int cmd_check(ctl *c);
+int cmd_why(ctl *c);            /* sitemapctl_why.c */
 int cmd_indexnow(ctl *c);
 int cmd_import(ctl *c);         /* sitemapctl_write.c */
 int cmd_add(ctl *c);

@@ -131,48 +131,6 @@ const char *sm_ctl_parse_time(const char *s, apr_time_t *out)
     return NULL;
 }
 
-/* Every parameter name of the query in target (up to '#'), decoded as
- * the core compares them ('+' is a space, %XX a byte). */
-static apr_array_header_t *names_in(apr_pool_t *p, const char *target)
-{
-    apr_array_header_t *names = apr_array_make(p, 4, sizeof(char *));
-    const char *q = strchr(target, '?'), *end;
-
-    if (!q)
-        return names;
-    q++;
-    end = q + strcspn(q, "#");
-    while (q < end) {
-        apr_size_t flen = strcspn(q, "&#");
-        apr_size_t nlen = strcspn(q, "=&#");
-        char *name = apr_palloc(p, nlen + 1), *w = name;
-        apr_size_t i;
-
-        for (i = 0; i < nlen; i++) {
-            if (q[i] == '+')
-                *w++ = ' ';
-            else if (q[i] == '%' && i + 2 < nlen && apr_isxdigit(q[i + 1])
-                     && apr_isxdigit(q[i + 2])) {
-                char hex[3] = { q[i + 1], q[i + 2], 0 };
-                *w++ = (char)strtol(hex, NULL, 16);
-                i += 2;
-            }
-            else
-                *w++ = q[i];
-        }
-        *w = '\0';
-        /* An empty name ("=x") is a name the URL holds too. */
-        if (flen)
-            APR_ARRAY_PUSH(names, const char *) = name;
-        q += flen;
-        if (*q == '&')
-            q++;
-        else
-            break;
-    }
-    return names;
-}
-
 const char *sm_ctl_url(apr_pool_t *p, const char *base, const char *in,
                        const apr_array_header_t *allow, const char **url)
 {
@@ -199,7 +157,7 @@ const char *sm_ctl_url(apr_pool_t *p, const char *base, const char *in,
                                 "%s)", in, base, canon);
     }
     if (!allow) {
-        allow = names_in(p, in);
+        allow = sm_url_query_names(p, in);
         st = sm_url_from_target(p, in, allow, strlen(base), &path, &u);
         /* Every name it holds is allowed: only a NUL byte in one, which
          * no name given as a C string can match, is refused. */

@@ -96,6 +96,9 @@ static apr_uint32_t change_fingerprint(const sm_change *c)
     /* Alternates likewise ("" marks them read, apart from a title). */
     if (c->alternates)
         h = sm_hash_str(sm_hash_u64(h, 1), c->alternates);
+    /* A forget for another reason is written: its verdict changed. */
+    if (c->why)
+        h = sm_hash_str(sm_hash_str(sm_hash_u64(h, 2), c->why), c->detail);
     return ((apr_uint32_t)(h ^ (h >> 32)) & ~SM_MEMORY_FORGET)
            | (c->op == SM_CHANGE_FORGET ? SM_MEMORY_FORGET : 0);
 }
@@ -194,6 +197,9 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
     item->change.alternates = c->alternates
                               ? apr_pstrdup(b->pool, c->alternates)
                               : alternates;
+    item->change.why = c->why ? apr_pstrdup(b->pool, c->why) : NULL;
+    item->change.detail = c->detail ? apr_pstrdup(b->pool, c->detail)
+                                    : NULL;
 }
 
 /* ---- the public side ------------------------------------------------------ */
@@ -291,6 +297,62 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
      * (to start the interval) and for a full batch. */
     if (w->running && (w->pending->items->nelts == 1
                        || w->pending->items->nelts == w->batch_size))
+        apr_thread_cond_signal(w->wake);
+    apr_thread_mutex_unlock(w->lock);
+}
+
+/* Is this note one to drop: handed over within the hour (its slot holds
+ * its hash), or over the second's rate?  Lock-free: a race costs at most
+ * a note twice, or one dropped. */
+static int note_skip(sm_writer *w, apr_uint64_t h, apr_uint64_t now_s)
+{
+    apr_uint64_t *slot = &w->note_seen[h & (SM_REC_NOTE_SLOTS - 1)];
+
+    if (__atomic_load_n(slot, __ATOMIC_RELAXED) == h)
+        return 1;
+    if (__atomic_load_n(&w->note_second, __ATOMIC_RELAXED) != now_s) {
+        __atomic_store_n(&w->note_second, now_s, __ATOMIC_RELAXED);
+        __atomic_store_n(&w->note_count, 0, __ATOMIC_RELAXED);
+    }
+    if (__atomic_add_fetch(&w->note_count, 1, __ATOMIC_RELAXED)
+        > SM_REC_NOTES_PER_SEC)
+        return 1;
+    __atomic_store_n(slot, h, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* A note's key in the batch is apart from its URL's: a note never takes
+ * the place of a record or a forget of the URL queued with it. */
+#define NOTE_KEY_MIX APR_UINT64_C(0x9e3779b97f4a7c15)
+
+int sm_recorder_note_skip(sm_recorder *rec, apr_uint64_t facts,
+                          apr_time_t seen)
+{
+    apr_uint64_t now_s = (apr_uint64_t)apr_time_sec(seen);
+    apr_uint64_t h = sm_hash_u64(sm_hash_u64(rec->id_seed, facts),
+                                 now_s / 3600);
+
+    if (note_skip(rec->w, h ? h : 1, now_s)) {
+        __atomic_add_fetch(&rec->stats.notes_skipped, 1, __ATOMIC_RELAXED);
+        return 1;
+    }
+    return 0;
+}
+
+void sm_recorder_note(sm_recorder *rec, const sm_change *c)
+{
+    sm_writer *w = rec->w;
+    apr_uint64_t key = sm_rec_change_key(rec, c) ^ NOTE_KEY_MIX;
+
+    apr_thread_mutex_lock(w->lock);
+    if (w->pending->items->nelts >= w->queue_max) {
+        __atomic_add_fetch(&rec->stats.notes_skipped, 1, __ATOMIC_RELAXED);
+        apr_thread_mutex_unlock(w->lock);
+        return;
+    }
+    sm_rec_batch_put(w->pending, rec, c, key ? key : 1, c->seen);
+    rec->stats.noted++;
+    if (w->running && w->pending->items->nelts == 1)
         apr_thread_cond_signal(w->wake);
     apr_thread_mutex_unlock(w->lock);
 }

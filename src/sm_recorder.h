@@ -77,6 +77,9 @@ typedef struct {
     apr_uint64_t batches;       /* transactions committed */
     apr_uint64_t refused_full;  /* new URLs refused by max_urls */
     apr_uint64_t faults;        /* attempts to open or write that failed */
+    apr_uint64_t noted;         /* verdict notes queued (sm_recorder_note) */
+    apr_uint64_t notes_skipped; /* notes dropped: seen, over the rate or
+                                   no room */
 } sm_recorder_stats;
 
 /* The same counts kept where every process of the server sees them (the
@@ -143,6 +146,21 @@ apr_status_t sm_recorder_start(sm_recorder *rec);
  * parsing. */
 void sm_recorder_add(sm_recorder *rec, const sm_change *change,
                      apr_uint64_t raw);
+
+/* Verdict notes: a response the rules left out.  First ask
+ * sm_recorder_note_skip with a hash of its raw facts (site, request
+ * target, why, detail, status): 1 (drop it) when the same facts were
+ * noted within the hour, by a lock-free per-process memory of the latest
+ * SM_REC_NOTE_SLOTS (4096, one hash a slot), or when SM_REC_NOTES_PER_SEC
+ * notes were taken this second; so a flood of one ignored URL costs a
+ * hash and writes nothing.  Otherwise hand the note over with
+ * sm_recorder_note: c->op is SM_CHANGE_NOTE, c->why says why (c->detail,
+ * c->status with it).  It never waits for room (a full queue drops it);
+ * the writer keeps the URL's latest verdict (sm_store_why) and nothing of
+ * its listing changes. */
+int sm_recorder_note_skip(sm_recorder *rec, apr_uint64_t facts,
+                          apr_time_t seen);
+void sm_recorder_note(sm_recorder *rec, const sm_change *c);
 
 /* 1 when a response with these raw facts was handed to sm_recorder_add
  * before and what it changed is still fresh in the memory: nothing to do.

@@ -45,6 +45,11 @@
 #define SM_REC_RETRY_MIN apr_time_from_sec(1)
 #define SM_REC_RETRY_MAX apr_time_from_sec(60)
 
+/* Verdict notes (sm_recorder_note): slots of the per-process memory of
+ * notes handed over, and the most taken a second. */
+#define SM_REC_NOTE_SLOTS 4096
+#define SM_REC_NOTES_PER_SEC 100
+
 typedef struct {
     sm_change change;
     apr_uint64_t key;           /* the URL's identity in its store */
@@ -112,6 +117,12 @@ struct sm_writer {
      * queue for it (kept); when losses not yet logged are due; 0: none. */
     apr_time_t retry_at, loss_due;
     apr_uint64_t rand_state;    /* the retries' jitter */
+    /* Notes handed over (sm_recorder_note), read and written without the
+     * lock: the hash of the latest in each slot, and the count of the
+     * current second. */
+    apr_uint64_t note_seen[SM_REC_NOTE_SLOTS];
+    apr_uint64_t note_second;
+    apr_uint32_t note_count;
 };
 
 struct sm_recorder {

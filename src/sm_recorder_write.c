@@ -502,8 +502,13 @@ static void spill_part(sm_recorder *rec, apr_pool_t *p)
     if (!n)
         return;
     changes = apr_palloc(p, sizeof(*changes) * (apr_size_t)n);
-    for (i = 0; i < n; i++)
-        changes[i] = rec->out[i]->change;
+    /* Verdict notes are not kept across a stop: the next response left
+     * out notes its URL again. */
+    for (i = n = 0; i < rec->out_n; i++)
+        if (rec->out[i]->change.op != SM_CHANGE_NOTE)
+            changes[n++] = rec->out[i]->change;
+    if (!n)
+        return;
     if (sm_spill_write(p, spill_path(rec), changes, n, err, sizeof(err))
         == APR_SUCCESS) {
         sm_log(rec->conf.log, SM_LOG_WARN, 0, "store %s: %s; stopping "

@@ -315,6 +315,40 @@ sm_verdict sm_rules_decide(apr_pool_t *p, const sm_rules *rules,
     return forget || noindex ? SM_FORGET : SM_RECORD;
 }
 
+const char *sm_rules_note_url(apr_pool_t *p, const sm_rules *rules,
+                              const sm_response *resp)
+{
+    char *path, *u;
+    sm_url_status st;
+
+    if (!resp->target)
+        return NULL;
+    st = sm_url_from_target(p, resp->target, rules->allow_query,
+                            resp->base_len, &path, &u);
+    if (st == SM_URL_QUERY_REFUSED)
+        st = sm_url_from_target(p, resp->target,
+                                sm_url_query_names(p, resp->target),
+                                resp->base_len, &path, &u);
+    return st == SM_URL_OK ? u : NULL;
+}
+
+int sm_rules_page_like(const char *ct)
+{
+    apr_size_t n;
+
+    if (!ct)
+        return 1;
+    while (is_ows(*ct))
+        ct++;
+    n = strcspn(ct, "; \t");
+    if (!n)
+        return 1;
+    if (n > 5 && !apr_cstr_casecmpn(ct, "text/", 5))
+        return !(n == 8 && !apr_cstr_casecmpn(ct, "text/css", 8))
+               && !(n == 15 && !apr_cstr_casecmpn(ct, "text/javascript", 15));
+    return (n == 21 && !apr_cstr_casecmpn(ct, "application/xhtml+xml", 21));
+}
+
 /* ---- session cookies ---------------------------------------------------- */
 
 static int pattern_matches(const char *pat, const char *name, apr_size_t n)

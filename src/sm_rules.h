@@ -84,6 +84,19 @@ sm_verdict sm_rules_decide(apr_pool_t *p, const sm_rules *rules,
 int sm_rules_worth_deciding(const sm_rules *rules, const sm_response *resp,
                             const char **why);
 
+/* The URL a verdict note names for a response the rules left out: the
+ * target normalised as sm_rules_decide would store it, or, when its query
+ * was refused, with every parameter it holds (as sitemapctl normalises a
+ * URL given it); NULL when it cannot be normalised at all. */
+const char *sm_rules_note_url(apr_pool_t *p, const sm_rules *rules,
+                              const sm_response *resp);
+
+/* Is a content type (parameters ignored) one that a page may be served
+ * as, for the verdict notes of a type not listed: any text/ type but CSS and
+ * scripts, HTML's kin (XHTML), or none at all.  Images, fonts, scripts
+ * and styles are not noted. */
+int sm_rules_page_like(const char *content_type);
+
 /* Session cookies (SitemapSessionCookie): each pattern a cookie name,
  * "prefix*" or "*suffix" (case-sensitive, as cookie names are).  1 when the
  * Cookie header value (several joined by ';' or ',') names a cookie that

@@ -138,6 +138,23 @@ apr_status_t sm_status_json(apr_pool_t *p, const sm_status_site *sites,
             json_str(w, p, u->url);
             outf(w, p, ",\"lastmod\":\"%s\"}", date(p, u->lastmod));
         }
+        out(w, "],\"left_out\":[");
+        for (j = 0; s->left_out && j < s->left_out->nelts; j++) {
+            const sm_verdict_row *v = &APR_ARRAY_IDX(s->left_out, j,
+                                                     sm_verdict_row);
+            out(w, j ? ",{\"url\":" : "{\"url\":");
+            json_str(w, p, v->url);
+            out(w, ",\"verdict\":");
+            json_str(w, p, v->verdict);
+            out(w, ",\"reason\":");
+            json_str(w, p, v->reason);
+            if (v->detail) {
+                out(w, ",\"detail\":");
+                json_str(w, p, v->detail);
+            }
+            outf(w, p, ",\"status\":%d,\"at\":\"%s\"}", v->status,
+                 date(p, v->at));
+        }
         if (s->hosts) {
             out(w, "],\"hosts\":[");
             for (j = 0; j < s->hosts->nelts; j++) {
@@ -395,7 +412,30 @@ apr_status_t sm_status_html(apr_pool_t *p, const sm_status_site *sites,
             sm_xml_text(w, u->url);
             outf(w, p, " <small>%s</small></li>\n", date(p, u->lastmod));
         }
-        out(w, "</ol>\n</section>\n");
+        out(w, "</ol>\n");
+        /* Why is a page not listed: the latest left out (sitemapctl why
+         * says more of any URL). */
+        if (s->left_out && s->left_out->nelts) {
+            out(w, "<h3>Latest left out</h3>\n<ol>\n");
+            for (j = 0; j < s->left_out->nelts; j++) {
+                const sm_verdict_row *v = &APR_ARRAY_IDX(s->left_out, j,
+                                                         sm_verdict_row);
+                out(w, "<li>");
+                sm_xml_text(w, v->url);
+                out(w, ": ");
+                sm_xml_text(w, v->verdict);
+                out(w, ", ");
+                sm_xml_text(w, v->reason);
+                if (v->detail) {
+                    out(w, " (");
+                    sm_xml_text(w, v->detail);
+                    out(w, ")");
+                }
+                outf(w, p, " <small>%s</small></li>\n", date(p, v->at));
+            }
+            out(w, "</ol>\n");
+        }
+        out(w, "</section>\n");
     }
     out(w, "</main>\n</body>\n</html>\n");
     return sm_xml_flush(w);

@@ -25,6 +25,10 @@ typedef struct {
     const char *store_error;        /* NULL: the store could be read */
     apr_int64_t urls, pages;
     apr_array_header_t *recent;     /* sm_recent_url, newest first */
+    /* sm_verdict_row of the latest URLs left out or removed and not
+     * listed now (SM_VERDICTS_SHOWN at most), newest first; NULL: not
+     * read */
+    apr_array_header_t *left_out;
     apr_int64_t added[SM_STATUS_CHART_DAYS];   /* oldest day first, from
                                                   the store's first_seen */
     apr_int64_t removed[SM_STATUS_CHART_DAYS]; /* from the counters */

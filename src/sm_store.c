@@ -133,6 +133,24 @@ apr_status_t sm_store_recent(sm_store *st, apr_pool_t *p, const char *base,
     return st->ops->recent(st, p, base, n, since, urls, days);
 }
 
+apr_status_t sm_store_why(sm_store *st, apr_pool_t *p, const char *base,
+                          const char *url, sm_why_info *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!st->ops->why)
+        return APR_ENOTIMPL;
+    return st->ops->why(st, p, base, url, out);
+}
+
+apr_status_t sm_store_left_out(sm_store *st, apr_pool_t *p, const char *base,
+                               int n, apr_array_header_t **out)
+{
+    *out = apr_array_make(p, n > 0 ? n : 1, sizeof(sm_verdict_row));
+    if (!st->ops->left_out)
+        return APR_SUCCESS;
+    return st->ops->left_out(st, p, base, n, out);
+}
+
 const char *sm_store_error(const sm_store *st)
 {
     return st->errmsg;

@@ -30,7 +30,7 @@
 #define SM_PAGE_OVERHEAD   256
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SM_SCHEMA_VERSION  5
+#define SM_SCHEMA_VERSION  6
 /* Days of removal counts the store keeps per site (the status page's
  * chart shows 42). */
 #define SM_REMOVED_DAYS 60
@@ -105,9 +105,21 @@ typedef struct {
  * (lastmod = last_modified, or seen); a stored URL keeps its lastmod and
  * ETag (what the module saw in real responses is better evidence than a
  * log line) and only has its last_seen raised to seen. */
+/* SM_CHANGE_NOTE: a response the rules left out (why, detail, status):
+ * nothing of the URL's listing changes, only its latest verdict is kept
+ * (sm_verdict_row) for sitemapctl why and the status page.  A forget with
+ * a why keeps one likewise ("removed" when the URL was stored). */
 typedef enum {
-    SM_CHANGE_RECORD = 1, SM_CHANGE_FORGET, SM_CHANGE_SEED
+    SM_CHANGE_RECORD = 1, SM_CHANGE_FORGET, SM_CHANGE_SEED, SM_CHANGE_NOTE
 } sm_change_op;
+
+/* Verdicts kept per site (the newest; older ones are dropped), and how
+ * many of the latest the status page shows. */
+#define SM_VERDICTS_MAX 10000
+#define SM_VERDICTS_SHOWN 20
+/* The newest verdicts sm_store_left_out looks among (each a probe of
+ * the urls table). */
+#define SM_VERDICTS_SCAN 1000
 
 /* One thing learned from traffic (or from a log, or an admin). */
 typedef struct {
@@ -134,7 +146,32 @@ typedef struct {
                                fingerprint, sm_fingerprint), this URL is
                                the same page again: not added, removed if
                                stored.  NULL: none */
+    /* Why a URL is left out (SM_CHANGE_NOTE) or forgotten (SM_CHANGE_FORGET;
+     * NULL: no verdict is kept, as for sitemapctl's removals), what it
+     * names (a canonical's target, a robots.txt line; NULL: nothing) and
+     * the response's status. */
+    const char *why;
+    const char *detail;
+    int status;
 } sm_change;
+
+/* The latest verdict kept of a URL that was left out or removed. */
+typedef struct {
+    const char *url;
+    const char *verdict;        /* "left out" or "removed" */
+    const char *reason;
+    const char *detail;         /* NULL: none */
+    int status;
+    apr_time_t at;
+} sm_verdict_row;
+
+/* What sitemapctl why reads of one URL. */
+typedef struct {
+    int listed;                 /* in the urls table */
+    apr_time_t lastmod, last_seen;
+    int has_verdict;
+    sm_verdict_row verdict;
+} sm_why_info;
 
 /* An ETag without its weakness mark ("W/"), for the weak comparison
  * (RFC 9110, 8.8.3.2) that the store and the recorder both use: httpd makes
@@ -288,6 +325,11 @@ typedef struct {
     /* Added for the status page; see sm_store_site_list. */
     apr_status_t (*site_list)(sm_store *st, apr_pool_t *p,
                               apr_array_header_t **out);
+    /* Added for sitemapctl why; see sm_store_why. */
+    apr_status_t (*why)(sm_store *st, apr_pool_t *p, const char *base,
+                        const char *url, sm_why_info *out);
+    apr_status_t (*left_out)(sm_store *st, apr_pool_t *p, const char *base,
+                             int n, apr_array_header_t **out);
 } sm_store_ops;
 
 struct sm_store {
@@ -340,7 +382,7 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
  * schema when it is missing and the role may; READONLY: never write; BULK
  * and PROBE change nothing).  busy_timeout_ms bounds every wait for a lock
  * (lock_timeout); connecting and statements have their own bounds. */
-#define SM_PG_SCHEMA_VERSION 4
+#define SM_PG_SCHEMA_VERSION 5
 int sm_store_is_pg(const char *where);
 /* NULL when libpq can parse uri, otherwise why not (from p). */
 const char *sm_store_pg_uri_check(apr_pool_t *p, const char *uri);
@@ -485,6 +527,18 @@ apr_status_t sm_store_recent(sm_store *st, apr_pool_t *p, const char *base,
                              int n, apr_time_t since,
                              apr_array_header_t **urls,
                              apr_array_header_t **days);
+/* sitemapctl why: is the URL (path[?query], as stored) of the site
+ * listed, and its latest verdict kept (left out or removed: SM_CHANGE_NOTE
+ * and forgets with a why write them, SM_VERDICTS_MAX a site).  A store
+ * whose schema predates verdicts answers has_verdict = 0. */
+apr_status_t sm_store_why(sm_store *st, apr_pool_t *p, const char *base,
+                          const char *url, sm_why_info *out);
+/* The status page: the site's n latest verdicts (sm_verdict_row, newest
+ * first) of URLs not listed now, among its newest SM_VERDICTS_SCAN: an
+ * index range and at most that many lookups, whatever the traffic. */
+apr_status_t sm_store_left_out(sm_store *st, apr_pool_t *p, const char *base,
+                               int n, apr_array_header_t **out);
+
 /* For the backends' recent: n removed on day, into days (sm_day_count;
  * the day's entry, or a new one at the end: the order is not kept). */
 void sm_day_removed(apr_array_header_t *days, apr_int64_t day,

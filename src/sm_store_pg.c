@@ -523,16 +523,22 @@ static int same_page_stored(pg_store *s, const sm_change *c, sm_tx_site *ts)
     return same;
 }
 
+/* A forget with a why keeps its verdict: "removed" when it removed. */
 static int forget(pg_store *s, const sm_change *c, sm_tx_site *ts,
                   sm_apply_stats *stats)
 {
     params ps = { .n = 0 };
+    int before = stats->removed;
 
     p_i64(&ps, ts->row.id);
     p_str(&ps, c->url);
-    return delete_rows(s, ts, "cannot remove a URL", "DELETE FROM"
-                       " sitemap_urls WHERE site_id = $1 AND url = $2"
-                       " RETURNING page, xml_len, url", &ps, &stats->removed);
+    if (delete_rows(s, ts, "cannot remove a URL", "DELETE FROM"
+                    " sitemap_urls WHERE site_id = $1 AND url = $2"
+                    " RETURNING page, xml_len, url", &ps, &stats->removed)
+        != 0)
+        return -1;
+    return c->why ? sm_pg_verdict_put(s, ts->row.id, c,
+                                      stats->removed > before) : 0;
 }
 
 static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
@@ -560,6 +566,11 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
         const char *key = sm_pg_row_key(nr.p, ts, c->url);
         int same = 0;
 
+        if (c->op == SM_CHANGE_NOTE) {
+            if (sm_pg_verdict_put(s, ts->row.id, c, 0) != 0)
+                goto fail;
+            continue;
+        }
         if (c->op == SM_CHANGE_RECORD && c->same_as && c->etag
             && (same = same_page_stored(s, c, ts)) < 0)
             goto fail;
@@ -704,7 +715,7 @@ static const sm_store_ops pg_ops = {
     pg_sync_sites,
     sm_pg_recent,
     sm_pg_indexnow_claim, sm_pg_indexnow_finish, sm_pg_indexnow_queue,
-    sm_pg_indexnow_stats, sm_pg_site_list
+    sm_pg_indexnow_stats, sm_pg_site_list, sm_pg_why, sm_pg_left_out
 };
 
 /* ---- opening --------------------------------------------------------- */

@@ -43,6 +43,8 @@ typedef struct {
     apr_hash_t *settings_kept;
     sm_tx tx;       /* the write transaction's summaries (now: the
                        database's clock) */
+    int verdicts_ok;    /* may write sitemap_verdicts: 0 not asked yet,
+                           1 yes, -1 no (a role not granted it) */
 } pg_store;
 
 /* ---- statements (sm_store_pg_conn.c) ----------------------------------- */
@@ -163,6 +165,16 @@ int sm_pg_write_new(pg_store *s, sm_pg_new_rows *nr);
 /* Put url on the pending list of ts's site, when it has SitemapIndexNow On,
  * in the caller's write transaction: 0, or -1 (errmsg set). */
 int sm_pg_indexnow_note(pg_store *s, sm_tx_site *ts, const char *url);
+
+/* ---- verdicts (sm_store_pg_why.c) -------------------------------------- */
+
+/* Keep c's verdict (removed: a forget removed the stored URL). */
+int sm_pg_verdict_put(pg_store *s, apr_int64_t site_id, const sm_change *c,
+                      int removed);
+apr_status_t sm_pg_why(sm_store *st, apr_pool_t *p, const char *base,
+                       const char *url, sm_why_info *out);
+apr_status_t sm_pg_left_out(sm_store *st, apr_pool_t *p, const char *base,
+                            int n, apr_array_header_t **out);
 apr_status_t sm_pg_indexnow_claim(sm_store *st, apr_pool_t *p,
                                   const char *base, apr_time_t now,
                                   apr_interval_time_t lease,

@@ -92,6 +92,19 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
      * the reasons given in sm_store_sqlite.c (read and written whole with
      * their URL, nothing to keep in step on removals). */
     "ALTER TABLE sitemap_urls ADD COLUMN alternates text;",
+    /* 4 -> 5: the latest verdict of URLs left out or removed, at most
+     * SM_VERDICTS_MAX a site (see sm_store_sqlite_schema.c). */
+    "CREATE TABLE sitemap_verdicts("
+    "  site_id bigint NOT NULL,"
+    "  url text NOT NULL,"
+    "  seq bigint NOT NULL,"
+    "  verdict text NOT NULL,"
+    "  reason text NOT NULL,"
+    "  detail text,"
+    "  status integer NOT NULL DEFAULT 0,"
+    "  at bigint NOT NULL,"
+    "  PRIMARY KEY(site_id, url));"
+    "CREATE INDEX sitemap_verdicts_by_seq ON sitemap_verdicts(site_id, seq);",
 };
 
 /* ---- statements -------------------------------------------------------- */

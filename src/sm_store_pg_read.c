@@ -550,7 +550,8 @@ static const struct {
     /* What the module's role must be allowed to do. */
     { "SELECT count(*) FROM unnest(ARRAY['sitemap_meta', 'sitemap_sites',"
       " 'sitemap_urls', 'sitemap_pages', 'sitemap_indexnow_pending',"
-      " 'sitemap_indexnow_state', 'sitemap_removed_days'])"
+      " 'sitemap_indexnow_state', 'sitemap_removed_days',"
+      " 'sitemap_verdicts'])"
       " t WHERE NOT has_table_privilege(t,"
       " 'SELECT, INSERT, UPDATE, DELETE')",
       "this role may not read and write all of the tables (see the README, "

@@ -138,6 +138,34 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_IN_OVERFLOW] =
         "INSERT INTO indexnow_state(site, overflow) VALUES (?1, 1)"
         " ON CONFLICT(site) DO UPDATE SET overflow = overflow + 1",
+    /* A URL's latest verdict, unless one of a later time is kept. */
+    [STMT_VERDICT_PUT] =
+        "INSERT INTO verdicts(site_id, url, seq, verdict, reason, detail,"
+        " status, at) VALUES (?1, ?2, (SELECT coalesce(max(seq), 0) + 1"
+        " FROM verdicts WHERE site_id = ?1), ?3, ?4, ?5, ?6, ?7)"
+        " ON CONFLICT(site_id, url) DO UPDATE SET seq = excluded.seq,"
+        " verdict = excluded.verdict, reason = excluded.reason,"
+        " detail = excluded.detail, status = excluded.status,"
+        " at = excluded.at WHERE excluded.at >= verdicts.at",
+    [STMT_VERDICT_TRIM] =
+        "DELETE FROM verdicts WHERE site_id = ?1 AND seq <= (SELECT max(seq)"
+        " FROM verdicts WHERE site_id = ?1) - ?2",
+    [STMT_WHY_URL] =
+        "SELECT u.lastmod, u.last_seen FROM sites s JOIN urls u"
+        " ON u.site_id = s.id WHERE s.base = ?1 AND u.url = ?2",
+    [STMT_WHY_VERDICT] =
+        "SELECT v.verdict, v.reason, v.detail, v.status, v.at FROM sites s"
+        " JOIN verdicts v ON v.site_id = s.id WHERE s.base = ?1"
+        " AND v.url = ?2",
+    /* Among the site's newest SM_VERDICTS_SCAN verdicts: a status
+     * request never probes more URLs than that. */
+    [STMT_LEFT_OUT] =
+        "SELECT v.url, v.verdict, v.reason, v.detail, v.status, v.at FROM"
+        " (SELECT w.* FROM sites s JOIN verdicts w ON w.site_id = s.id"
+        "  WHERE s.base = ?1 ORDER BY w.seq DESC LIMIT ?3) v"
+        " WHERE NOT EXISTS (SELECT 1 FROM urls u"
+        " WHERE u.site_id = v.site_id AND u.url = v.url)"
+        " ORDER BY v.seq DESC LIMIT ?2",
 };
 
 
@@ -272,7 +300,8 @@ const sm_store_ops sm_sqlite_ops = {
     sm_sqlite_site_stats, sm_sqlite_url_rows, sm_sqlite_about,
     sm_sqlite_sync_sites, sm_sqlite_recent, sm_sqlite_indexnow_claim,
     sm_sqlite_indexnow_finish, sm_sqlite_indexnow_queue,
-    sm_sqlite_indexnow_stats, sm_sqlite_site_list
+    sm_sqlite_indexnow_stats, sm_sqlite_site_list, sm_sqlite_why,
+    sm_sqlite_left_out
 };
 
 sqlite3 *sm_sqlite_handle(sm_store *st)

@@ -60,6 +60,12 @@ enum {
     STMT_IN_ADD,
     STMT_IN_COUNT,
     STMT_IN_OVERFLOW,
+    /* verdicts (sm_store_sqlite_why.c) */
+    STMT_VERDICT_PUT,
+    STMT_VERDICT_TRIM,
+    STMT_WHY_URL,
+    STMT_WHY_VERDICT,
+    STMT_LEFT_OUT,
     STMT_COUNT
 };
 
@@ -142,6 +148,18 @@ apr_status_t sm_sqlite_recent(sm_store *st, apr_pool_t *p, const char *base,
                               int n, apr_time_t since,
                               apr_array_header_t **urls,
                               apr_array_header_t **days);
+/* ---- verdicts (sm_store_sqlite_why.c) ---------------------------------- */
+
+/* Keep c's verdict (a note, or a forget with a why; removed: the forget
+ * removed a stored URL) for the site site_id, within SM_VERDICTS_MAX. */
+int sm_sqlite_verdict_put(sqlite_store *s, sqlite3_int64 site_id,
+                          const sm_change *c, int removed);
+apr_status_t sm_sqlite_why(sm_store *st, apr_pool_t *p, const char *base,
+                           const char *url, sm_why_info *out);
+apr_status_t sm_sqlite_left_out(sm_store *st, apr_pool_t *p,
+                                const char *base, int n,
+                                apr_array_header_t **out);
+
 /* What sitemapctl stats and check say of the file (with_meta: also the
  * store's id and creation time). */
 int sm_sqlite_read_about(sqlite_store *s, apr_pool_t *p, sm_store_about *out,

@@ -187,6 +187,23 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
      * pages need no second table kept in step.  Writers of schema 4 still
      * running (a graceful restart) leave it alone. */
     "ALTER TABLE urls ADD COLUMN alternates TEXT;",
+    /* 5 -> 6: the latest verdict of URLs left out or removed (sitemapctl
+     * why, the status page), one row a URL, at most SM_VERDICTS_MAX a
+     * site: seq grows with each verdict written, and rows more than that
+     * many behind the site's newest go (an index range).  A table of its
+     * own: most URLs never have one, and urls stays as it is.  Writers of
+     * schema 5 still running (a graceful restart) write none. */
+    "CREATE TABLE verdicts("
+    "  site_id INTEGER NOT NULL,"
+    "  url TEXT NOT NULL,"
+    "  seq INTEGER NOT NULL,"
+    "  verdict TEXT NOT NULL,"
+    "  reason TEXT NOT NULL,"
+    "  detail TEXT,"
+    "  status INTEGER NOT NULL DEFAULT 0,"
+    "  at INTEGER NOT NULL,"
+    "  PRIMARY KEY(site_id, url)) WITHOUT ROWID;"
+    "CREATE INDEX verdicts_by_seq ON verdicts(site_id, seq);",
 };
 
 

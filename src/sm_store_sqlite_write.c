@@ -567,11 +567,12 @@ static int delete_rows(sqlite_store *s, sqlite3_stmt *q, sm_tx_site *ts,
     return sm_sqlite_finish(s, q, rc, what);
 }
 
+/* A forget with a why keeps its verdict: "removed" when it removed. */
 static int forget(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
 {
     sqlite3_stmt *q;
     sm_tx_site *ts;
-    int rc;
+    int rc, before = stats->removed;
 
     if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
         return rc;
@@ -579,7 +580,21 @@ static int forget(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
         return SQLITE_ERROR;
     sqlite3_bind_int64(q, 1, ts->row.id);
     sm_sqlite_text(q, 2, c->url);
-    return delete_rows(s, q, ts, "cannot remove a URL", &stats->removed);
+    if ((rc = delete_rows(s, q, ts, "cannot remove a URL", &stats->removed))
+        != SQLITE_OK || !c->why)
+        return rc;
+    return sm_sqlite_verdict_put(s, ts->row.id, c, stats->removed > before);
+}
+
+/* A response left out: only its verdict is kept. */
+static int note(sqlite_store *s, const sm_change *c)
+{
+    sm_tx_site *ts;
+    int rc;
+
+    if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
+        return rc;
+    return sm_sqlite_verdict_put(s, ts->row.id, c, 0);
 }
 
 apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
@@ -596,6 +611,7 @@ apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
     for (i = 0; i < n; i++) {
         rc = changes[i].op == SM_CHANGE_FORGET
            ? forget(s, &changes[i], stats)
+           : changes[i].op == SM_CHANGE_NOTE ? note(s, &changes[i])
            : record(s, &changes[i], stats);
         if (rc != SQLITE_OK)
             goto fail;

@@ -15,6 +15,7 @@
 #include <apr_uri.h>
 
 #include <arpa/inet.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Byte classes. */
@@ -492,4 +493,46 @@ const char *sm_url_parse_base(apr_pool_t *p, const char *in,
     if (port)
         return apr_psprintf(p, "%s://%s:%lu", scheme, host, port);
     return apr_pstrcat(p, scheme, "://", host, NULL);
+}
+
+/* Every parameter name of the query in target (up to '#'), decoded as
+ * the core compares them ('+' is a space, %XX a byte). */
+apr_array_header_t *sm_url_query_names(apr_pool_t *p, const char *target)
+{
+    apr_array_header_t *names = apr_array_make(p, 4, sizeof(char *));
+    const char *q = strchr(target, '?'), *end;
+
+    if (!q)
+        return names;
+    q++;
+    end = q + strcspn(q, "#");
+    while (q < end) {
+        apr_size_t flen = strcspn(q, "&#");
+        apr_size_t nlen = strcspn(q, "=&#");
+        char *name = apr_palloc(p, nlen + 1), *w = name;
+        apr_size_t i;
+
+        for (i = 0; i < nlen; i++) {
+            if (q[i] == '+')
+                *w++ = ' ';
+            else if (q[i] == '%' && i + 2 < nlen && apr_isxdigit(q[i + 1])
+                     && apr_isxdigit(q[i + 2])) {
+                char hex[3] = { q[i + 1], q[i + 2], 0 };
+                *w++ = (char)strtol(hex, NULL, 16);
+                i += 2;
+            }
+            else
+                *w++ = q[i];
+        }
+        *w = '\0';
+        /* An empty name ("=x") is a name the URL holds too. */
+        if (flen)
+            APR_ARRAY_PUSH(names, const char *) = name;
+        q += flen;
+        if (*q == '&')
+            q++;
+        else
+            break;
+    }
+    return names;
 }

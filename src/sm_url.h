@@ -69,6 +69,12 @@ sm_url_status sm_url_from_target(apr_pool_t *p, const char *target,
                                  apr_size_t base_len,
                                  char **path, char **url);
 
+/* Every parameter name of the query in target (up to '#'), decoded as
+ * sm_url_normalize_query compares them: with it as allow, only a name
+ * holding a NUL byte is refused (sitemapctl's URLs, the verdict notes of
+ * a refused query). */
+apr_array_header_t *sm_url_query_names(apr_pool_t *p, const char *target);
+
 /* Is url in the form sm_url_from_target stores ("/path[?query]", only
  * the bytes the normaliser leaves literal, escapes in uppercase and never
  * of an unreserved character)?  Rows read back from the store are checked

@@ -145,7 +145,7 @@ def test_sitemapctl_page_matches_help_and_readme():
     from_help = exit_statuses(text.split("Exit status:", 1)[1])
     from_readme = exit_statuses(readme_section("sitemapctl").split("Exit statuses:", 1)[1])
     from_man = man_exit_statuses()
-    assert sorted(from_help) == sorted(from_man) == sorted(from_readme) == list(range(8)), \
+    assert sorted(from_help) == sorted(from_man) == sorted(from_readme) == list(range(9)), \
         (from_help, from_man, from_readme)
     assert from_man == from_readme, (from_man, from_readme)
 

@@ -30,7 +30,7 @@ static sm_store *open_at(unit_ctx *u, const char *path)
 static void apply1(sm_store *st, sm_change_op op, const sm_site_conf *site,
                    const char *url, apr_time_t lm)
 {
-    sm_change c = { op, site, url, lm, NULL, apr_time_now(), NULL, NULL, NULL };
+    sm_change c = { op, site, url, lm, NULL, apr_time_now(), NULL, NULL, NULL, NULL, NULL, 0 };
     sm_apply_stats stats;
     if (sm_store_apply(st, &c, 1, &stats) != APR_SUCCESS)
         fail_msg("apply %s: %s", url, sm_store_error(st));

@@ -392,6 +392,53 @@ static void test_status_escaping_and_days(void **state)
                                    "\"/var/db/a\\\"b\\\\c.db\"} 7\n"));
 }
 
+/* The latest URLs left out: in the JSON (detail only when there is one)
+ * and the HTML, escaped. */
+static void test_status_left_out(void **state)
+{
+    unit_ctx *u = *state;
+    sink_buf b = { "", 0, 0, u->pool };
+    sm_status_site s;
+    sm_verdict_row *v;
+    apr_time_t now = apr_time_from_sec(1800000000);
+
+    memset(&s, 0, sizeof(s));
+    s.base = "http://h.example";
+    s.db_path = "/db";
+    s.left_out = apr_array_make(u->pool, 2, sizeof(sm_verdict_row));
+    v = apr_array_push(s.left_out);
+    v->url = "/a?x=<1>";
+    v->verdict = "removed";
+    v->reason = "canonical names another URL";
+    v->detail = "http://h.example/\"b\"";
+    v->status = 200;
+    v->at = now;
+    v = apr_array_push(s.left_out);
+    v->url = "/c";
+    v->verdict = "left out";
+    v->reason = "session";
+    v->detail = NULL;
+    v->status = 200;
+    v->at = now;
+    assert_int_equal(sm_status_json(u->pool, &s, 1, now, to_buf, &b),
+                     APR_SUCCESS);
+    assert_non_null(strstr(b.data, "\"left_out\":[{\"url\":\"/a?x=<1>\","
+                                   "\"verdict\":\"removed\","
+                                   "\"reason\":\"canonical names another URL\","
+                                   "\"detail\":\"http://h.example/\\u0022b"
+                                   "\\u0022\",\"status\":200,\"at\":\"2027-"));
+    assert_non_null(strstr(b.data, "{\"url\":\"/c\",\"verdict\":\"left out\","
+                                   "\"reason\":\"session\",\"status\":200,"));
+    b.data = "";
+    b.len = 0;
+    assert_int_equal(sm_status_html(u->pool, &s, 1, now, to_buf, &b),
+                     APR_SUCCESS);
+    assert_non_null(strstr(b.data, "<li>/a?x=&lt;1&gt;: removed, canonical "
+                                   "names another URL (http://h.example/"
+                                   "&quot;b&quot;) <small>"));
+    assert_non_null(strstr(b.data, "<li>/c: left out, session <small>"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -403,6 +450,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_url_shown, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_html_shown_paths_and_alternates, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_status_escaping_and_days, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_status_left_out, unit_setup, unit_teardown),
     };
     apr_initialize();
     return cmocka_run_group_tests(tests, NULL, NULL);
