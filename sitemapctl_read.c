@@ -290,7 +290,12 @@ int cmd_export(ctl *c)
         say("%s: %s", c->db, msg);
         return EX_STORE;
     default:
-        say("%s", msg);
+        if (c->as_owner)
+            say("%s (run as root, export writes as the store's owner, uid "
+                "%ld: name a directory that user may write)", msg,
+                (long)c->owner_uid);
+        else
+            say("%s", msg);
         return EX_WRITE;
     }
     for (i = 0; i < res.paths->nelts; i++)
