@@ -10,9 +10,9 @@
  * owner of a store that is not root's (or of its directory, for a store it
  * creates) for good before it opens the store: real, effective and saved
  * uid and gid and the owner's groups, with no way back (drop_to_owner).
- * What it creates is theirs, a link they planted leads nowhere they could
- * not go, and export writes its files as the owner, where the owner may
- * write (never as root into a place the owner controls).  The store and
+ * What it creates is theirs, and a link they planted leads nowhere they
+ * could not go.  export does this in a child, and its root parent writes
+ * the files (cmd_export).  The store and
  * its journals must also not be links, hard links or other than regular
  * files (checked without following links, see sm_fs.h). */
 #include "config.h"
@@ -207,9 +207,7 @@ int open_store(ctl *c, int mode, sm_store **st)
         }
         return EX_OK;
     }
-    /* export as root: see cmd_export. */
-    if ((rc = guard_store(c, strcmp(c->command, "export") != 0,
-                          mode != OPEN_READ)) != EX_OK)
+    if ((rc = guard_store(c, 1, mode != OPEN_READ)) != EX_OK)
         return rc;
     if (stat(c->db, &sb) != 0) {
         if (errno != ENOENT || mode != OPEN_CREATE) {
