@@ -80,10 +80,14 @@ static int split_export(unit_ctx *u, sm_store *st, const char *dir,
     assert_true(pid >= 0);
     if (pid == 0) {
         sm_export_result res;
+        sm_export_status es;
+
         close(sv[0]);
         sm_ctl_export_remote(sv[1]);
-        _exit(sm_ctl_export(u->pool, st, BASE, settings(u), "/nowhere",
-                            &res, err, sizeof(err)));
+        es = sm_ctl_export(u->pool, st, BASE, settings(u), "/nowhere", &res,
+                           err, sizeof(err));
+        sm_store_close(st);
+        _exit(es);
     }
     close(sv[1]);
     *served = sm_ctl_export_serve(u->pool, sv[0], dir, err, sizeof(err));
