@@ -293,9 +293,6 @@ int sm_sqlite_migrate(sqlite_store *s, int readonly, int probe)
     if ((rc = sm_sqlite_int_pragma(s, "PRAGMA user_version", &version))
         != SQLITE_OK)
         return rc;
-    if (version <= SM_SCHEMA_VERSION
-        && (rc = sm_sqlite_check_objects(s, version)) != SQLITE_OK)
-        return rc;
     if (version == SM_SCHEMA_VERSION)
         goto check_id;
     if (version > SM_SCHEMA_VERSION) {

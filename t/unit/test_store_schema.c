@@ -110,12 +110,16 @@ static void test_foreign_trigger_refused(void **state)
     unit_ctx *u = *state;
     char *path = new_store(u, "s.db");
 
-    sql_exec(path, "CREATE TABLE pwned(url TEXT);"
+    sql_exec(path, "PRAGMA journal_mode = DELETE;"
+                   "CREATE TABLE pwned(url TEXT);"
                    "CREATE TRIGGER evil AFTER INSERT ON urls BEGIN"
                    " INSERT INTO pwned VALUES (new.url); END");
     assert_refused(u, path, "trigger evil");
     assert_int_equal(sql_int(path, "SELECT count(*) FROM pwned"), 0);
     assert_int_equal(sql_int(path, "SELECT count(*) FROM urls"), 1);
+    /* refused before a writer switched the file to WAL mode */
+    assert_int_equal(sql_int(path, "SELECT journal_mode = 'delete' FROM"
+                                   " pragma_journal_mode"), 1);
 }
 
 /* One of ours by name, with another body: refused as well. */
