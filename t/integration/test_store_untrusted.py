@@ -214,10 +214,11 @@ def test_root_export_into_a_root_directory(user_store):
     r = ctl("export", db, "--site", BASE, d)
     assert r.returncode == 0, r.stderr
     assert sorted(os.listdir(d)) == ["sitemap-1.xml", "sitemap.xml"], os.listdir(d)
-    with as_run_user():
-        r2 = subprocess.run([SITEMAPCTL, "export", str(db), "--site", BASE,
-                             str(top / "out")], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, timeout=120)
+    # the User itself, every id theirs (as sudo -u would run it)
+    r2 = subprocess.run([SITEMAPCTL, "export", str(db), "--site", BASE,
+                         str(top / "out")], stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, text=True, timeout=120,
+                        user=RUN_UID, group=RUN_GID, extra_groups=[])
     assert r2.returncode == 0, r2.stderr
     for f in os.listdir(d):
         assert os.stat(d / f).st_uid == 0
