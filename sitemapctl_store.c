@@ -64,7 +64,9 @@ int drop_to_owner(ctl *c)
 }
 
 /* Can the owner reach (search) dir?  Asked of a child that becomes the
- * owner: root itself must not. */
+ * owner: root itself must not.  0 only when the owner surely cannot (a
+ * child that could not become the owner says 1: the caller then tries and
+ * fails loudly rather than work as root). */
 static int owner_reaches(ctl *c, const char *dir)
 {
     pid_t pid;
@@ -77,13 +79,13 @@ static int owner_reaches(ctl *c, const char *dir)
         int fd = open("/dev/null", O_WRONLY);
         if (fd >= 0)                    /* (its messages go nowhere) */
             dup2(fd, STDERR_FILENO);
-        _exit(drop_to_owner(c) && faccessat(AT_FDCWD, dir, X_OK, 0) == 0
-              ? 0 : 1);
+        _exit(!drop_to_owner(c) ? 2
+              : faccessat(AT_FDCWD, dir, X_OK, 0) == 0 ? 0 : 1);
     }
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
             return -1;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return !(WIFEXITED(status) && WEXITSTATUS(status) == 1);
 }
 
 /* EX_OK, or EX_NO_STORE (said) when the store is not safe to open.  A
