@@ -97,7 +97,7 @@ const command *find_command(const char *name);
 enum { OPEN_READ, OPEN_WRITE, OPEN_CREATE };
 
 /* Switch to the store's owner (owner) or back to root; 0 (said) if not. */
-int act_as(ctl *c, int owner);
+int drop_to_owner(ctl *c);
 /* EX_OK, or EX_NO_STORE (said) when the store file is not safe to open
  * as root (see sitemapctl_store.c). */
 int guard_store(ctl *c, int become_owner, int writing);

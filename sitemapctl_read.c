@@ -9,7 +9,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "sitemapctl.h"
 #include "sm_ctl.h"
@@ -255,6 +258,57 @@ int cmd_indexnow(ctl *c)
 
 /* ---- export ------------------------------------------------------------------ */
 
+/* export run as root with a store file: a child does the work (it becomes
+ * the store's owner for good when the store is another user's, see
+ * sitemapctl_store.c, prints what it did and exits with the command's
+ * status) and this root parent writes the files it makes, in DIR.  So a
+ * store of another user's is never parsed as root, and files are still
+ * written as root where the administrator names (a document root of
+ * root's).  Returns -1 in the child (go on with the export), else the
+ * command's status. */
+static int export_split(ctl *c, const char *dir)
+{
+    char err[512];
+    sm_export_status es;
+    int sv[2], status;
+    pid_t pid;
+
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+        say("cannot export: %s", strerror(errno));
+        return EX_WRITE;
+    }
+    fflush(NULL);
+    if ((pid = fork()) < 0) {
+        say("cannot export: %s", strerror(errno));
+        close(sv[0]);
+        close(sv[1]);
+        return EX_WRITE;
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        sm_ctl_export_remote(sv[1]);
+        return -1;
+    }
+    close(sv[1]);
+    es = sm_ctl_export_serve(c->pool, sv[0], dir, err, sizeof(err));
+    close(sv[0]);
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) {
+            say("cannot export: %s", strerror(errno));
+            return EX_WRITE;
+        }
+    if (es != SM_EXPORT_OK) {
+        say("%s", err);
+        return EX_WRITE;
+    }
+    if (WIFSIGNALED(status)) {
+        say("the export's reading process died (signal %d)",
+            WTERMSIG(status));
+        return EX_WRITE;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : EX_WRITE;
+}
+
 int cmd_export(ctl *c)
 {
     const char *dir = APR_ARRAY_IDX(c->args, 0, const char *), *err;
@@ -266,6 +320,9 @@ int cmd_export(ctl *c)
     char msg[512];
     int rc, i;
 
+    if (geteuid() == 0 && !sm_store_is_pg(c->uri)
+        && (rc = export_split(c, dir)) >= 0)
+        return rc;
     if ((rc = open_store(c, OPEN_READ, &st)) != EX_OK)
         return rc;
     if ((rc = site_row(c, st, &row, 1)) != EX_OK)

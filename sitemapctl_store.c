@@ -4,14 +4,17 @@
  *
  * Running as root: the store's directory usually belongs to httpd's User, who can put a
  * link where root expects the store or a journal: root opening, creating
- * (SQLite) or chowning through it would hand a root file to that user.  So
- * sitemapctl, run as root, works on a store that is not root's with the
- * identity (effective uid, gid and groups) of the store's owner, or of its
- * directory's owner for a store it creates: what it creates is theirs, and
- * a link they planted leads nowhere they could not go.  The store and its
- * journals must also not be links, hard links or other than regular files
- * (checked without following links, see sm_fs.h), as export keeps root's
- * identity to write its files. */
+ * (SQLite) or chowning through it would hand a root file to that user, and
+ * the file's content is theirs: SQLite parsing it as root would lend any
+ * flaw in SQLite root's rights.  So sitemapctl, run as root, becomes the
+ * owner of a store that is not root's (or of its directory, for a store it
+ * creates) for good before it opens the store: real, effective and saved
+ * uid and gid and the owner's groups, with no way back (drop_to_owner).
+ * What it creates is theirs, and a link they planted leads nowhere they
+ * could not go.  export does this in a child, and its root parent writes
+ * the files (cmd_export).  The store and
+ * its journals must also not be links, hard links or other than regular
+ * files (checked without following links, see sm_fs.h). */
 #include "config.h"
 
 #include <apr_strings.h>
@@ -24,33 +27,65 @@
 #include <unistd.h>
 
 #include <grp.h>
+#include <pwd.h>
+#include <sys/wait.h>
 
 #include "sitemapctl.h"
 #include "sm_ctl.h"
 #include "sm_fs.h"
 #include "sm_sitemap.h"
 
-static gid_t root_groups[64];
-static int root_ngroups = -1;
-
-int act_as(ctl *c, int owner)
+/* Become the store's owner for good: real, effective and saved uid and
+ * gid, and the owner's groups (initgroups; only the owner's gid when the
+ * uid has no name).  No way back to root: a store another user wrote is
+ * parsed by SQLite, and whatever a crafted file could make it do is done
+ * with that user's rights only. */
+int drop_to_owner(ctl *c)
 {
+    struct passwd *pw = getpwuid(c->owner_uid);
+    uid_t r, e, s;
     int ok;
 
-    if (owner) {
-        if (root_ngroups < 0)
-            root_ngroups = getgroups(64, root_groups);
-        ok = setgroups(1, &c->owner_gid) == 0 && setegid(c->owner_gid) == 0
-             && seteuid(c->owner_uid) == 0;
+    ok = (pw ? initgroups(pw->pw_name, c->owner_gid)
+             : setgroups(1, &c->owner_gid)) == 0
+         && setresgid(c->owner_gid, c->owner_gid, c->owner_gid) == 0
+         && setresuid(c->owner_uid, c->owner_uid, c->owner_uid) == 0;
+    if (!ok) {
+        say("cannot become uid %ld: %s", (long)c->owner_uid, strerror(errno));
+        return 0;
     }
-    else
-        ok = seteuid(0) == 0 && setegid(0) == 0
-             && setgroups(root_ngroups > 0 ? (size_t)root_ngroups : 0,
-                          root_groups) == 0;
-    if (!ok)
-        say("cannot switch to uid %ld: %s", owner ? (long)c->owner_uid : 0L,
-            strerror(errno));
-    return ok;
+    /* Never carry on as root by mistake. */
+    if (getresuid(&r, &e, &s) != 0 || r != c->owner_uid || e != r || s != r
+        || setuid(0) == 0) {
+        say("cannot become uid %ld for good", (long)c->owner_uid);
+        _exit(EX_NO_STORE);
+    }
+    return 1;
+}
+
+/* Can the owner reach (search) dir?  Asked of a child that becomes the
+ * owner: root itself must not.  0 only when the owner surely cannot (a
+ * child that could not become the owner says 1: the caller then tries and
+ * fails loudly rather than work as root). */
+static int owner_reaches(ctl *c, const char *dir)
+{
+    pid_t pid;
+    int status;
+
+    fflush(NULL);
+    if ((pid = fork()) < 0)
+        return -1;
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0)                    /* (its messages go nowhere) */
+            dup2(fd, STDERR_FILENO);
+        _exit(!drop_to_owner(c) ? 2
+              : faccessat(AT_FDCWD, dir, X_OK, 0) == 0 ? 0 : 1);
+    }
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return !(WIFEXITED(status) && WEXITSTATUS(status) == 1);
 }
 
 /* EX_OK, or EX_NO_STORE (said) when the store is not safe to open.  A
@@ -103,18 +138,16 @@ int guard_store(ctl *c, int become_owner, int writing)
         return EX_OK;
     c->owner_uid = sb.st_uid;
     c->owner_gid = sb.st_gid;
-    if (!act_as(c, 1))
-        return EX_NO_STORE;
-    if (faccessat(AT_FDCWD, dir, X_OK, AT_EACCESS) != 0) {
+    if (owner_reaches(c, dir) == 0) {
         /* The owner cannot reach the directory (a 0700 parent of root's),
          * so cannot have planted anything in it either: root works there
          * itself, and gives a store it creates to the owner, as the
          * module would find it. */
-        if (!act_as(c, 0))
-            return EX_NO_STORE;
         c->give_created = 1;
         return EX_OK;
     }
+    if (!drop_to_owner(c))
+        return EX_NO_STORE;
     c->as_owner = 1;
     return EX_OK;
 }
@@ -176,9 +209,7 @@ int open_store(ctl *c, int mode, sm_store **st)
         }
         return EX_OK;
     }
-    /* export writes its files as root: it only reads the store. */
-    if ((rc = guard_store(c, strcmp(c->command, "export") != 0,
-                          mode != OPEN_READ)) != EX_OK)
+    if ((rc = guard_store(c, 1, mode != OPEN_READ)) != EX_OK)
         return rc;
     if (stat(c->db, &sb) != 0) {
         if (errno != ENOENT || mode != OPEN_CREATE) {

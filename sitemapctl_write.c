@@ -72,13 +72,6 @@ int cmd_import(ctl *c)
             return EX_LOG;
         }
     }
-    if ((rc = open_store(c, OPEN_CREATE, &st)) != EX_OK)
-        return rc;
-    if ((rc = site_row(c, st, &row, 0)) != EX_OK)
-        return rc;
-    if (!row.known)
-        say("the site %s is new to the store %s", c->site, c->db);
-    site = site_conf(c, &row);
 
     APR_ARRAY_PUSH(types, const char *) = "text/html";
     rules.content_types = types;
@@ -93,10 +86,10 @@ int cmd_import(ctl *c)
         total = size < 0 ? -1 : total + size;
     }
     t0 = apr_time_now();
-    /* The logs are read with the identity they were checked with (root
-     * may read logs the store's owner may not). */
-    if (c->as_owner && !act_as(c, 0))
-        return EX_STORE;
+    /* The logs are read before the store is opened, with the identity
+     * they were checked with: root may read logs the store's owner may
+     * not, and opening a store of another user's makes root that user for
+     * good (sitemapctl_store.c). */
     sm_progress_start(&ip.meter, tty, "reading logs", total, 1, t0);
     ip.before = 0;
     sm_import_set_progress(im, import_progress_cb, &ip);
@@ -111,8 +104,13 @@ int cmd_import(ctl *c)
         ip.before += size > 0 ? size : 0;
     }
     sm_progress_end(&ip.meter);
-    if (c->as_owner && !act_as(c, 1))
-        return EX_STORE;
+    if ((rc = open_store(c, OPEN_CREATE, &st)) != EX_OK)
+        return rc;
+    if ((rc = site_row(c, st, &row, 0)) != EX_OK)
+        return rc;
+    if (!row.known)
+        say("the site %s is new to the store %s", c->site, c->db);
+    site = site_conf(c, &row);
     t1 = apr_time_now();
     changes = sm_import_changes(im, c->pool, site);
     sm_progress_start(&ip.meter, tty, "writing URLs", changes->nelts, 0, t1);

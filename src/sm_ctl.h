@@ -82,6 +82,15 @@ sm_export_status sm_ctl_export(apr_pool_t *p, sm_store *st, const char *base,
                                sm_export_result *res, char *err,
                                apr_size_t errlen);
 
+/* export split in two processes (sm_ctl_export_remote.h): in the child,
+ * sm_ctl_export_remote(sock) makes sm_ctl_export hand its files to the
+ * parent over sock; the parent runs sm_ctl_export_serve(sock, dir) until
+ * the child closes it: SM_EXPORT_OK, or SM_EXPORT_WRITE (err says why)
+ * when the child's requests could not be answered. */
+void sm_ctl_export_remote(int sock);
+sm_export_status sm_ctl_export_serve(apr_pool_t *p, int sock, const char *dir,
+                                     char *err, apr_size_t errlen);
+
 /* One of those documents to a sink instead of a file (used by the unit
  * tests): which is SM_NAME_INDEX (0, the SitemapPath) or a page number. */
 sm_export_status sm_ctl_document(apr_pool_t *p, sm_store *st,

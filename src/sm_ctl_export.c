@@ -4,6 +4,7 @@
  * document, the same XML writer and annotations. */
 #include "sm_css.h"
 #include "sm_ctl.h"
+#include "sm_ctl_export_remote.h"
 #include "sm_document.h"
 
 #include <apr_file_io.h>
@@ -137,14 +138,25 @@ static sm_export_status write_error(char *err, apr_size_t errlen,
 }
 
 /* The same for a failed system call (errno). */
-static sm_export_status sys_error(char *err, apr_size_t errlen,
-                                  const char *what, const char *path)
+sm_export_status sm_export_sys_error(char *err, apr_size_t errlen,
+                                     const char *what, const char *path)
 {
     return write_error(err, errlen, what, path, APR_FROM_OS_ERROR(errno));
+}
+#define sys_error sm_export_sys_error
+
+/* The socket to the root parent that writes the files (a child that
+ * became the store's owner), or -1: this process writes them. */
+static int remote_fd = -1;
+
+void sm_ctl_export_remote(int fd)
+{
+    remote_fd = fd;
 }
 
 typedef struct {
     int fd;
+    int remote;             /* fd is the socket to the parent */
     const char *path;       /* for messages */
     char *err;
     apr_size_t errlen;
@@ -156,6 +168,15 @@ static apr_status_t flush_file(file_sink *fs)
 {
     apr_size_t off = 0;
 
+    if (fs->remote && fs->used) {
+        if (sm_xr_send(fs->fd, XR_CHUNK, fs->buf, fs->used) != 0) {
+            apr_status_t rv = APR_FROM_OS_ERROR(errno);
+            write_error(fs->err, fs->errlen, "write", fs->path, rv);
+            return rv;
+        }
+        fs->used = 0;
+        return APR_SUCCESS;
+    }
     while (off < fs->used) {
         ssize_t n = write(fs->fd, fs->buf + off, fs->used - off);
         if (n < 0 && errno == EINTR)
@@ -193,8 +214,8 @@ static apr_status_t to_file(void *baton, const char *data, apr_size_t len)
 
 /* Create name in the directory dfd under a fresh random name, exclusively
  * and without following links.  The file's name is put in *tmp. */
-static int create_temporary(apr_pool_t *p, int dfd, const char *name,
-                            const char **tmp)
+int sm_export_create_temporary(apr_pool_t *p, int dfd, const char *name,
+                               const char **tmp)
 {
     int tries;
 
@@ -220,6 +241,50 @@ static int create_temporary(apr_pool_t *p, int dfd, const char *name,
 /* What a file is filled with (see replace_file). */
 typedef sm_export_status fill_fn(void *ctx, file_sink *fs);
 
+/* A reply's error text into err. */
+static sm_export_status remote_error(sm_export_status es, const char *reply,
+                                     char *err, apr_size_t errlen)
+{
+    if (es != SM_EXPORT_OK && err)
+        apr_cpystrn(err, reply, errlen);
+    return es;
+}
+
+/* replace_file through the parent. */
+static sm_export_status replace_remote(apr_pool_t *p, const char *path,
+                                       const char *name, fill_fn *fill,
+                                       void *ctx, file_sink *fs,
+                                       sm_export_result *res, char *err,
+                                       apr_size_t errlen)
+{
+    sm_export_status es;
+    apr_size_t rlen;
+    char *reply;
+
+    es = sm_xr_call(p, remote_fd, XR_FILE, name, strlen(name), &reply, &rlen);
+    if (es != SM_EXPORT_OK)
+        return remote_error(es, reply, err, errlen);
+    fs->fd = remote_fd;
+    fs->remote = 1;
+    fs->path = path;
+    fs->err = err;
+    fs->errlen = errlen;
+    fs->used = 0;
+    es = fill(ctx, fs);
+    if (es == SM_EXPORT_OK && flush_file(fs) != APR_SUCCESS)
+        es = SM_EXPORT_WRITE;
+    if (es != SM_EXPORT_OK) {
+        sm_xr_send(remote_fd, XR_ABORT, "", 0);
+        return es;
+    }
+    es = sm_xr_call(p, remote_fd, XR_END, "", 0, &reply, &rlen);
+    if (es != SM_EXPORT_OK)
+        return remote_error(es, reply, err, errlen);
+    res->files++;
+    APR_ARRAY_PUSH(res->paths, const char *) = path;
+    return SM_EXPORT_OK;
+}
+
 /* Replace the file name in the directory dfd (dirpath for messages) by
  * what fill writes: into a new temporary file, renamed over the name once
  * complete. */
@@ -233,8 +298,11 @@ static sm_export_status replace_file(apr_pool_t *p, int dfd,
     file_sink *fs = apr_palloc(p, sizeof(*fs));
     sm_export_status es;
 
-    if ((fs->fd = create_temporary(p, dfd, name, &tmp)) < 0)
+    if (remote_fd >= 0)
+        return replace_remote(p, path, name, fill, ctx, fs, res, err, errlen);
+    if ((fs->fd = sm_export_create_temporary(p, dfd, name, &tmp)) < 0)
         return sys_error(err, errlen, "create a temporary file for", path);
+    fs->remote = 0;
     fs->path = path;
     fs->err = err;
     fs->errlen = errlen;
@@ -302,8 +370,8 @@ static sm_export_status fill_css(void *ctx, file_sink *fs)
  * missing: dir itself as named (the administrator's choice), every
  * directory below it without following a link.  Returns the descriptor,
  * or -1 with err set. */
-static int open_target_dir(apr_pool_t *p, const char *dir,
-                           const char *urldir, char *err, apr_size_t errlen)
+int sm_export_open_dir(apr_pool_t *p, const char *dir, const char *urldir,
+                       char *err, apr_size_t errlen)
 {
     char *rest = apr_pstrdup(p, urldir), *seg, *state;
     const char *done = *dir ? dir : "/";
@@ -345,12 +413,13 @@ static int open_target_dir(apr_pool_t *p, const char *dir,
 
 /* Remove the page files in the SitemapPath's directory (dfd) that are not
  * pages of this snapshot: what the module would answer 404 for. */
-static sm_export_status remove_stale(apr_pool_t *p, int dfd,
-                                     const char *dirpath, const char *urldir,
-                                     const sm_settings *set,
-                                     const sm_site_info *info,
-                                     sm_export_result *res, char *err,
-                                     apr_size_t errlen)
+sm_export_status sm_export_remove_stale(apr_pool_t *p, int dfd,
+                                        const char *dirpath,
+                                        const char *urldir,
+                                        const sm_settings *set,
+                                        const sm_site_info *info,
+                                        sm_export_result *res, char *err,
+                                        apr_size_t errlen)
 {
     sm_export_status es = SM_EXPORT_OK;
     struct dirent *de;
@@ -389,6 +458,43 @@ static sm_export_status remove_stale(apr_pool_t *p, int dfd,
     return es;
 }
 
+/* s and its NUL at the end of the bytes a. */
+static void put_str(apr_array_header_t *a, const char *s)
+{
+    do
+        APR_ARRAY_PUSH(a, char) = *s;
+    while (*s++);
+}
+
+/* remove_stale through the parent: it says what it removed. */
+static sm_export_status stale_remote(apr_pool_t *p, const sm_settings *set,
+                                     const char *urldir,
+                                     const sm_site_info *info,
+                                     sm_export_result *res, char *err,
+                                     apr_size_t errlen)
+{
+    apr_array_header_t *req = apr_array_make(p, 256, 1);
+    sm_export_status es;
+    char *reply, *at;
+    apr_size_t rlen;
+    int i;
+
+    put_str(req, set->path);
+    put_str(req, urldir);
+    for (i = 0; i < info->pages->nelts; i++)
+        put_str(req, apr_psprintf(p, "%" APR_INT64_T_FMT, (apr_int64_t)
+                                  APR_ARRAY_IDX(info->pages, i,
+                                                sm_page_info).page));
+    es = sm_xr_call(p, remote_fd, XR_STALE, req->elts, (apr_size_t)req->nelts,
+                    &reply, &rlen);
+    if (es != SM_EXPORT_OK)
+        return remote_error(es, reply, err, errlen);
+    for (at = reply; at < reply + rlen; at += strlen(at) + 1)
+        if (*at)
+            APR_ARRAY_PUSH(res->removed, const char *) = at;
+    return SM_EXPORT_OK;
+}
+
 sm_export_status sm_ctl_export(apr_pool_t *p, sm_store *st, const char *base,
                                const sm_settings *set, const char *dir,
                                sm_export_result *res, char *err,
@@ -414,7 +520,19 @@ sm_export_status sm_ctl_export(apr_pool_t *p, sm_store *st, const char *base,
     dirpath = apr_pstrcat(p, dir, urldir, NULL);
     if ((es = snapshot(p, st, base, &info, err, errlen)) != SM_EXPORT_OK)
         return es;
-    if ((dfd = open_target_dir(p, dir, urldir, err, errlen)) < 0) {
+    if (remote_fd >= 0) {
+        char *reply;
+        apr_size_t rlen;
+
+        dfd = -1;
+        es = sm_xr_call(p, remote_fd, XR_OPEN, urldir, strlen(urldir),
+                        &reply, &rlen);
+        if (es != SM_EXPORT_OK) {
+            sm_store_read_end(st);
+            return remote_error(es, reply, err, errlen);
+        }
+    }
+    else if ((dfd = sm_export_open_dir(p, dir, urldir, err, errlen)) < 0) {
         sm_store_read_end(st);
         return SM_EXPORT_WRITE;
     }
@@ -438,9 +556,12 @@ sm_export_status sm_ctl_export(apr_pool_t *p, sm_store *st, const char *base,
         && strcmp(set->stylesheet, sm_stylesheet_default(p, set->path)) == 0)
         es = replace_file(p, dfd, dirpath, SM_STYLESHEET_NAME, fill_css, NULL,
                           res, err, errlen);
-    if (es == SM_EXPORT_OK)
-        es = remove_stale(p, dfd, dirpath, urldir, set, &info, res, err,
-                          errlen);
-    close(dfd);
+    if (es == SM_EXPORT_OK && remote_fd >= 0)
+        es = stale_remote(p, set, urldir, &info, res, err, errlen);
+    else if (es == SM_EXPORT_OK)
+        es = sm_export_remove_stale(p, dfd, dirpath, urldir, set, &info, res,
+                                    err, errlen);
+    if (dfd >= 0)
+        close(dfd);
     return es;
 }

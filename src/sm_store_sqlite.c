@@ -345,6 +345,20 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
     apr_pool_cleanup_register(p, s, store_cleanup, apr_pool_cleanup_null);
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, busy_timeout_ms);
+    if ((rc = sm_sqlite_harden(s)) != SQLITE_OK)
+        goto fail;
+    /* Someone else's trigger or view: refused before the file is switched
+     * to WAL mode or written at all (sm_sqlite_migrate looks again under
+     * its lock). */
+    {
+        sqlite3_int64 version;
+        if ((rc = sm_sqlite_int_pragma(s, "PRAGMA user_version", &version))
+            != SQLITE_OK)
+            goto fail;
+        if (version <= SM_SCHEMA_VERSION
+            && (rc = sm_sqlite_check_objects(s, version)) != SQLITE_OK)
+            goto fail;
+    }
     if (!readonly) {
         /* The -wal file is bounded: a (passive) checkpoint after every
          * WAL_CHECKPOINT_PAGES pages written (4 MiB with 4 KiB pages),

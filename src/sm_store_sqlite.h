@@ -97,6 +97,11 @@ int sm_sqlite_int_pragma(sqlite_store *s, const char *sql,
 /* Create or upgrade the schema (sm_store_sqlite_schema.c); one writer at
  * a time does it.  probe: a read-only look that accepts an older schema. */
 int sm_sqlite_migrate(sqlite_store *s, int readonly, int probe);
+/* SQLite's defensive settings on a newly opened connection. */
+int sm_sqlite_harden(sqlite_store *s);
+/* SQLITE_MISMATCH (errmsg says which) when the file holds a trigger or a
+ * view the schema of that version does not make. */
+int sm_sqlite_check_objects(sqlite_store *s, sqlite3_int64 version);
 sqlite3_stmt *sm_sqlite_stmt(sqlite_store *s, int which);
 /* Bind v (NULL: SQL NULL) to parameter i. */
 void sm_sqlite_text(sqlite3_stmt *q, int i, const char *v);

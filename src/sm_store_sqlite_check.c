@@ -155,6 +155,12 @@ apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
     }
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, busy_timeout_ms);
+    if (sm_sqlite_harden(s) != SQLITE_OK) {
+        if (errmsg)
+            apr_cpystrn(errmsg, s->base.errmsg, errlen);
+        sm_sqlite_close(&s->base);
+        return APR_EGENERAL;
+    }
 
     /* One snapshot for every check. */
     if ((rc = sm_sqlite_exec(s, "cannot start reading", "BEGIN")) != SQLITE_OK
@@ -209,6 +215,14 @@ apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
             apr_snprintf(errmsg, errlen, "schema version %d is newer than "
                          "this sitemapctl knows (%d)", about->schema_version,
                          SM_SCHEMA_VERSION);
+        sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+        sm_sqlite_close(&s->base);
+        return APR_EGENERAL;
+    }
+    if (sm_sqlite_check_objects(s, about->schema_version) != SQLITE_OK) {
+        /* Someone else's trigger or view: refused, not read further. */
+        if (errmsg)
+            apr_cpystrn(errmsg, s->base.errmsg, errlen);
         sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
         sm_sqlite_close(&s->base);
         return APR_EGENERAL;

@@ -207,6 +207,99 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
 };
 
 
+/* SQLite's defences for a file another user may have written (README,
+ * Threat model): no writes to the schema or shadow tables through SQL
+ * (SQLITE_DBCONFIG_DEFENSIVE), no function with side effects or virtual
+ * table called from the schema (trusted_schema off), and every b-tree
+ * cell's size checked as it is read (cell_size_check). */
+int sm_sqlite_harden(sqlite_store *s)
+{
+    int on = -1;
+
+    if (sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, &on)
+            != SQLITE_OK || on != 1
+        || sqlite3_db_config(s->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &on)
+            != SQLITE_OK || on != 0) {
+        apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg),
+                     "cannot turn on SQLite's defensive settings");
+        return SQLITE_ERROR;
+    }
+    return sm_sqlite_exec(s, "cannot turn on SQLite's defensive settings",
+                          "PRAGMA cell_size_check = ON");
+}
+
+/* Is the trigger whose SQLite text (as sqlite_master keeps it, without
+ * the final ';') is sql, named name, one the schema steps below version
+ * create and do not drop? */
+static int our_trigger(sqlite3_int64 version, const char *name,
+                       const char *sql)
+{
+    static const char create[] = "CREATE TRIGGER ", drop[] = "DROP TRIGGER ";
+    size_t nlen = strlen(name), slen = strlen(sql);
+    int found = 0;
+    sqlite3_int64 v;
+
+    for (v = 0; v < version && v < SM_SCHEMA_VERSION; v++) {
+        const char *step = schema_steps[v], *at;
+
+        for (at = step; (at = strstr(at, create)) != NULL; at++) {
+            const char *n = at + sizeof(create) - 1;
+            if (strncmp(n, name, nlen) == 0 && n[nlen] == ' '
+                && strncmp(at, sql, slen) == 0 && at[slen] == ';')
+                found = 1;
+        }
+        for (at = step; (at = strstr(at, drop)) != NULL; at++) {
+            const char *n = at + sizeof(drop) - 1;
+            if (strncmp(n, name, nlen) == 0 && n[nlen] == ';')
+                found = 0;
+        }
+    }
+    return found;
+}
+
+/* SQLITE_OK when every trigger and view in the file is one the schema of
+ * version makes; else SQLITE_MISMATCH, naming the first other one.  A
+ * trigger runs with the rights of whoever writes to its table (the module,
+ * sitemapctl as root), a view with those of whoever reads it: a store
+ * another user wrote may hold neither of theirs. */
+int sm_sqlite_check_objects(sqlite_store *s, sqlite3_int64 version)
+{
+    sqlite3_stmt *q;
+    int rc;
+
+    rc = sqlite3_prepare_v2(s->db, "SELECT type, name, sql FROM"
+                            " main.sqlite_master WHERE type IN"
+                            " ('trigger', 'view') ORDER BY rowid", -1, &q,
+                            NULL);
+    if (rc != SQLITE_OK) {
+        sm_sqlite_set_error(&s->base, "cannot read the schema", s->db);
+        return rc;
+    }
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *type = (const char *)sqlite3_column_text(q, 0);
+        const char *name = (const char *)sqlite3_column_text(q, 1);
+        const char *sql = (const char *)sqlite3_column_text(q, 2);
+
+        if (!type || !name || !sql || strcmp(type, "trigger") != 0
+            || !our_trigger(version, name, sql)) {
+            apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg),
+                         "not a mod_sitemap store: it holds a %s %s that "
+                         "mod_sitemap does not make (refused: it would run "
+                         "with the rights of whoever writes or reads it)",
+                         type ? type : "?", name ? name : "?");
+            sqlite3_finalize(q);
+            return SQLITE_MISMATCH;
+        }
+    }
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE) {
+        sm_sqlite_set_error(&s->base, "cannot read the schema", s->db);
+        return rc;
+    }
+    return SQLITE_OK;
+}
+
+
 /* Create or upgrade the schema; one writer at a time does it.  probe: a
  * read-only look that accepts an older schema. */
 int sm_sqlite_migrate(sqlite_store *s, int readonly, int probe)
@@ -253,6 +346,9 @@ int sm_sqlite_migrate(sqlite_store *s, int readonly, int probe)
     /* Another process may have migrated while we waited for the lock. */
     if ((rc = sm_sqlite_int_pragma(s, "PRAGMA user_version", &version))
         != SQLITE_OK)
+        goto fail;
+    if (version <= SM_SCHEMA_VERSION
+        && (rc = sm_sqlite_check_objects(s, version)) != SQLITE_OK)
         goto fail;
     if (version == 0) {
         sqlite3_int64 tables;

@@ -430,6 +430,9 @@ static void test_batch_summaries(void **state)
     assert_int_equal(q(path, "SELECT url_count FROM sites"), 9);
     assert_int_equal(q(path, "SELECT sum(url_count) FROM pages"), 9);
     assert_int_equal(q(path, "SELECT count(*) FROM urls WHERE url='/ok'"), 0);
+    /* (gone before check, which refuses a trigger the schema does not
+     * make) */
+    sql_exec(path, "DROP TRIGGER refuse");
     /* and the next batch starts clean */
     assert_int_equal(sm_store_apply(st, cs, 1, &stats), APR_SUCCESS);
     assert_int_equal(q(path, "SELECT url_count FROM sites"), 10);
