@@ -291,14 +291,15 @@ static sm_verdict head_says(request_rec *r, const sitemap_server_conf *conf,
 static const char *canonical_named(request_rec *r, const sm_site_conf *site,
                                    const request_rec *orig,
                                    const sitemap_head_note *note,
-                                   const sitemap_response_headers *h)
+                                   const request_rec *last)
 {
-    const char *href = NULL, *base, *target;
+    const char *href = NULL, *base, *target, *link;
 
     if (note && note->state == SITEMAP_HEAD_READ)
         href = sm_head_result_get(note->scanner)->canonical;
-    if (!href && h->link)
-        href = sm_link_canonical(r->pool, h->link);
+    if (!href && (link = all_values(last, !apr_is_empty_table(
+                                        last->err_headers_out), "Link")))
+        href = sm_link_canonical(r->pool, link);
     if (href && sm_head_resolve(r->pool, site->base, orig->unparsed_uri,
                                 href, &base, &target))
         return apr_pstrcat(r->pool, base, target, NULL);
@@ -391,7 +392,7 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
         change.why = why ? why
                      : apr_psprintf(r->pool, "status %d", resp->status);
         if (why && !strcmp(why, "canonical names another URL"))
-            change.detail = canonical_named(r, site, orig, note, h);
+            change.detail = canonical_named(r, site, orig, note, last);
         else if (resp->status == HTTP_MOVED_PERMANENTLY)
             change.detail = apr_table_get(last->headers_out, "Location");
     }
