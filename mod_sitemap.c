@@ -73,6 +73,8 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->host_re = NULL;
     conf->hosts_max = -1;
     conf->session_cookies = NULL;
+    conf->named = NULL;
+    conf->base_path = NULL;
     return conf;
 }
 

@@ -68,7 +68,7 @@ typedef struct {
                                            (per vhost: not inherited) */
     int hosts_max;                      /* SitemapSiteFromHostMax */
     apr_array_header_t *session_cookies; /* SitemapSessionCookie (empty:
-                                           None; NULL: unset, the
+                                           None, NULL: unset, so the
                                            defaults) */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
