@@ -35,11 +35,16 @@ static sm_recorder *join_in(apr_pool_t *p, sm_writer *w, const char *path,
     sm_recorder *rec;
     sm_recorder_conf conf = { path, apr_time_from_msec(50), 0, 0, 200,
                               &quiet, NULL, NULL, w, idle,
-                              /* retries back off from 20 ms to 200 ms:
+                              /* retries back off from 5 ms to 40 ms:
                                * these tests are about the queue, not the
-                               * backoff's pace (test_recorder.c) */
-                              apr_time_from_msec(20),
-                              apr_time_from_msec(200), 0 };
+                               * backoff's pace (test_recorder_fault.c);
+                               * a full queue of a failing store's changes
+                               * waits for its retry, and 200 ms took the
+                               * 300 changes of
+                               * test_failing_store_does_not_hold_up_others
+                               * past 15 s under valgrind */
+                              apr_time_from_msec(5),
+                              apr_time_from_msec(40), 0 };
 
     assert_int_equal(sm_recorder_create(&rec, p, &conf), APR_SUCCESS);
     sm_recorder_add_site(rec, site);
