@@ -13,6 +13,7 @@
 
 #include <apr_strings.h>
 
+#include <stddef.h>
 #include <string.h>
 
 #define BLOCK 4096
@@ -108,7 +109,7 @@ sm_fingerprint *sm_fingerprint_create(apr_pool_t *p)
     sm_fingerprint *fp = apr_palloc(p, sizeof(*fp));
 
     /* the state, not the two buffers (written before they are read) */
-    memset(fp, 0, APR_OFFSETOF(sm_fingerprint, tag));
+    memset(fp, 0, offsetof(sm_fingerprint, tag));
     fp->h = SM_HASH_SEED;
     return fp;
 }
