@@ -374,21 +374,17 @@ const apr_array_header_t *sitemap_default_session_cookies(apr_pool_t *p)
     return a;
 }
 
-/* A cookie name (RFC 6265's token), or one with a leading or trailing
- * '*' standing for any prefix or suffix. */
+/* A cookie name (RFC 6265: an HTTP token, as httpd scans them), or one
+ * with a leading or trailing '*' standing for any prefix or suffix. */
 static int is_cookie_pattern(const char *s)
 {
-    apr_size_t n = strlen(s), i;
+    apr_size_t n = strlen(s);
     apr_size_t from = s[0] == '*', to = n && s[n - 1] == '*' ? n - 1 : n;
 
-    if (n < 2 && from)
+    if (to <= from || (from && to < n))         /* "*", "**", "*x*" */
         return 0;
-    if (from && to < n)                 /* "*x*" */
-        return 0;
-    for (i = from; i < to; i++)
-        if (!apr_isgraph(s[i]) || strchr("()<>@,;:\\\"/[]?={}*", s[i]))
-            return 0;
-    return to > from;
+    return ap_scan_http_token(s + from) == s + to
+           && !memchr(s + from, '*', to - from);
 }
 
 static const char *add_session_cookie(cmd_parms *cmd, void *dconf,

@@ -106,21 +106,24 @@ static void install(sitemap_disallow *d, site_rules *e, const char *body,
     apr_atomic_inc32(&sitemap_disallow_generation);
 }
 
-/* Read a robots.txt file (at most SM_ROBOTS_RULES_MAX bytes) into p. */
-static char *read_file(apr_pool_t *p, const char *path, apr_size_t *len)
+/* Read a robots.txt file of size bytes (at most SM_ROBOTS_RULES_MAX of
+ * them) into p; NULL when it cannot be read (an empty file is "").  */
+static char *read_file(apr_pool_t *p, const char *path, apr_off_t size,
+                       apr_size_t *len)
 {
     apr_file_t *f;
+    apr_status_t rv;
     char *buf;
 
-    *len = SM_ROBOTS_RULES_MAX;
+    *len = size < SM_ROBOTS_RULES_MAX ? (apr_size_t)size
+                                      : SM_ROBOTS_RULES_MAX;
     if (apr_file_open(&f, path, APR_FOPEN_READ | APR_FOPEN_BINARY, 0, p)
         != APR_SUCCESS)
         return NULL;
-    buf = apr_palloc(p, *len);
-    if (apr_file_read_full(f, buf, *len, len) != APR_SUCCESS && *len == 0)
-        buf = NULL;
+    buf = apr_palloc(p, *len + 1);
+    rv = apr_file_read_full(f, buf, *len, len);
     apr_file_close(f);
-    return buf;
+    return rv == APR_SUCCESS || APR_STATUS_IS_EOF(rv) ? buf : NULL;
 }
 
 /* Is the site's robots.txt a file?  Then read it when it changed.  A
@@ -135,14 +138,24 @@ static void check_file(request_rec *r, sitemap_disallow *d, site_rules *e)
     if (is_file && (!e->from_file || rr->finfo.mtime != e->mtime
                     || rr->finfo.size != e->size)) {
         apr_size_t len;
-        char *body = read_file(r->pool, rr->filename, &len);
+        char *body = read_file(r->pool, rr->filename, rr->finfo.size,
+                               &len);
 
-        apr_thread_mutex_lock(d->lock);
-        install(d, e, body ? body : "", body ? len : 0);
-        e->from_file = 1;
-        e->mtime = rr->finfo.mtime;
-        e->size = rr->finfo.size;
-        apr_thread_mutex_unlock(d->lock);
+        /* A file that cannot be read keeps the rules known so far and is
+         * tried again at the next check (never "no rules": that would
+         * list what it may disallow). */
+        if (!body)
+            ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "robots.txt rules: "
+                          "cannot read %s, keeping the rules known",
+                          rr->filename);
+        else {
+            apr_thread_mutex_lock(d->lock);
+            install(d, e, body, len);
+            e->from_file = 1;
+            e->mtime = rr->finfo.mtime;
+            e->size = rr->finfo.size;
+            apr_thread_mutex_unlock(d->lock);
+        }
     }
     else if (!is_file && e->from_file) {
         /* the file went: rules only from what this process serves */

@@ -103,6 +103,9 @@ int drop_to_owner(ctl *c);
 int guard_store(ctl *c, int become_owner, int writing);
 /* EX_OK with *st open, or an exit status (said). */
 int open_store(ctl *c, int mode, sm_store **st);
+/* open_store for reading, a read begun, the site's row (it must exist):
+ * EX_OK, or an exit status (said) with no read left open. */
+int open_site_read(ctl *c, sm_store **st, sm_site_row *row);
 /* The site's row; EX_UNKNOWN_SITE (said) when it has none and must_exist. */
 int site_row(ctl *c, sm_store *st, sm_site_row *row, int must_exist);
 /* The site as sitemapctl writes to it. */

@@ -170,16 +170,8 @@ int cmd_list(ctl *c)
     int rc;
 
     apr_pool_create(&l.scratch, c->pool);
-    if ((rc = open_store(c, OPEN_READ, &st)) != EX_OK)
+    if ((rc = open_site_read(c, &st, &row)) != EX_OK)
         return rc;
-    if (sm_store_read_begin(st) != APR_SUCCESS) {
-        say("%s: %s", c->db, sm_store_error(st));
-        return EX_STORE;
-    }
-    if ((rc = site_row(c, st, &row, 1)) != EX_OK) {
-        sm_store_read_end(st);
-        return rc;
-    }
     rv = sm_store_url_rows(st, c->site, c->page, list_one, &l);
     sm_store_read_end(st);
     if (fflush(stdout) != 0 || (rv != APR_SUCCESS && ferror(stdout))) {

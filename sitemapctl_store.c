@@ -258,6 +258,24 @@ int open_store(ctl *c, int mode, sm_store **st)
     return EX_OK;
 }
 
+/* The store open for reading, a read begun and the site's row (which must
+ * exist); on anything else the exit status, said, and nothing left open
+ * but the store (closed with the process). */
+int open_site_read(ctl *c, sm_store **st, sm_site_row *row)
+{
+    int rc;
+
+    if ((rc = open_store(c, OPEN_READ, st)) != EX_OK)
+        return rc;
+    if (sm_store_read_begin(*st) != APR_SUCCESS) {
+        say("%s: %s", c->db, sm_store_error(*st));
+        return EX_STORE;
+    }
+    if ((rc = site_row(c, *st, row, 1)) != EX_OK)
+        sm_store_read_end(*st);
+    return rc;
+}
+
 /* The site's row; EX_UNKNOWN_SITE (said) when it has none. */
 int site_row(ctl *c, sm_store *st, sm_site_row *row, int must_exist)
 {

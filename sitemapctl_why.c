@@ -47,16 +47,8 @@ int cmd_why(ctl *c)
                            "BASE, or give the full URL", in);
     if ((err = sm_ctl_url(c->pool, c->site, in, NULL, &url)) != NULL)
         return usage_error(cmd, "%s", err);
-    if ((rc = open_store(c, OPEN_READ, &st)) != EX_OK)
+    if ((rc = open_site_read(c, &st, &row)) != EX_OK)
         return rc;
-    if (sm_store_read_begin(st) != APR_SUCCESS) {
-        say("%s: %s", c->db, sm_store_error(st));
-        return EX_STORE;
-    }
-    if ((rc = site_row(c, st, &row, 1)) != EX_OK) {
-        sm_store_read_end(st);
-        return rc;
-    }
     rv = sm_store_why(st, c->pool, c->site, url, &why);
     sm_store_read_end(st);
     if (rv != APR_SUCCESS) {

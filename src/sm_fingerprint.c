@@ -83,17 +83,26 @@ static void put(sm_fingerprint *fp, const char *s, apr_size_t n)
 
 /* Text: a run of blanks between two words is one space; blanks next to a
  * tag are none (templates indent and add blank lines at will). */
-static void put_text_byte(sm_fingerprint *fp, char c)
+static APR_INLINE void out_byte(sm_fingerprint *fp, char c)
+{
+    fp->out[fp->olen++] = (unsigned char)c;
+    if (fp->olen == BLOCK) {
+        fp->h = sm_hash_bytes(fp->h, fp->out, BLOCK);
+        fp->olen = 0;
+    }
+}
+
+static APR_INLINE void put_text_byte(sm_fingerprint *fp, char c)
 {
     if (is_space(c)) {
         fp->space = 1;
         return;
     }
     if (fp->space && !fp->at_tag)
-        put(fp, " ", 1);
+        out_byte(fp, ' ');
     fp->space = 0;
     fp->at_tag = 0;
-    put(fp, &c, 1);
+    out_byte(fp, c);
 }
 
 /* A tag is written: blanks before it are dropped. */
@@ -303,40 +312,6 @@ static void feed_byte(sm_fingerprint *fp, char c)
         put_text_byte(fp, '<');
         feed_byte(fp, c);
         return;
-    case S_TAG:
-        if (fp->quote) {
-            if (c == fp->quote)
-                fp->quote = 0;
-        }
-        else if (c == '>') {
-            tag_done(fp);
-            return;
-        }
-        else if (c == '=')
-            fp->after_eq = 1;
-        else if (fp->after_eq && (c == '"' || c == '\'')) {
-            fp->quote = c;
-            fp->after_eq = 0;
-        }
-        else if (!is_space(c))
-            fp->after_eq = 0;
-        if (fp->tlen < SM_FP_TAG_MAX)
-            fp->tag[fp->tlen++] = c;
-        if (fp->tlen == 4 && !memcmp(fp->tag, "<!--", 4)) {
-            fp->state = S_COMMENT;
-            fp->dashes = 0;
-        }
-        return;
-    case S_COMMENT:
-        if (c == '-')
-            fp->dashes++;
-        else if (c == '>' && fp->dashes >= 2) {
-            fp->state = S_TEXT;
-            put_tag(fp, "", 0);
-        }
-        else
-            fp->dashes = 0;
-        return;
     case S_RAW:
         if (lower(c) == fp->raw_end[fp->raw_match]) {
             if (++fp->raw_match == fp->raw_len)
@@ -345,6 +320,9 @@ static void feed_byte(sm_fingerprint *fp, char c)
         else
             fp->raw_match = lower(c) == '<' ? 1 : 0;
         return;
+    case S_TAG:
+    case S_COMMENT:
+        return;         /* taken a run at a time: tag_run, comment_run */
     }
 }
 
@@ -356,30 +334,8 @@ static apr_size_t text_run(sm_fingerprint *fp, const char *d, apr_size_t len)
 {
     apr_size_t i;
 
-    for (i = 0; i < len; i++) {
-        char c = d[i];
-
-        if (c == '<')
-            break;
-        if (is_space(c)) {
-            fp->space = 1;
-            continue;
-        }
-        if (fp->space && !fp->at_tag) {
-            fp->out[fp->olen++] = ' ';
-            if (fp->olen == BLOCK) {
-                fp->h = sm_hash_bytes(fp->h, fp->out, BLOCK);
-                fp->olen = 0;
-            }
-        }
-        fp->space = 0;
-        fp->at_tag = 0;
-        fp->out[fp->olen++] = c;
-        if (fp->olen == BLOCK) {
-            fp->h = sm_hash_bytes(fp->h, fp->out, BLOCK);
-            fp->olen = 0;
-        }
-    }
+    for (i = 0; i < len && d[i] != '<'; i++)
+        put_text_byte(fp, d[i]);
     return i;
 }
 
