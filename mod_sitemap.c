@@ -14,8 +14,8 @@
 #include <apr_strings.h>
 #include <apr_hash.h>
 
-#include "sm_hash.h"
-#include "sm_sitemap.h"
+#include "util/sm_hash.h"
+#include "serve/sm_sitemap.h"
 
 
 extern const command_rec sitemap_directives[];
@@ -131,36 +131,26 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
 
 /* A hash of everything in the configuration that shapes the XML, so that
  * ETags change when the configuration does. */
-static apr_uint64_t hash_str(apr_uint64_t h, const char *s)
-{
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= APR_UINT64_C(0x100000001b3);
-    }
-    h ^= 0xff;      /* a separator no string holds */
-    return h * APR_UINT64_C(0x100000001b3);
-}
-
 static apr_uint64_t hash_annotations(apr_uint64_t h,
                                      const apr_array_header_t *list)
 {
     int i;
     for (i = 0; i < list->nelts; i++) {
         const sm_annotation *a = &APR_ARRAY_IDX(list, i, sm_annotation);
-        h = hash_str(h, sm_regex_pattern(a->re));
-        h = hash_str(h, a->value);
+        h = sm_hash_str(h, sm_regex_pattern(a->re));
+        h = sm_hash_str(h, a->value);
     }
-    return hash_str(h, "");
+    return sm_hash_str(h, "");
 }
 
 static apr_uint64_t config_tag(const sitemap_server_conf *conf)
 {
-    apr_uint64_t h = APR_UINT64_C(0xcbf29ce484222325);
-    h = hash_str(h, conf->site.base);
-    h = hash_str(h, conf->sitemap_path);
+    apr_uint64_t h = SM_HASH_SEED;
+    h = sm_hash_str(h, conf->site.base);
+    h = sm_hash_str(h, conf->sitemap_path);
     h = hash_annotations(h, conf->changefreq);
     h = hash_annotations(h, conf->priority);
-    return hash_str(h, conf->stylesheet ? conf->stylesheet : "");
+    return sm_hash_str(h, conf->stylesheet ? conf->stylesheet : "");
 }
 
 /* The URLs robots.txt advertises: our sitemap, then SitemapRobotsExtra,
@@ -168,7 +158,7 @@ static apr_uint64_t config_tag(const sitemap_server_conf *conf)
 static void robots_lines(apr_pool_t *p, sitemap_server_conf *conf)
 {
     apr_array_header_t *urls = apr_array_make(p, 2, sizeof(char *));
-    apr_uint64_t h = APR_UINT64_C(0xcbf29ce484222325);
+    apr_uint64_t h = SM_HASH_SEED;
     int i, j;
 
     if (conf->robots < 0)
@@ -186,7 +176,7 @@ static void robots_lines(apr_pool_t *p, sitemap_server_conf *conf)
             APR_ARRAY_PUSH(urls, const char *) = url;
     }
     for (i = 0; i < urls->nelts; i++)
-        h = hash_str(h, APR_ARRAY_IDX(urls, i, const char *));
+        h = sm_hash_str(h, APR_ARRAY_IDX(urls, i, const char *));
     conf->robots_urls = urls;
     conf->robots_etag_suffix = apr_psprintf(p, "sitemap%08x",
                                             (unsigned)(h ^ (h >> 32)));

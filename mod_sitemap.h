@@ -9,13 +9,13 @@
 
 #include <apr_hash.h>
 
-#include "sm_document.h"
-#include "sm_hot.h"
-#include "sm_readers.h"
-#include "sm_recorder.h"
-#include "sm_rules.h"
-#include "sm_rendition.h"
-#include "sm_store.h"
+#include "serve/sm_document.h"
+#include "util/sm_hot.h"
+#include "store/sm_readers.h"
+#include "record/sm_recorder.h"
+#include "record/sm_rules.h"
+#include "serve/sm_rendition.h"
+#include "store/sm_store.h"
 
 extern module AP_MODULE_DECLARE_DATA sitemap_module;
 

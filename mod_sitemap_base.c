@@ -20,8 +20,8 @@
 
 #include <apr_strings.h>
 
-#include "sm_sitemap.h"
-#include "sm_url.h"
+#include "serve/sm_sitemap.h"
+#include "util/sm_url.h"
 
 APLOG_USE_MODULE(sitemap);
 

@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sm_fs.h"
-#include "sm_hash.h"
-#include "sm_rendition.h"
+#include "util/sm_fs.h"
+#include "util/sm_hash.h"
+#include "serve/sm_rendition.h"
 
 APLOG_USE_MODULE(sitemap);
 

@@ -12,9 +12,9 @@
 #include <apr_strings.h>
 #include <sys/stat.h>
 
-#include "sm_indexnow.h"
-#include "sm_robots.h"
-#include "sm_sitemap.h"
+#include "indexnow/sm_indexnow.h"
+#include "serve/sm_robots.h"
+#include "serve/sm_sitemap.h"
 
 APLOG_USE_MODULE(sitemap);
 

@@ -28,9 +28,9 @@
 #include <apr_strings.h>
 #include <apr_thread_mutex.h>
 
-#include "sm_hash.h"
-#include "sm_memory.h"
-#include "sm_robots_rules.h"
+#include "util/sm_hash.h"
+#include "record/sm_memory.h"
+#include "record/sm_robots_rules.h"
 
 APLOG_USE_MODULE(sitemap);
 

@@ -16,10 +16,10 @@
 
 #include <apr_strings.h>
 
-#include "sm_document.h"
-#include "sm_gzip.h"
-#include "sm_hash.h"
-#include "sm_sitemap.h"
+#include "serve/sm_document.h"
+#include "util/sm_gzip.h"
+#include "util/sm_hash.h"
+#include "serve/sm_sitemap.h"
 
 APLOG_USE_MODULE(sitemap);
 
@@ -86,16 +86,6 @@ SM_HOT int sitemap_map_to_storage(request_rec *r)
 /* ---- reader connections, one pool per store file per process ----------- */
 
 /* ---- answering ----------------------------------------------------------- */
-
-static apr_uint64_t fnv(apr_uint64_t h, const void *data, apr_size_t n)
-{
-    const unsigned char *c = data;
-    while (n--) {
-        h ^= *c++;
-        h *= APR_UINT64_C(0x100000001b3);
-    }
-    return h;
-}
 
 /* The gzip bytes have an ETag of their own (RFC 9110, 8.8.3). */
 static void set_etag(request_rec *r, apr_uint64_t h, int gzip)
@@ -272,9 +262,9 @@ static SM_NOINLINE int serve(request_rec *r)
     /* Which document: a page, the one page at SitemapPath, the index, or
      * (nothing recorded yet) none. */
     sm_doc_choose(&info, name, &doc);
-    tag = fnv(APR_UINT64_C(0xcbf29ce484222325), info.store_id,
+    tag = sm_hash_bytes(SM_HASH_SEED, info.store_id,
               strlen(info.store_id));
-    tag = fnv(tag, &conf->config_tag, sizeof(conf->config_tag));
+    tag = sm_hash_bytes(tag, &conf->config_tag, sizeof(conf->config_tag));
     /* A second, independent hash of the same, for the renditions' key. */
     tag2 = sm_hash_str(SM_HASH_SEED, info.store_id);
     tag2 = sm_hash_u64(tag2, conf->config_tag);
@@ -285,9 +275,9 @@ static SM_NOINLINE int serve(request_rec *r)
         sm_readers_release(conf->readers, st);
         return HTTP_NOT_FOUND;
     case SM_DOC_URLSET:
-        tag = fnv(tag, "page", 4);
-        tag = fnv(tag, &doc.page->page, sizeof(doc.page->page));
-        tag = fnv(tag, &doc.page->version, sizeof(doc.page->version));
+        tag = sm_hash_bytes(tag, "page", 4);
+        tag = sm_hash_bytes(tag, &doc.page->page, sizeof(doc.page->page));
+        tag = sm_hash_bytes(tag, &doc.page->version, sizeof(doc.page->version));
         tag2 = sm_hash_u64(tag2, (apr_uint64_t)doc.page->page);
         tag2 = sm_hash_u64(tag2, (apr_uint64_t)doc.page->version);
         mtime = doc.page->changed;
@@ -299,12 +289,12 @@ static SM_NOINLINE int serve(request_rec *r)
         sm_readers_release(conf->readers, st);
         return sitemap_nothing_yet(r);
     case SM_DOC_INDEX:
-        tag = fnv(tag, "index", 5);
+        tag = sm_hash_bytes(tag, "index", 5);
         for (i = 0; i < doc.entries; i++) {
             const sm_page_info *pi = &APR_ARRAY_IDX(info.pages, i,
                                                     sm_page_info);
-            tag = fnv(tag, &pi->page, sizeof(pi->page));
-            tag = fnv(tag, &pi->lastmod, sizeof(pi->lastmod));
+            tag = sm_hash_bytes(tag, &pi->page, sizeof(pi->page));
+            tag = sm_hash_bytes(tag, &pi->lastmod, sizeof(pi->lastmod));
             tag2 = sm_hash_u64(tag2, (apr_uint64_t)pi->page);
             tag2 = sm_hash_u64(tag2, (apr_uint64_t)pi->lastmod);
         }

@@ -25,9 +25,9 @@
 
 #include <apr_strings.h>
 
-#include "sm_fingerprint.h"
-#include "sm_head.h"
-#include "sm_inflate.h"
+#include "head/sm_fingerprint.h"
+#include "head/sm_head.h"
+#include "util/sm_inflate.h"
 
 APLOG_USE_MODULE(sitemap);
 

@@ -13,7 +13,7 @@
 #include <apr_strings.h>
 
 #include "mod_sitemap.h"
-#include "sm_sites.h"
+#include "record/sm_sites.h"
 
 APLOG_USE_MODULE(sitemap);
 

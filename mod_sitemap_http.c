@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_http.c: what every output of the module (the documents,
  * the views, robots.txt) needs from HTTP whatever stands in front of it:
- * validators that survive encoding filters (src/sm_etag.h), and a Vary
+ * validators that survive encoding filters (src/util/sm_etag.h), and a Vary
  * that mod_cache_disk keys alike on the 200 and the 304. */
 #include "mod_sitemap.h"
 
@@ -11,7 +11,7 @@
 
 #include <apr_strings.h>
 
-#include "sm_etag.h"
+#include "util/sm_etag.h"
 
 #define VARY_FILTER "SITEMAP_VARY"
 #define VARY_NOTE "sitemap-vary"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_indexnow.c: IndexNow's glue: the key file (GET /KEY.txt),
  * the settings resolved at start-up, and one sender thread per store file
- * in each child (src/sm_indexnow.c; the store lets one sender at a time
+ * in each child (src/indexnow/sm_indexnow.c; the store lets one sender at a time
  * send each batch). */
 #include "mod_sitemap.h"
 
@@ -13,7 +13,7 @@
 #include <apr_hash.h>
 #include <apr_strings.h>
 
-#include "sm_indexnow.h"
+#include "indexnow/sm_indexnow.h"
 
 APLOG_USE_MODULE(sitemap);
 

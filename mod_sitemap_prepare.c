@@ -10,7 +10,7 @@
  *   User (see as_server_user), not guessed from mode bits.
  * - post_config: missing directories are made and given to the User, and
  *   an existing store and its journals are given to the User, without
- *   following a link anyone but root could have planted (src/sm_fs.c); a
+ *   following a link anyone but root could have planted (src/util/sm_fs.c); a
  *   missing store is created by a process running as the User, so that
  *   SQLite, which opens files by name, never creates one as root. */
 #include "mod_sitemap.h"
@@ -22,7 +22,7 @@
 #include <apr_hash.h>
 #include <apr_strings.h>
 
-#include "sm_fs.h"
+#include "util/sm_fs.h"
 
 #include <errno.h>
 #include <grp.h>

@@ -15,11 +15,11 @@
 
 #include <apr_strings.h>
 
-#include "sm_alternates.h"
-#include "sm_date.h"
-#include "sm_fingerprint.h"
-#include "sm_hash.h"
-#include "sm_head.h"
+#include "head/sm_alternates.h"
+#include "util/sm_date.h"
+#include "head/sm_fingerprint.h"
+#include "util/sm_hash.h"
+#include "head/sm_head.h"
 
 APLOG_USE_MODULE(sitemap);
 

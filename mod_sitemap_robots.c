@@ -5,7 +5,7 @@
  * compress it) adds "Sitemap:" lines to whatever produces the site's
  * robots.txt (a file, a script, a proxy): the body passes through
  * byte for byte, held only until its end or its first SM_ROBOTS_HOLD bytes
- * (where the lines go: see src/sm_robots.h, which also scans it).  When
+ * (where the lines go: see src/serve/sm_robots.h, which also scans it).  When
  * the site has no robots.txt, a last-resort handler answers a permissive
  * one and the same filter adds the lines. */
 #include "mod_sitemap.h"
@@ -19,9 +19,9 @@
 #include <apr_lib.h>
 #include <apr_strings.h>
 
-#include "sm_hash.h"
-#include "sm_inflate.h"
-#include "sm_robots.h"
+#include "util/sm_hash.h"
+#include "util/sm_inflate.h"
+#include "serve/sm_robots.h"
 
 APLOG_USE_MODULE(sitemap);
 

@@ -24,8 +24,8 @@
 #include <apr_shm.h>
 #include <apr_strings.h>
 
-#include "sm_sites.h"
-#include "sm_status.h"
+#include "record/sm_sites.h"
+#include "serve/sm_status.h"
 
 APLOG_USE_MODULE(sitemap);
 

@@ -13,11 +13,11 @@
 
 #include <apr_strings.h>
 
-#include "sm_css.h"
-#include "sm_document.h"
-#include "sm_hash.h"
-#include "sm_html_map.h"
-#include "sm_sitemap.h"
+#include "serve/sm_css.h"
+#include "serve/sm_document.h"
+#include "util/sm_hash.h"
+#include "serve/sm_html_map.h"
+#include "serve/sm_sitemap.h"
 
 APLOG_USE_MODULE(sitemap);
 

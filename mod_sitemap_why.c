@@ -14,7 +14,7 @@
 #include <apr_strings.h>
 #include <string.h>
 
-#include "sm_hash.h"
+#include "util/sm_hash.h"
 
 /* A refusal of sm_rules_worth_deciding worth a note: not a subrequest, a
  * method other than GET/HEAD or a status; a content type only when it

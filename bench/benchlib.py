@@ -282,7 +282,10 @@ class Build:
             shutil.copy2(archive, local)
             core = [local]
         else:
-            core = sorted(os.path.join(srcdir, f) for f in os.listdir(srcdir)
+            core = sorted(os.path.join(srcdir, d, f)
+                          for d in os.listdir(srcdir) if d != "ctl"
+                          and os.path.isdir(os.path.join(srcdir, d))
+                          for f in os.listdir(os.path.join(srcdir, d))
                           if f.endswith(".c"))
         self._cc([cc, "-O2", "-Wall", "-Wextra", "-I", srcdir, *cflags,
                   "-o", self.fill, os.path.join(BENCH, "fill.c"), *core,

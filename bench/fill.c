@@ -23,8 +23,8 @@
  * module applies to the store), and has no Last-Modified, so its lastmod is
  * that time.  Prints what was
  * done and how fast; exits non-zero when the store refuses anything. */
-#include "sm_store.h"
-#include "sm_url.h"
+#include "store/sm_store.h"
+#include "util/sm_url.h"
 
 #include <apr_general.h>
 #include <apr_strings.h>

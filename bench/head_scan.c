@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* bench/head_scan.c: what the head scanner (src/sm_head.c) costs per page
+/* bench/head_scan.c: what the head scanner (src/head/sm_head.c) costs per page
  * and per KB of head read, on bench/cms_page.html (a WordPress-with-Yoast
  * shaped page: a ~6.7 KB head of 14 meta and 23 link tags, inline
  * scripts and styles), fed in one piece (httpd's mmap'd file bucket) and in
@@ -21,7 +21,7 @@
 #include <apr_general.h>
 #include <apr_pools.h>
 
-#include "sm_head.h"
+#include "head/sm_head.h"
 
 static double now_ns(void)
 {

@@ -16,7 +16,8 @@ CFLAGS   = -g -O1 -fno-omit-frame-pointer $(SAN) -Wall -Wextra \
            $(shell pkg-config --cflags $(PKGS)) -I. -Isrc -It/fuzz
 LIBS     = $(shell pkg-config --libs $(PKGS))
 
-CORE_SRC = $(wildcard src/*.c)
+# The core and sitemapctl's library (the log reader), not sitemapctl's main.
+CORE_SRC = $(filter-out src/ctl/sitemapctl%,$(wildcard src/*/*.c))
 CORE_OBJ = $(CORE_SRC:src/%.c=$(BUILD)/core/%.o)
 TARGETS  = $(patsubst t/fuzz/fuzz_%.c,$(BUILD)/fuzz_%,$(wildcard t/fuzz/fuzz_*.c))
 

@@ -12,8 +12,8 @@
  *     --allow-query, no URL is refused for its query's names (every name
  *     it holds is allowed). */
 #include "fuzz.h"
-#include "sm_ctl.h"
-#include "sm_url.h"
+#include "ctl/sm_ctl.h"
+#include "util/sm_url.h"
 
 #include <apr_strings.h>
 

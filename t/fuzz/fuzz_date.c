@@ -11,9 +11,9 @@
  *     the same second; an HTTP date written back by APR parses to itself;
  *   - a duration accepted is more than 0 and at most 100 years. */
 #include "fuzz.h"
-#include "sm_ctl.h"
-#include "sm_date.h"
-#include "sm_xml.h"
+#include "ctl/sm_ctl.h"
+#include "util/sm_date.h"
+#include "serve/sm_xml.h"
 
 #include <apr_date.h>
 #include <apr_lib.h>

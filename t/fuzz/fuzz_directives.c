@@ -14,10 +14,10 @@
  *     without '#', at most SM_URL_MAX long;
  *   - a SitemapStylesheet URL accepted holds no quote, '<', '>' or "?>". */
 #include "fuzz.h"
-#include "sm_robots.h"
-#include "sm_rules.h"
-#include "sm_sitemap.h"
-#include "sm_url.h"
+#include "serve/sm_robots.h"
+#include "record/sm_rules.h"
+#include "serve/sm_sitemap.h"
+#include "util/sm_url.h"
 
 #include <apr_strings.h>
 

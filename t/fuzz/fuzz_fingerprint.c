@@ -9,7 +9,7 @@
  * 0; and the body with one more comment before it (what a timing report
  * adds) gives it too unless the body could end inside a tag or comment. */
 #include "fuzz.h"
-#include "sm_fingerprint.h"
+#include "head/sm_fingerprint.h"
 
 static uint64_t fp_of(apr_pool_t *p, const char *body, size_t n,
                       uint64_t cuts, int bytewise)

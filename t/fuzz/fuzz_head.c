@@ -22,10 +22,10 @@
  *     (sm_xml_url_alternates) is as long as sm_xml_alternates_len says,
  *     and no '<', '>' or '"' of a value unescaped. */
 #include "fuzz.h"
-#include "sm_alternates.h"
-#include "sm_head.h"
-#include "sm_url.h"
-#include "sm_xml.h"
+#include "head/sm_alternates.h"
+#include "head/sm_head.h"
+#include "util/sm_url.h"
+#include "serve/sm_xml.h"
 
 #include <apr_strings.h>
 #include <strings.h>

@@ -13,8 +13,8 @@
  *     media type is not listed; what is recorded is the target's stored
  *     form (sm_url_from_target). */
 #include "fuzz.h"
-#include "sm_rules.h"
-#include "sm_url.h"
+#include "record/sm_rules.h"
+#include "util/sm_url.h"
 
 #include <apr_strings.h>
 

@@ -11,8 +11,8 @@
  *   - every URL the import keeps is a stored form: read back as a target
  *     it gives itself. */
 #include "fuzz.h"
-#include "sm_import.h"
-#include "sm_url.h"
+#include "ctl/sm_import.h"
+#include "util/sm_url.h"
 
 #include <apr_strings.h>
 

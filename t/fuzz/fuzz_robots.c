@@ -11,7 +11,7 @@
  * line end, then "Sitemap: URL" lines for URLs of the list only, each
  * ending like the body's last line. */
 #include "fuzz.h"
-#include "sm_robots.h"
+#include "serve/sm_robots.h"
 
 #include <apr_tables.h>
 

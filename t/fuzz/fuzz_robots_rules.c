@@ -9,7 +9,7 @@
  * disallows nothing; "Disallow:" lines appended for another agent change
  * nothing for "*". */
 #include "fuzz.h"
-#include "sm_robots_rules.h"
+#include "record/sm_robots_rules.h"
 
 static int lines_of(const char *b, size_t n)
 {

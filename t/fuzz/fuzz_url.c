@@ -16,7 +16,7 @@
  *   - sm_url_is_stored_form (the check of rows read back from the store)
  *     accepts every stored form. */
 #include "fuzz.h"
-#include "sm_url.h"
+#include "util/sm_url.h"
 
 #include <apr_strings.h>
 #include <apr_tables.h>

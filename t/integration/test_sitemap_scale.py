@@ -12,7 +12,7 @@ import time
 from conftest import as_run_user
 from sitemap_check import MAX_BYTES, check_document, fetch
 
-ENTRY_OVERHEAD = 160        # SM_ENTRY_OVERHEAD (src/sm_store.h)
+ENTRY_OVERHEAD = 160        # SM_ENTRY_OVERHEAD (src/store/sm_store.h)
 T0 = 1700000000
 
 

@@ -6,10 +6,10 @@
  * the progress meter of long work. */
 #include "unit.h"
 
-#include "sm_ctl.h"
-#include "sm_date.h"
-#include "sm_progress.h"
-#include "sm_xml.h"
+#include "ctl/sm_ctl.h"
+#include "util/sm_date.h"
+#include "ctl/sm_progress.h"
+#include "serve/sm_xml.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -11,7 +11,7 @@
 #include <apr_date.h>
 #include <apr_general.h>
 
-#include "sm_date.h"
+#include "util/sm_date.h"
 
 static void test_same_as_apr_over_many_times(void **state)
 {

@@ -7,7 +7,7 @@
 #include <apr_tables.h>
 #include <string.h>
 
-#include "sm_document.h"
+#include "serve/sm_document.h"
 
 /* A snapshot with pages 1..n (page 0 read: every non-empty page). */
 static sm_site_info *site_with(apr_pool_t *p, int n)

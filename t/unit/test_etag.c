@@ -3,7 +3,7 @@
  * Vary without repeats. */
 #include "unit.h"
 
-#include "sm_etag.h"
+#include "util/sm_etag.h"
 
 static void test_list_decoded(void **state)
 {

@@ -5,8 +5,8 @@
  * for names outside the directory it was given. */
 #include "unit.h"
 
-#include "sm_ctl.h"
-#include "sm_ctl_export_remote.h"
+#include "ctl/sm_ctl.h"
+#include "ctl/sm_ctl_export_remote.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -13,7 +13,7 @@
 
 #include <string.h>
 
-#include "sm_fingerprint.h"
+#include "head/sm_fingerprint.h"
 
 static apr_pool_t *pool;
 

@@ -4,7 +4,7 @@
  * plain files. */
 #include "unit.h"
 
-#include "sm_fs.h"
+#include "util/sm_fs.h"
 
 #include <fcntl.h>
 #include <string.h>

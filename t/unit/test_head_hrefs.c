@@ -7,8 +7,8 @@
 
 #include <string.h>
 
-#include "sm_alternates.h"
-#include "sm_head.h"
+#include "head/sm_alternates.h"
+#include "head/sm_head.h"
 
 #define POOL(state) (((unit_ctx *)*(state))->pool)
 

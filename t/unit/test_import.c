@@ -4,8 +4,8 @@
  * module's rules, and reading plain, gzip, damaged and missing files. */
 #include "unit.h"
 
-#include "sm_date.h"
-#include "sm_import.h"
+#include "util/sm_date.h"
+#include "ctl/sm_import.h"
 
 #include <stdio.h>
 #include <string.h>

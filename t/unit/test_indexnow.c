@@ -4,8 +4,8 @@
  * lets one sender at a time have a batch, what finishing removes). */
 #include "unit.h"
 
-#include "sm_indexnow.h"
-#include "sm_store.h"
+#include "indexnow/sm_indexnow.h"
+#include "store/sm_store.h"
 
 #include <string.h>
 

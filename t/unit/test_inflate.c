@@ -3,7 +3,7 @@
  * data of another kind refused, a sink that stops the decoding. */
 #include "unit.h"
 
-#include "sm_inflate.h"
+#include "util/sm_inflate.h"
 
 #include <zlib.h>
 

@@ -11,7 +11,7 @@
 #include <apr_general.h>
 #include <apr_strings.h>
 
-#include "sm_log.h"
+#include "util/sm_log.h"
 
 #include <string.h>
 

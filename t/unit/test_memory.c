@@ -4,7 +4,7 @@
  * (run again under ThreadSanitizer by t/tsan/run). */
 #include "unit.h"
 
-#include "sm_memory.h"
+#include "record/sm_memory.h"
 
 #include <apr_thread_proc.h>
 

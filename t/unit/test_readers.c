@@ -4,7 +4,7 @@
  * kept, and a replaced store file gets a new reader. */
 #include "unit.h"
 
-#include "sm_readers.h"
+#include "store/sm_readers.h"
 
 #include <stdio.h>
 

@@ -4,8 +4,8 @@
  * nothing lost at stop. */
 #include "unit.h"
 
-#include "sm_hash.h"
-#include "sm_recorder.h"
+#include "util/sm_hash.h"
+#include "record/sm_recorder.h"
 
 #include <apr_thread_proc.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * lost are logged with their count within the loss interval. */
 #include "unit.h"
 
-#include "sm_recorder.h"
+#include "record/sm_recorder.h"
 
 #include <pthread.h>
 #include <stdio.h>

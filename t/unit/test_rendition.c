@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-#include "sm_gzip.h"
-#include "sm_rendition.h"
+#include "util/sm_gzip.h"
+#include "serve/sm_rendition.h"
 
 typedef struct {
     char *data;

@@ -3,7 +3,7 @@
  * existing lines in any case, bodies split anywhere. */
 #include "unit.h"
 
-#include "sm_robots.h"
+#include "serve/sm_robots.h"
 
 #include <string.h>
 

@@ -12,7 +12,7 @@
 
 #include <string.h>
 
-#include "sm_robots_rules.h"
+#include "record/sm_robots_rules.h"
 
 static apr_pool_t *pool;
 

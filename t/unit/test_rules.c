@@ -16,7 +16,7 @@
 
 #include <string.h>
 
-#include "sm_rules.h"
+#include "record/sm_rules.h"
 
 typedef struct {
     apr_pool_t *pool;

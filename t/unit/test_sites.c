@@ -4,7 +4,7 @@
  * registry (found, added, the cap, the rate-limited warning). */
 #include "unit.h"
 
-#include "sm_sites.h"
+#include "record/sm_sites.h"
 
 static void expect_name(const char *host, int port, int allow_ip,
                         const char *want)

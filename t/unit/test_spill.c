@@ -4,7 +4,7 @@
  * left alone. */
 #include "unit.h"
 
-#include "sm_spill.h"
+#include "record/sm_spill.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * lastmod rules, limits, expiry and refusal of foreign files. */
 #include "unit.h"
 
-#include "sm_store.h"
+#include "store/sm_store.h"
 
 #include <stdio.h>
 #include <string.h>

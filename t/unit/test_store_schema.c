@@ -5,8 +5,8 @@
  * in them can run. */
 #include "unit.h"
 
-#include "sm_store.h"
-#include "sm_store_sqlite_indexnow.h"
+#include "store/sm_store.h"
+#include "store/sm_store_sqlite_indexnow.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -14,7 +14,7 @@
 
 #include <string.h>
 
-#include "sm_url.h"
+#include "util/sm_url.h"
 
 static int setup(void **state)
 {

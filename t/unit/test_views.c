@@ -4,11 +4,11 @@
  * and the status page's JSON and metrics escaping. */
 #include "unit.h"
 
-#include "sm_html.h"
-#include "sm_html_map.h"
-#include "sm_sitemap.h"
-#include "sm_status.h"
-#include "sm_xml.h"
+#include "util/sm_html.h"
+#include "serve/sm_html_map.h"
+#include "serve/sm_sitemap.h"
+#include "serve/sm_status.h"
+#include "serve/sm_xml.h"
 
 #include <string.h>
 

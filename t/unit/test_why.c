@@ -7,10 +7,10 @@
  * say which content types are worth a note and which URL a note names. */
 #include "unit.h"
 
-#include "sm_hash.h"
-#include "sm_recorder.h"
-#include "sm_rules.h"
-#include "sm_store.h"
+#include "util/sm_hash.h"
+#include "record/sm_recorder.h"
+#include "record/sm_rules.h"
+#include "store/sm_store.h"
 
 #include <string.h>
 

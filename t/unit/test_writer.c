@@ -6,8 +6,8 @@
  * noticed. */
 #include "unit.h"
 
-#include "sm_recorder.h"
-#include "sm_recorder_int.h"
+#include "record/sm_recorder.h"
+#include "record/sm_recorder_int.h"
 
 #include <apr_thread_proc.h>
 #include <dirent.h>

@@ -2,8 +2,8 @@
 /* Unit tests of the XML writer, document names and annotations. */
 #include "unit.h"
 
-#include "sm_sitemap.h"
-#include "sm_xml.h"
+#include "serve/sm_sitemap.h"
+#include "serve/sm_xml.h"
 
 #include <string.h>
 

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sm_store.c: the backend-independent half of the store interface. */
+#include "store/sm_store.h"
+
+#include <apr_strings.h>
+#include <string.h>
+
+const char *sm_etag_opaque(const char *e)
+{
+    return e && e[0] == 'W' && e[1] == '/' ? e + 2 : e;
+}
+
+apr_status_t sm_store_apply(sm_store *st, const sm_change *changes, int n,
+                            sm_apply_stats *stats)
+{
+    return st->ops->apply(st, changes, n, stats);
+}
+
+apr_status_t sm_store_expire(sm_store *st, const sm_site_conf *site,
+                             apr_time_t now, apr_interval_time_t every,
+                             int *removed)
+{
+    return st->ops->expire(st, site, now, every, removed);
+}
+
+apr_status_t sm_store_sync_sites(sm_store *st,
+                                 const sm_site_conf *const *sites, int n)
+{
+    return st->ops->sync_sites(st, sites, n);
+}
+
+static int stop_all;
+
+void sm_store_stop_all(void)
+{
+    __atomic_store_n(&stop_all, 1, __ATOMIC_RELAXED);
+}
+
+int sm_store_stop_asked(const sm_store *st)
+{
+    return __atomic_load_n(&stop_all, __ATOMIC_RELAXED)
+           || (st->stopping
+               && __atomic_load_n(st->stopping, __ATOMIC_RELAXED));
+}
+
+int sm_store_is_current(sm_store *st)
+{
+    return st->ops->is_current(st);
+}
+
+void sm_store_close(sm_store *st)
+{
+    if (st)
+        st->ops->close(st);
+}
+
+void sm_store_close_idle(sm_store *st)
+{
+    if (st) {
+        st->close_lightly = 1;
+        st->ops->close(st);
+    }
+}
+
+apr_status_t sm_store_read_begin(sm_store *st)
+{
+    return st->ops->read_begin(st);
+}
+
+void sm_store_read_end(sm_store *st)
+{
+    st->ops->read_end(st);
+}
+
+apr_status_t sm_store_site_info(sm_store *st, apr_pool_t *p,
+                                const char *base, apr_int64_t page,
+                                sm_site_info *out)
+{
+    return st->ops->site_info(st, p, base, page, out);
+}
+
+apr_status_t sm_store_page_urls(sm_store *st, const char *base,
+                                apr_int64_t page, sm_url_fn *fn, void *baton)
+{
+    return st->ops->page_urls(st, base, page, fn, baton);
+}
+
+apr_status_t sm_store_page_titles(sm_store *st, const char *base,
+                                  apr_int64_t page, sm_title_fn *fn,
+                                  void *baton)
+{
+    if (!st->ops->page_titles)
+        return APR_ENOTIMPL;
+    return st->ops->page_titles(st, base, page, fn, baton);
+}
+
+apr_status_t sm_store_site_row(sm_store *st, apr_pool_t *p, const char *base,
+                               sm_site_row *out)
+{
+    return st->ops->site_row(st, p, base, out);
+}
+
+apr_status_t sm_store_site_stats(sm_store *st, apr_pool_t *p,
+                                 const char *base, apr_array_header_t **out)
+{
+    return st->ops->site_stats(st, p, base, out);
+}
+
+apr_status_t sm_store_site_list(sm_store *st, apr_pool_t *p,
+                                apr_array_header_t **out)
+{
+    return st->ops->site_list(st, p, out);
+}
+
+apr_status_t sm_store_url_rows(sm_store *st, const char *base,
+                               apr_int64_t page, sm_url_row_fn *fn,
+                               void *baton)
+{
+    return st->ops->url_rows(st, base, page, fn, baton);
+}
+
+apr_status_t sm_store_about_file(sm_store *st, apr_pool_t *p,
+                                 sm_store_about *out)
+{
+    return st->ops->about(st, p, out);
+}
+
+apr_status_t sm_store_recent(sm_store *st, apr_pool_t *p, const char *base,
+                             int n, apr_time_t since,
+                             apr_array_header_t **urls,
+                             apr_array_header_t **days)
+{
+    return st->ops->recent(st, p, base, n, since, urls, days);
+}
+
+apr_status_t sm_store_why(sm_store *st, apr_pool_t *p, const char *base,
+                          const char *url, sm_why_info *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!st->ops->why)
+        return APR_ENOTIMPL;
+    return st->ops->why(st, p, base, url, out);
+}
+
+apr_status_t sm_store_left_out(sm_store *st, apr_pool_t *p, const char *base,
+                               int n, apr_array_header_t **out)
+{
+    *out = apr_array_make(p, n > 0 ? n : 1, sizeof(sm_verdict_row));
+    if (!st->ops->left_out)
+        return APR_SUCCESS;
+    return st->ops->left_out(st, p, base, n, out);
+}
+
+const char *sm_store_error(const sm_store *st)
+{
+    return st->errmsg;
+}
+
+apr_size_t sm_xml_escaped_len(const char *s)
+{
+    apr_size_t n = 0;
+
+    for (; *s; s++) {
+        switch (*s) {
+        case '&':  n += 5; break;   /* &amp;  */
+        case '<':
+        case '>':  n += 4; break;   /* &lt; &gt; */
+        case '\'':
+        case '"':  n += 6; break;   /* &apos; &quot; */
+        default:   n += 1;
+        }
+    }
+    return n;
+}
+
+/* IndexNow: a backend without it (none today) leaves the entries NULL. */
+apr_status_t sm_store_indexnow_claim(sm_store *st, apr_pool_t *p,
+                                     const char *base, apr_time_t now,
+                                     apr_interval_time_t lease,
+                                     sm_indexnow_batch *out)
+{
+    if (!st->ops->indexnow_claim)
+        return APR_ENOTIMPL;
+    return st->ops->indexnow_claim(st, p, base, now, lease, out);
+}
+
+apr_status_t sm_store_indexnow_finish(sm_store *st, const char *base,
+                                      const sm_indexnow_batch *batch,
+                                      const sm_indexnow_result *result)
+{
+    if (!st->ops->indexnow_finish)
+        return APR_ENOTIMPL;
+    return st->ops->indexnow_finish(st, base, batch, result);
+}
+
+apr_status_t sm_store_indexnow_queue(sm_store *st, const char *base,
+                                     const char *const *urls, int n,
+                                     int *queued)
+{
+    if (!st->ops->indexnow_queue)
+        return APR_ENOTIMPL;
+    return st->ops->indexnow_queue(st, base, urls, n, queued);
+}
+
+apr_status_t sm_store_indexnow_stats(sm_store *st, apr_pool_t *p,
+                                     const char *base,
+                                     apr_array_header_t **out)
+{
+    if (!st->ops->indexnow_stats)
+        return APR_ENOTIMPL;
+    return st->ops->indexnow_stats(st, p, base, out);
+}
+
+apr_status_t sm_store_open(sm_store **out, apr_pool_t *p, const char *where,
+                           int flags, int busy_timeout_ms,
+                           const sm_logger *log, char *errmsg,
+                           apr_size_t errlen)
+{
+    return sm_store_is_pg(where)
+        ? sm_store_open_pg(out, p, where, flags, busy_timeout_ms, log,
+                           errmsg, errlen)
+        : sm_store_open_sqlite(out, p, where, flags, busy_timeout_ms, log,
+                               errmsg, errlen);
+}
+
+apr_status_t sm_store_check(apr_pool_t *p, const char *where,
+                            int busy_timeout_ms, apr_array_header_t *problems,
+                            sm_store_about *about, char *errmsg,
+                            apr_size_t errlen)
+{
+    return sm_store_is_pg(where)
+        ? sm_store_check_pg(p, where, busy_timeout_ms, problems, about,
+                            errmsg, errlen)
+        : sm_store_check_sqlite(p, where, busy_timeout_ms, problems, about,
+                                errmsg, errlen);
+}
+
+static int secret_param(const char *name, apr_size_t len)
+{
+    return (len == 8 && strncasecmp(name, "password", 8) == 0)
+           || (len == 11 && strncasecmp(name, "sslpassword", 11) == 0);
+}
+
+/* By hand: libpq's PQconninfoParse gives the parts of a URI, but not the
+ * URI back with one part replaced, and a URI it rejects must be shown
+ * masked too. */
+const char *sm_uri_mask(apr_pool_t *p, const char *where)
+{
+    const char *auth, *end, *at = NULL, *colon = NULL, *c, *query, *stop;
+    char *out;
+
+    if (!sm_store_is_pg(where))
+        return where;
+    auth = strstr(where, "://") + 3;
+    end = auth + strcspn(auth, "/?");
+    for (c = auth; c < end; c++)
+        if (*c == '@')
+            at = c;             /* the last one ends the user info */
+    if (at)
+        colon = memchr(auth, ':', (apr_size_t)(at - auth));
+    query = strchr(where, '?');
+    stop = query ? query : where + strlen(where);
+    out = colon ? apr_pstrcat(p, apr_pstrmemdup(p, where, (apr_size_t)
+                                                (colon + 1 - where)),
+                              "***", apr_pstrmemdup(p, at, (apr_size_t)
+                                                    (stop - at)), NULL)
+                : apr_pstrmemdup(p, where, (apr_size_t)(stop - where));
+    /* password=, sslpassword= (any case) among the query parameters */
+    while (query) {
+        const char *name = query + 1, *next = strchr(name, '&');
+        const char *eq = strchr(name, '=');
+        apr_size_t plen = next ? (apr_size_t)(next - query) : strlen(query);
+
+        if (eq && (!next || eq < next)
+            && secret_param(name, (apr_size_t)(eq - name)))
+            out = apr_pstrcat(p, out, apr_pstrmemdup(p, query, (apr_size_t)
+                                                     (eq + 1 - query)),
+                              "***", NULL);
+        else
+            out = apr_pstrcat(p, out, apr_pstrmemdup(p, query, plen), NULL);
+        query = next;
+    }
+    return out;
+}
+
+void sm_day_removed(apr_array_header_t *days, apr_int64_t day, apr_int64_t n)
+{
+    sm_day_count *d;
+    int i;
+
+    for (i = 0; i < days->nelts; i++) {
+        d = &APR_ARRAY_IDX(days, i, sm_day_count);
+        if (d->day == day) {
+            d->removed = n;
+            return;
+        }
+    }
+    d = apr_array_push(days);
+    d->day = day;
+    d->added = 0;
+    d->removed = n;
+}

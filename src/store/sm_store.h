@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sm_store.h: the store of recorded URLs, behind one small interface.
+ *
+ * Two backends: one SQLite file (sm_store_sqlite.c) and a PostgreSQL
+ * database shared by a farm of servers (sm_store_pg.c); callers only see
+ * this vtable (sm_store_open picks the backend).
+ *
+ * Model: a site is named by its base URL ("https://www.example.com").  Each
+ * URL of a site sits on a page (1, 2, ...) for as long as it is stored; new
+ * URLs fill the site's last page until it holds page_size URLs or its XML
+ * would pass SM_PAGE_MAX_BYTES, then open the next page.  Every page keeps a
+ * small summary (URL count, XML size, newest lastmod, a version that grows
+ * on every change), so the sitemap handler never has to count or scan the
+ * whole site. */
+#ifndef SM_STORE_H
+#define SM_STORE_H
+
+#include <apr_pools.h>
+#include <apr_tables.h>
+#include <apr_time.h>
+
+#include "util/sm_log.h"
+
+#define SM_PAGE_MAX_URLS   50000
+#define SM_PAGE_MAX_BYTES  52428800
+/* Bytes a <url> entry needs besides its escaped <loc> text: the tags, a
+ * lastmod, and room for the longest changefreq and priority elements. */
+#define SM_ENTRY_OVERHEAD  160
+/* Bytes of the XML declaration, <urlset ...> and </urlset>. */
+#define SM_PAGE_OVERHEAD   256
+
+/* The schema version this code writes (PRAGMA user_version). */
+#define SM_SCHEMA_VERSION  6
+/* Days of removal counts the store keeps per site (the status page's
+ * chart shows 42). */
+#define SM_REMOVED_DAYS 60
+
+/* How a site is configured where that shapes what is stored. */
+typedef struct {
+    const char *base;           /* canonical base URL: the site's name */
+    int page_size;              /* 1..SM_PAGE_MAX_URLS */
+    apr_int64_t max_urls;       /* new URLs beyond this are refused */
+    apr_interval_time_t expire; /* 0: never */
+    /* What else of the configuration shapes the site's sitemap (see
+     * sm_settings_format), kept with the site so that sitemapctl export
+     * can reproduce the module's output; NULL: not known. */
+    const char *settings;
+    /* SitemapIndexNow On: every URL added, whose lastmod moved, or removed
+     * is also put on the site's IndexNow pending list, in the same
+     * transaction. */
+    int indexnow;
+} sm_site_conf;
+
+/* ---- IndexNow (see sm_indexnow.h for the sender) ---------------------------
+ * The pending list lives in the store, so every process of a server and
+ * every server of a farm sharing the store sees one list: a sender claims
+ * a site's batch for a lease (one sender at a time per site), posts it, and
+ * then removes what it sent. */
+
+/* Pending URLs kept per site; changes beyond it are counted as overflow. */
+#define SM_INDEXNOW_BACKLOG_MAX 100000
+/* URLs per submission: the protocol's limit. */
+#define SM_INDEXNOW_BATCH_MAX   10000
+
+typedef struct {
+    const char *url;            /* path[?query], as stored */
+    apr_int64_t queued;         /* identifies this change of the URL */
+} sm_indexnow_item;
+
+/* What a claim gives the sender. */
+typedef struct {
+    apr_array_header_t *items;      /* sm_indexnow_item, oldest first */
+    apr_interval_time_t backoff;    /* the last retry delay, 0: none */
+    apr_int64_t overflow, overflow_logged;
+} sm_indexnow_batch;
+
+/* How a claimed batch ended. */
+typedef enum {
+    SM_INDEXNOW_SENT = 1,   /* accepted: its rows go, counted as sent */
+    SM_INDEXNOW_DROPPED,    /* refused for good: its rows go, counted */
+    SM_INDEXNOW_RETRY       /* kept for next_try */
+} sm_indexnow_outcome;
+
+typedef struct {
+    sm_indexnow_outcome outcome;
+    int status;                 /* HTTP status, 0: no answer */
+    const char *reason;         /* the answer, or why there was none */
+    apr_time_t now, next_try;
+    apr_interval_time_t backoff;
+    apr_int64_t overflow_logged;
+} sm_indexnow_result;
+
+/* One site's IndexNow numbers, for sitemapctl stats. */
+typedef struct {
+    const char *base;
+    apr_int64_t pending, sent, dropped, overflow;
+    apr_time_t last_sent;       /* 0: never answered */
+    int last_status;            /* 0: no answer (connection failed) */
+    const char *last_reason;
+    apr_time_t next_try;
+} sm_indexnow_stats;
+
+/* SM_CHANGE_SEED (sitemapctl import/add): a URL learned from an access log
+ * or named by an administrator.  A new URL is added as by SM_CHANGE_RECORD
+ * (lastmod = last_modified, or seen); a stored URL keeps its lastmod and
+ * ETag (what the module saw in real responses is better evidence than a
+ * log line) and only has its last_seen raised to seen. */
+/* SM_CHANGE_NOTE: a response the rules left out (why, detail, status):
+ * nothing of the URL's listing changes, only its latest verdict is kept
+ * (sm_verdict_row) for sitemapctl why and the status page.  A forget with
+ * a why keeps one likewise ("removed" when the URL was stored). */
+typedef enum {
+    SM_CHANGE_RECORD = 1, SM_CHANGE_FORGET, SM_CHANGE_SEED, SM_CHANGE_NOTE
+} sm_change_op;
+
+/* Verdicts kept per site (the newest; older ones are dropped), and how
+ * many of the latest the status page shows. */
+#define SM_VERDICTS_MAX 10000
+#define SM_VERDICTS_SHOWN 20
+/* The newest verdicts sm_store_left_out looks among (each a probe of
+ * the urls table). */
+#define SM_VERDICTS_SCAN 1000
+
+/* One thing learned from traffic (or from a log, or an admin). */
+typedef struct {
+    sm_change_op op;
+    const sm_site_conf *site;
+    const char *url;        /* canonical path[?query] */
+    apr_time_t last_modified; /* the response's Last-Modified, 0 if none */
+    const char *etag;       /* the response's ETag, NULL if none; compared
+                               weakly (sm_etag_opaque) */
+    apr_time_t seen;        /* when it was served */
+    const char *title;      /* the page's <title> as the head reader saw
+                               it (SM_CHANGE_RECORD), NULL: not read, or
+                               none; stored for the HTML site map */
+    const char *alternates; /* the page's hreflang alternates as the head
+                               reader saw them (SM_CHANGE_RECORD), in their
+                               stored form (sm_alternates.h: "hreflang
+                               href" lines, normalised and checked); ""
+                               the head has none (stored ones are
+                               cleared), NULL: not read (stored ones
+                               stay); served in the page's <url> */
+    const char *same_as;    /* a script's path-info URL (/index.php/x): the
+                               script's own URL (/index.php).  When that is
+                               stored with the same ETag (a content
+                               fingerprint, sm_fingerprint), this URL is
+                               the same page again: not added, removed if
+                               stored.  NULL: none */
+    /* Why a URL is left out (SM_CHANGE_NOTE) or forgotten (SM_CHANGE_FORGET;
+     * NULL: no verdict is kept, as for sitemapctl's removals), what it
+     * names (a canonical's target, a robots.txt line; NULL: nothing) and
+     * the response's status. */
+    const char *why;
+    const char *detail;
+    int status;
+} sm_change;
+
+/* The latest verdict kept of a URL that was left out or removed. */
+typedef struct {
+    const char *url;
+    const char *verdict;        /* "left out" or "removed" */
+    const char *reason;
+    const char *detail;         /* NULL: none */
+    int status;
+    apr_time_t at;
+} sm_verdict_row;
+
+/* What sitemapctl why reads of one URL. */
+typedef struct {
+    int listed;                 /* in the urls table */
+    apr_time_t lastmod, last_seen;
+    int has_verdict;
+    sm_verdict_row verdict;
+} sm_why_info;
+
+/* An ETag without its weakness mark ("W/"), for the weak comparison
+ * (RFC 9110, 8.8.3.2) that the store and the recorder both use: httpd makes
+ * a file's ETag weak for its first second, strong afterwards. */
+const char *sm_etag_opaque(const char *etag);
+
+/* What one sm_store_apply did. */
+typedef struct {
+    int added, updated, touched, removed;
+    int refused_full;       /* new URLs refused by max_urls */
+} sm_apply_stats;
+
+/* The summary of one page, as the handler needs it. */
+typedef struct {
+    apr_int64_t page;
+    apr_int64_t url_count;
+    apr_int64_t version;    /* grows on every change of the page */
+    apr_time_t lastmod;     /* newest lastmod of its URLs (or of a removal) */
+    apr_time_t changed;     /* when the page last changed */
+    apr_int64_t xml_bytes;  /* the bytes its <url> entries may take at
+                               most without alternates (SM_ENTRY_OVERHEAD
+                               each plus the escaped <loc>): what the page's
+                               document leaves to alternates follows */
+} sm_page_info;
+
+typedef struct {
+    const char *store_id;       /* random, made with the store */
+    int known;                  /* the site has a row */
+    apr_array_header_t *pages;  /* sm_page_info of non-empty pages,
+                                   ascending */
+    apr_time_t index_changed;   /* when the index's bytes last changed */
+    apr_time_t settings_changed;/* when the stored settings last changed */
+    const char *settings;       /* the stored settings (sm_settings_format) */
+} sm_site_info;
+
+/* Called for each URL of a page, in page order, with its stored
+ * alternates (sm_alternates.h; NULL: none); a non-success return stops
+ * the walk and is returned. */
+typedef apr_status_t sm_url_fn(void *baton, const char *url,
+                               apr_time_t lastmod, const char *alternates);
+
+/* Called for each URL of a page that has a stored title. */
+typedef apr_status_t sm_title_fn(void *baton, const char *url,
+                                 const char *title);
+
+/* ---- what sitemapctl reads (see the functions at the end) ------------ */
+
+/* What the store keeps about one site. */
+typedef struct {
+    int known;                  /* 0: no row; the rest is zero */
+    apr_int64_t url_count;
+    apr_int64_t last_page;
+    int page_size;              /* the page size new URLs follow */
+    const char *settings;       /* sm_settings_format text; "" when no
+                                   module has stored it yet */
+} sm_site_row;
+
+/* One site's numbers, for sitemapctl stats. */
+typedef struct {
+    const char *base;
+    apr_int64_t url_count;
+    apr_int64_t pages;          /* non-empty pages */
+    apr_int64_t last_page;
+    int page_size;
+    apr_time_t lastmod_newest, lastmod_oldest;  /* 0 when it has no URL */
+    apr_time_t seen_newest, seen_oldest;        /* last_seen, likewise */
+    apr_int64_t urls_with_alternates;   /* URLs with hreflang alternates */
+    apr_int64_t alternates;             /* their alternates in all */
+} sm_site_stats;
+
+/* The file as a whole. */
+typedef struct {
+    int schema_version;         /* PRAGMA user_version */
+    const char *store_id;
+    apr_time_t created;
+    apr_int64_t db_bytes;       /* page_count * page_size (without WAL) */
+    apr_int64_t free_bytes;     /* of which on the freelist */
+} sm_store_about;
+
+/* Called for each URL by sm_store_url_rows (alternates as for
+ * sm_url_fn); a non-success return stops the walk and is returned. */
+typedef apr_status_t sm_url_row_fn(void *baton, const char *url,
+                                   apr_int64_t page, apr_time_t lastmod,
+                                   apr_time_t last_seen,
+                                   const char *alternates);
+
+/* What the status page shows of a site's recent history. */
+typedef struct {
+    const char *url;
+    apr_time_t lastmod;
+} sm_recent_url;
+typedef struct {
+    apr_int64_t day;            /* days since the epoch (UTC) */
+    apr_int64_t added;          /* URLs first seen that day still stored */
+    apr_int64_t removed;        /* URLs removed that day (forgotten,
+                                   expired, removed by sitemapctl) */
+} sm_day_count;
+
+typedef struct sm_store sm_store;
+
+typedef struct {
+    const char *name;
+    apr_status_t (*apply)(sm_store *st, const sm_change *changes, int n,
+                          sm_apply_stats *stats);
+    apr_status_t (*expire)(sm_store *st, const sm_site_conf *site,
+                           apr_time_t now, apr_interval_time_t every,
+                           int *removed);
+    /* Is the file we have open still the one at the configured path? */
+    int (*is_current)(sm_store *st);
+    void (*close)(sm_store *st);
+    apr_status_t (*read_begin)(sm_store *st);
+    void (*read_end)(sm_store *st);
+    apr_status_t (*site_info)(sm_store *st, apr_pool_t *p, const char *base,
+                              apr_int64_t page, sm_site_info *out);
+    apr_status_t (*page_urls)(sm_store *st, const char *base,
+                              apr_int64_t page, sm_url_fn *fn, void *baton);
+    /* The titles of a page's URLs (those that have one), in page order. */
+    apr_status_t (*page_titles)(sm_store *st, const char *base,
+                                apr_int64_t page, sm_title_fn *fn,
+                                void *baton);
+    /* Added for sitemapctl; see the functions below. */
+    apr_status_t (*site_row)(sm_store *st, apr_pool_t *p, const char *base,
+                             sm_site_row *out);
+    apr_status_t (*site_stats)(sm_store *st, apr_pool_t *p, const char *base,
+                               apr_array_header_t **out);
+    apr_status_t (*url_rows)(sm_store *st, const char *base,
+                             apr_int64_t page, sm_url_row_fn *fn,
+                             void *baton);
+    apr_status_t (*about)(sm_store *st, apr_pool_t *p, sm_store_about *out);
+    apr_status_t (*sync_sites)(sm_store *st, const sm_site_conf *const *sites,
+                               int n);
+    /* Added for the status handler; see sm_store_recent. */
+    apr_status_t (*recent)(sm_store *st, apr_pool_t *p, const char *base,
+                           int n, apr_time_t since,
+                           apr_array_header_t **urls,
+                           apr_array_header_t **days);
+    /* IndexNow; see the functions below. */
+    apr_status_t (*indexnow_claim)(sm_store *st, apr_pool_t *p,
+                                   const char *base, apr_time_t now,
+                                   apr_interval_time_t lease,
+                                   sm_indexnow_batch *out);
+    apr_status_t (*indexnow_finish)(sm_store *st, const char *base,
+                                    const sm_indexnow_batch *batch,
+                                    const sm_indexnow_result *result);
+    apr_status_t (*indexnow_queue)(sm_store *st, const char *base,
+                                   const char *const *urls, int n,
+                                   int *queued);
+    apr_status_t (*indexnow_stats)(sm_store *st, apr_pool_t *p,
+                                   const char *base,
+                                   apr_array_header_t **out);
+    /* Added for the status page; see sm_store_site_list. */
+    apr_status_t (*site_list)(sm_store *st, apr_pool_t *p,
+                              apr_array_header_t **out);
+    /* Added for sitemapctl why; see sm_store_why. */
+    apr_status_t (*why)(sm_store *st, apr_pool_t *p, const char *base,
+                        const char *url, sm_why_info *out);
+    apr_status_t (*left_out)(sm_store *st, apr_pool_t *p, const char *base,
+                             int n, apr_array_header_t **out);
+} sm_store_ops;
+
+struct sm_store {
+    const sm_store_ops *ops;
+    const char *path;
+    apr_pool_t *pool;       /* the pool the store was opened in */
+    const sm_logger *log;
+    char errmsg[512];       /* the last failure, for logs */
+    /* Close without the work a last close does (SQLite: no checkpoint,
+     * the -wal and -shm kept): sm_store_close_idle. */
+    int close_lightly;
+    /* Set by the writer and the IndexNow sender (their stop flag): once
+     * *stopping is non-zero, a wait on a PostgreSQL server ends within the
+     * busy timeout, answer or not, so that a stop never waits for a hung
+     * database.  NULL: none. */
+    const volatile int *stopping;
+};
+
+/* Once per process, before SQLite is first used (later calls, or SQLite
+ * already used by someone else, change nothing): turns off SQLite's
+ * memory statistics, which take a global mutex on every allocation
+ * (about 6% of the instructions of inserting a URL). */
+void sm_store_sqlite_init(void);
+
+/* Open (creating it, its schema, and migrating an older schema when
+ * allowed) the SQLite store at path.  On failure *out is NULL and errmsg
+ * (at least 256 bytes, may be NULL) says why. */
+#define SM_STORE_CREATE    0x01   /* create the file if missing */
+#define SM_STORE_READONLY  0x02
+/* A connection that writes many URLs at a time (sitemapctl import): a
+ * page cache of 64 MiB instead of SQLite's 2 MiB, so that big
+ * transactions do not re-read the indexes they update. */
+#define SM_STORE_BULK      0x04
+/* With SM_STORE_READONLY: only make sure that the file is a mod_sitemap
+ * store; one of an older schema is accepted (opening it read-write
+ * upgrades it). */
+#define SM_STORE_PROBE     0x08
+/* How the module's sitemap requests open the store: read-only (SQLite's
+ * SQLITE_OPEN_READONLY), never creating the file and never upgrading its
+ * schema: an older store is refused (the request answers 503) until the
+ * writer, the only one that upgrades, has done it. */
+#define SM_STORE_READER    SM_STORE_READONLY
+apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
+                                  const char *path, int flags,
+                                  int busy_timeout_ms, const sm_logger *log,
+                                  char *errmsg, apr_size_t errlen);
+
+/* The PostgreSQL store (sm_store_pg.c): where is a libpq connection URI
+ * (postgresql://... or postgres://...).  Flags as above (CREATE: create the
+ * schema when it is missing and the role may; READONLY: never write; BULK
+ * and PROBE change nothing).  busy_timeout_ms bounds every wait for a lock
+ * (lock_timeout); connecting and statements have their own bounds. */
+#define SM_PG_SCHEMA_VERSION 5
+int sm_store_is_pg(const char *where);
+/* NULL when libpq can parse uri, otherwise why not (from p). */
+const char *sm_store_pg_uri_check(apr_pool_t *p, const char *uri);
+apr_status_t sm_store_open_pg(sm_store **out, apr_pool_t *p, const char *uri,
+                              int flags, int busy_timeout_ms,
+                              const sm_logger *log, char *errmsg,
+                              apr_size_t errlen);
+apr_status_t sm_store_check_pg(apr_pool_t *p, const char *uri,
+                               int busy_timeout_ms,
+                               apr_array_header_t *problems,
+                               sm_store_about *about, char *errmsg,
+                               apr_size_t errlen);
+
+/* The backend named by where: PostgreSQL for a postgresql:// or
+ * postgres:// URI, otherwise the SQLite file at that path. */
+apr_status_t sm_store_open(sm_store **out, apr_pool_t *p, const char *where,
+                           int flags, int busy_timeout_ms,
+                           const sm_logger *log, char *errmsg,
+                           apr_size_t errlen);
+apr_status_t sm_store_check(apr_pool_t *p, const char *where,
+                            int busy_timeout_ms, apr_array_header_t *problems,
+                            sm_store_about *about, char *errmsg,
+                            apr_size_t errlen);
+/* where as it may be shown in logs and messages: a URI's password (in its
+ * user info or a password= parameter) replaced by "***"; anything else
+ * unchanged. */
+const char *sm_uri_mask(apr_pool_t *p, const char *where);
+
+/* Apply a batch in one transaction: all or nothing. */
+apr_status_t sm_store_apply(sm_store *st, const sm_change *changes, int n,
+                            sm_apply_stats *stats);
+/* Remove the site's URLs not served since now - site->expire.  every > 0:
+ * only when no process of any generation did it for that long (the store
+ * records when it last ran); 0: now.  Walks the site in short
+ * transactions. */
+apr_status_t sm_store_expire(sm_store *st, const sm_site_conf *site,
+                             apr_time_t now, apr_interval_time_t every,
+                             int *removed);
+int sm_store_is_current(sm_store *st);
+/* Give every site a row with its current settings (one transaction). */
+apr_status_t sm_store_sync_sites(sm_store *st,
+                                 const sm_site_conf *const *sites, int n);
+
+/* IndexNow.  Claim the site's oldest pending URLs (at most
+ * SM_INDEXNOW_BATCH_MAX) for lease, unless another sender holds the site,
+ * its next_try is later than now, or nothing is pending: then out->items
+ * is empty.  Finish the claim with what became of the batch (the claim is
+ * released; sent or dropped rows are removed unless they changed again
+ * meanwhile). */
+apr_status_t sm_store_indexnow_claim(sm_store *st, apr_pool_t *p,
+                                     const char *base, apr_time_t now,
+                                     apr_interval_time_t lease,
+                                     sm_indexnow_batch *out);
+apr_status_t sm_store_indexnow_finish(sm_store *st, const char *base,
+                                      const sm_indexnow_batch *batch,
+                                      const sm_indexnow_result *result);
+/* Put URLs (path[?query]) of a site on its pending list by hand (sitemapctl
+ * indexnow), within the backlog bound: *queued says how many went on. */
+apr_status_t sm_store_indexnow_queue(sm_store *st, const char *base,
+                                     const char *const *urls, int n,
+                                     int *queued);
+/* sm_indexnow_stats of one site (base) or of every site (NULL); a store
+ * without IndexNow's tables gives an empty array. */
+apr_status_t sm_store_indexnow_stats(sm_store *st, apr_pool_t *p,
+                                     const char *base,
+                                     apr_array_header_t **out);
+
+/* Reading: everything between read_begin and read_end sees one snapshot
+ * of the store, whatever writers do meanwhile. */
+apr_status_t sm_store_read_begin(sm_store *st);
+void sm_store_read_end(sm_store *st);
+/* The site's pages: page 0 gives every non-empty page, page N only page N
+ * (when it is not empty).  A site never recorded is known = 0. */
+apr_status_t sm_store_site_info(sm_store *st, apr_pool_t *p,
+                                const char *base, apr_int64_t page,
+                                sm_site_info *out);
+/* Stream the URLs of one page. */
+apr_status_t sm_store_page_urls(sm_store *st, const char *base,
+                                apr_int64_t page, sm_url_fn *fn,
+                                void *baton);
+
+/* The stored titles of the page's URLs, within the read snapshot
+ * (sm_store_read_begin); APR_ENOTIMPL from a backend without them. */
+apr_status_t sm_store_page_titles(sm_store *st, const char *base,
+                                  apr_int64_t page, sm_title_fn *fn,
+                                  void *baton);
+void sm_store_close(sm_store *st);
+
+/* The process is stopping (the writer's or the IndexNow sender's stop
+ * calls it first): every store's wait on a database ends within its busy
+ * timeout from now, whichever thread waits, so that the stops that run
+ * one after the other at a child's exit do not add up their waits.
+ * Never undone: for a process on its way out. */
+void sm_store_stop_all(void);
+/* Is a stop asked for, of the process or of st's writer? */
+int sm_store_stop_asked(const sm_store *st);
+/* Close a store that will be opened again soon (the module's writer
+ * closes a store file idle for a minute): SQLite keeps its -wal and -shm
+ * files as they are, with no checkpoint, fsync or unlink (and no file
+ * creation at the next open); what they hold is as durable as any
+ * committed write, and the next writer checkpoints it. */
+void sm_store_close_idle(sm_store *st);
+const char *sm_store_error(const sm_store *st);
+
+/* ---- administration (sitemapctl) ------------------------------------------
+ * Writers that pass sm_site_conf.settings (the module) keep it in the
+ * site's row: when the row is created, and when the text differs from the
+ * stored one (compared once per connection and site), the row's settings
+ * and page_size are updated in the same transaction.  sitemapctl passes
+ * settings = NULL and so never overwrites what the module stored. */
+
+/* The site's row (out->known = 0 when there is none). */
+apr_status_t sm_store_site_row(sm_store *st, apr_pool_t *p, const char *base,
+                               sm_site_row *out);
+/* sm_site_stats of one site (base), or of every site (base NULL), in an
+ * array allocated from p; an unknown base gives an empty array.  Scans the
+ * site's URLs: for administration, not for requests. */
+apr_status_t sm_store_site_stats(sm_store *st, apr_pool_t *p,
+                                 const char *base, apr_array_header_t **out);
+/* Every site of the store as sm_site_stats with only base, url_count,
+ * last_page, page_size and pages set, ordered by base: what the sites'
+ * rows and page summaries say, without reading their URLs (the status
+ * page's list of a SitemapSiteFromHost vhost's sites).  Inside a read
+ * transaction or not. */
+apr_status_t sm_store_site_list(sm_store *st, apr_pool_t *p,
+                                apr_array_header_t **out);
+/* The URLs of one page (page > 0) or of every page (page 0), in page
+ * order and within a page in sitemap order. */
+apr_status_t sm_store_url_rows(sm_store *st, const char *base,
+                               apr_int64_t page, sm_url_row_fn *fn,
+                               void *baton);
+apr_status_t sm_store_about_file(sm_store *st, apr_pool_t *p,
+                                 sm_store_about *out);
+
+/* For the status handler: the site's n URLs of newest lastmod (newest
+ * first; sm_recent_url) and, per day from since on, how many of its stored
+ * URLs were first seen that day and how many URLs were removed that day
+ * (sm_day_count, one per day in no set order, days without any left out;
+ * the writers keep the removals per day, SM_REMOVED_DAYS of them).  Scans
+ * the site's URLs: for administration. */
+apr_status_t sm_store_recent(sm_store *st, apr_pool_t *p, const char *base,
+                             int n, apr_time_t since,
+                             apr_array_header_t **urls,
+                             apr_array_header_t **days);
+/* sitemapctl why: is the URL (path[?query], as stored) of the site
+ * listed, and its latest verdict kept (left out or removed: SM_CHANGE_NOTE
+ * and forgets with a why write them, SM_VERDICTS_MAX a site).  A store
+ * whose schema predates verdicts answers has_verdict = 0. */
+apr_status_t sm_store_why(sm_store *st, apr_pool_t *p, const char *base,
+                          const char *url, sm_why_info *out);
+/* The status page: the site's n latest verdicts (sm_verdict_row, newest
+ * first) of URLs not listed now, among its newest SM_VERDICTS_SCAN: an
+ * index range and at most that many lookups, whatever the traffic. */
+apr_status_t sm_store_left_out(sm_store *st, apr_pool_t *p, const char *base,
+                               int n, apr_array_header_t **out);
+
+/* For the backends' recent: n removed on day, into days (sm_day_count;
+ * the day's entry, or a new one at the end: the order is not kept). */
+void sm_day_removed(apr_array_header_t *days, apr_int64_t day,
+                    apr_int64_t n);
+
+/* Check the file at path without changing it: SQLite's integrity_check,
+ * the application_id, the schema version, and that the page summaries and
+ * URL counts agree with the URLs.  APR_ENOENT when the file does not
+ * exist (nothing is created); another error when it cannot be opened at
+ * all or is no store this code can read: not SQLite, not a mod_sitemap
+ * store, a newer schema (errmsg says why); otherwise APR_SUCCESS, with one sentence per
+ * problem found pushed onto problems (const char *; none: the file is
+ * sound) and, when about is not NULL, what could be read of the file. */
+apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
+                                   int busy_timeout_ms,
+                                   apr_array_header_t *problems,
+                                   sm_store_about *about,
+                                   char *errmsg, apr_size_t errlen);
+
+/* The XML length of a URL's <loc> text once entity-escaped (&, ', ", <, >),
+ * used to keep pages under SM_PAGE_MAX_BYTES. */
+apr_size_t sm_xml_escaped_len(const char *s);
+
+#endif

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sm_store_pg.h: what the files of the PostgreSQL store share (private to
+ * sm_store_pg*.c; callers use sm_store.h).
+ *
+ *   sm_store_pg_conn.c   connecting, statements, the schema
+ *   sm_store_pg.c        writing (apply, expire, sites) and opening
+ *   sm_store_pg_read.c   reading, administration, check
+ *   sm_store_pg_indexnow.c  IndexNow's pending list
+ *   sm_store_pg_batch.c  a transaction's new URLs in one INSERT */
+#ifndef SM_STORE_PG_H
+#define SM_STORE_PG_H
+
+#include <apr_hash.h>
+#include <apr_strings.h>
+#include <libpq-fe.h>
+
+#include "store/sm_store.h"
+#include "store/sm_store_tx.h"
+
+#define SITE_ID_SHIFT_SQL "40"
+#define SITE_FIRST_ID(site) (((apr_int64_t)(site)) << 40)
+/* What a statement may take, locks aside (lock_timeout is the caller's
+ * busy timeout): long enough to stream a 50,000-URL page to a slow client,
+ * short enough that a stuck database never holds a thread for long. */
+#define STATEMENT_TIMEOUT "30s"
+/* A transaction-scoped advisory lock key ("SMAP") for schema creation. */
+#define SCHEMA_LOCK_KEY "1397571920"
+
+typedef struct {
+    sm_store base;
+    PGconn *conn;
+    const char *uri;
+    int lock_timeout_ms;
+    int readonly;
+    /* (sm_store_pg_conn.c) The connection was given up (no answer in
+     * time): not made again within the same operation.  Once the writer
+     * stops, every wait ends by stop_deadline (the busy timeout after the
+     * stop was first seen). */
+    int gave_up;
+    apr_time_t stop_deadline;
+    /* base -> the settings text known to be in the site's row (checked
+     * once per connection and site; forgotten when a write rolls back) */
+    apr_hash_t *settings_kept;
+    sm_tx tx;       /* the write transaction's summaries (now: the
+                       database's clock) */
+    int verdicts_ok;    /* may write sitemap_verdicts: 0 not asked yet,
+                           1 yes, -1 no (a role not granted it) */
+} pg_store;
+
+/* ---- statements (sm_store_pg_conn.c) ----------------------------------- */
+
+#define MAX_PARAMS 10
+
+typedef struct {
+    const char *v[MAX_PARAMS];
+    char buf[MAX_PARAMS][24];
+    int n;
+} params;
+
+static inline void p_i64(params *ps, apr_int64_t x)
+{
+    apr_snprintf(ps->buf[ps->n], sizeof(ps->buf[0]), "%" APR_INT64_T_FMT, x);
+    ps->v[ps->n] = ps->buf[ps->n];
+    ps->n++;
+}
+
+static inline void p_str(params *ps, const char *x)
+{
+    ps->v[ps->n++] = x;
+}
+
+static inline apr_int64_t i64(const PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? 0
+           : apr_atoi64(PQgetvalue(res, row, col));
+}
+
+/* PostgreSQL array literals of n values: text (every element quoted, '"'
+ * and '\\' escaped; a NULL pointer is NULL) and bigint. */
+const char *sm_pg_text_array(apr_pool_t *p, const char *const *v, int n);
+const char *sm_pg_int_array(apr_pool_t *p, const apr_int64_t *v, int n);
+
+void sm_pg_set_error(pg_store *s, const char *what, const PGresult *res);
+/* Run sql with ps; the result on success (PQclear it), NULL (errmsg set)
+ * otherwise. */
+PGresult *sm_pg_q(pg_store *s, const char *what, const char *sql,
+                  const params *ps);
+/* A statement without a result worth keeping; *changed (when not NULL)
+ * gets the rows it changed. */
+int sm_pg_run(pg_store *s, const char *what, const char *sql, const params *ps,
+              apr_int64_t *changed);
+/* Simple-protocol text (several statements, no parameters). */
+PGresult *sm_pg_exec(pg_store *s, const char *what, const char *sql);
+/* Start a transaction with bounded waits; *now (when not NULL) gets the
+ * database's time in seconds. */
+int sm_pg_begin(pg_store *s, const char *mode, apr_int64_t *now);
+void sm_pg_rollback(pg_store *s);
+/* The connection, made again when it broke. */
+int sm_pg_connection(pg_store *s);
+/* sm_pg_begin on a working connection (made again when it broke, also
+ * when that shows only at BEGIN). */
+int sm_pg_start(pg_store *s, const char *mode, apr_int64_t *now);
+PGconn *sm_pg_connect_to(const char *uri);
+/* The schema's version; 0 when its tables are not there. */
+int sm_pg_schema_version(pg_store *s, int *version);
+/* Create or upgrade the schema when create, else only check it. */
+int sm_pg_migrate(pg_store *s, int create);
+void sm_pg_close(sm_store *st);
+
+/* ---- reading (sm_store_pg_read.c) ------------------------------------ */
+
+apr_status_t sm_pg_read_begin(sm_store *st);
+void sm_pg_read_end(sm_store *st);
+apr_status_t sm_pg_site_info(sm_store *st, apr_pool_t *p, const char *base,
+                             apr_int64_t page, sm_site_info *out);
+apr_status_t sm_pg_page_urls(sm_store *st, const char *base, apr_int64_t page,
+                             sm_url_fn *fn, void *baton);
+apr_status_t sm_pg_page_titles(sm_store *st, const char *base,
+                               apr_int64_t page, sm_title_fn *fn,
+                               void *baton);
+apr_status_t sm_pg_site_row(sm_store *st, apr_pool_t *p, const char *base,
+                            sm_site_row *out);
+apr_status_t sm_pg_site_stats(sm_store *st, apr_pool_t *p, const char *base,
+                              apr_array_header_t **out);
+apr_status_t sm_pg_site_list(sm_store *st, apr_pool_t *p,
+                             apr_array_header_t **out);
+apr_status_t sm_pg_url_rows(sm_store *st, const char *base, apr_int64_t page,
+                            sm_url_row_fn *fn, void *baton);
+apr_status_t sm_pg_about(sm_store *st, apr_pool_t *p, sm_store_about *out);
+apr_status_t sm_pg_recent(sm_store *st, apr_pool_t *p, const char *base,
+                          int n, apr_time_t since, apr_array_header_t **urls,
+                          apr_array_header_t **days);
+
+/* ---- writing (sm_store_pg.c, sm_store_pg_batch.c) --------------------- */
+
+/* Where a new URL of ts's site goes: 1 with its page, id and entry bytes,
+ * 0 when the site is full (max_urls, or its ids ran out), -1 on error. */
+int sm_pg_plan_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
+                   apr_int64_t *page, apr_int64_t *id, apr_int64_t *entry);
+
+/* The new rows of a transaction, written by sm_pg_write_new. */
+typedef struct {
+    apr_pool_t *p;
+    apr_hash_t *stored;         /* "site id/url" of the stored URLs */
+    apr_hash_t *pending;        /* "site id/url" of the rows below */
+    apr_array_header_t *site, *id, *page, *lastmod, *seen, *len;  /* int64 */
+    apr_array_header_t *url, *etag, *title, *alternates;      /* char * */
+} sm_pg_new_rows;
+
+void sm_pg_new_rows_init(sm_pg_new_rows *nr, apr_pool_t *p);
+/* The key of url of ts's site in nr's tables. */
+const char *sm_pg_row_key(apr_pool_t *p, const sm_tx_site *ts,
+                          const char *url);
+/* Which URLs of the changes that may add one are stored (nr->stored). */
+int sm_pg_find_stored(pg_store *s, sm_pg_new_rows *nr,
+                      const sm_change *changes, int n);
+/* c adds a URL neither stored nor pending: planned, counted, kept. */
+int sm_pg_queue_new(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
+                    sm_tx_site *ts, const char *key, sm_apply_stats *stats);
+/* Write the pending rows in one statement (none: nothing). */
+int sm_pg_write_new(pg_store *s, sm_pg_new_rows *nr);
+
+/* ---- IndexNow (sm_store_pg_indexnow.c) ------------------------------- */
+
+/* Put url on the pending list of ts's site, when it has SitemapIndexNow On,
+ * in the caller's write transaction: 0, or -1 (errmsg set). */
+int sm_pg_indexnow_note(pg_store *s, sm_tx_site *ts, const char *url);
+
+/* ---- verdicts (sm_store_pg_why.c) -------------------------------------- */
+
+/* Keep c's verdict (removed: a forget removed the stored URL). */
+int sm_pg_verdict_put(pg_store *s, apr_int64_t site_id, const sm_change *c,
+                      int removed);
+apr_status_t sm_pg_why(sm_store *st, apr_pool_t *p, const char *base,
+                       const char *url, sm_why_info *out);
+apr_status_t sm_pg_left_out(sm_store *st, apr_pool_t *p, const char *base,
+                            int n, apr_array_header_t **out);
+apr_status_t sm_pg_indexnow_claim(sm_store *st, apr_pool_t *p,
+                                  const char *base, apr_time_t now,
+                                  apr_interval_time_t lease,
+                                  sm_indexnow_batch *out);
+apr_status_t sm_pg_indexnow_finish(sm_store *st, const char *base,
+                                   const sm_indexnow_batch *batch,
+                                   const sm_indexnow_result *result);
+apr_status_t sm_pg_indexnow_queue(sm_store *st, const char *base,
+                                  const char *const *urls, int n,
+                                  int *queued);
+apr_status_t sm_pg_indexnow_stats(sm_store *st, apr_pool_t *p,
+                                  const char *base, apr_array_header_t **out);
+
+#endif

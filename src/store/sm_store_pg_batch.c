@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sm_store_pg_batch.c: a write transaction's new URLs, many at once (see
+ * sm_store_pg.h).
+ *
+ * Most of what the module writes is new URLs (a crawl, a new site): one
+ * round trip each would bound a server at what the database answers per
+ * second.  So a transaction first asks, in one query per site, which of
+ * its URLs are stored; the new ones are given their page and id in memory
+ * (the site's row is locked: no other writer adds to it meanwhile) and go
+ * in one INSERT from arrays.  Everything else (changes of stored URLs,
+ * removals, a URL named twice) goes one by one, after the pending new rows
+ * are written, so the order of the changes is kept. */
+#include "store/sm_store_pg.h"
+
+#include <string.h>
+
+const char *sm_pg_row_key(apr_pool_t *p, const sm_tx_site *ts,
+                          const char *url)
+{
+    return apr_psprintf(p, "%" APR_INT64_T_FMT "/%s", ts->row.id, url);
+}
+
+void sm_pg_new_rows_init(sm_pg_new_rows *nr, apr_pool_t *p)
+{
+    nr->p = p;
+    nr->stored = apr_hash_make(p);
+    nr->pending = apr_hash_make(p);
+#define I64S apr_array_make(p, 64, sizeof(apr_int64_t))
+#define STRS apr_array_make(p, 64, sizeof(char *))
+    nr->site = I64S; nr->id = I64S; nr->page = I64S; nr->lastmod = I64S;
+    nr->seen = I64S; nr->len = I64S;
+    nr->url = STRS; nr->etag = STRS; nr->title = STRS; nr->alternates = STRS;
+#undef I64S
+#undef STRS
+}
+
+/* Which URLs of the changes that may add one are stored: one query per
+ * site (the sites are locked already). */
+int sm_pg_find_stored(pg_store *s, sm_pg_new_rows *nr,
+                      const sm_change *changes, int n)
+{
+    apr_hash_index_t *hi;
+
+    for (hi = apr_hash_first(nr->p, s->tx.sites); hi; hi = apr_hash_next(hi)) {
+        sm_tx_site *ts = apr_hash_this_val(hi);
+        const char **urls = apr_palloc(nr->p, sizeof(char *) * (apr_size_t)n);
+        params ps = { .n = 0 };
+        PGresult *res;
+        int i, k = 0;
+
+        for (i = 0; i < n; i++)
+            if (changes[i].op != SM_CHANGE_FORGET
+                && changes[i].op != SM_CHANGE_NOTE
+                && strcmp(changes[i].site->base, ts->conf->base) == 0)
+                urls[k++] = changes[i].url;
+        if (!k)
+            continue;
+        p_i64(&ps, ts->row.id);
+        p_str(&ps, sm_pg_text_array(nr->p, urls, k));
+        if (!(res = sm_pg_q(s, "cannot look up URLs", "SELECT url FROM"
+                            " sitemap_urls WHERE site_id = $1"
+                            " AND url = ANY($2::text[])", &ps)))
+            return -1;
+        for (i = 0; i < PQntuples(res); i++)
+            apr_hash_set(nr->stored,
+                         sm_pg_row_key(nr->p, ts, PQgetvalue(res, i, 0)),
+                         APR_HASH_KEY_STRING, "");
+        PQclear(res);
+    }
+    return 0;
+}
+
+/* c adds a URL that is neither stored nor pending: planned, counted and
+ * kept for write_new.  0, or -1 on error. */
+int sm_pg_queue_new(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
+                    sm_tx_site *ts, const char *key, sm_apply_stats *stats)
+{
+    apr_int64_t seen = apr_time_sec(c->seen);
+    apr_int64_t lastmod = c->last_modified ? apr_time_sec(c->last_modified)
+                                           : seen;
+    apr_int64_t entry, page, id;
+    int rc = sm_pg_plan_url(s, c, ts, &page, &id, &entry);
+
+    if (rc <= 0) {
+        if (rc == 0)
+            stats->refused_full++;
+        return rc;
+    }
+    APR_ARRAY_PUSH(nr->site, apr_int64_t) = ts->row.id;
+    APR_ARRAY_PUSH(nr->id, apr_int64_t) = id;
+    APR_ARRAY_PUSH(nr->page, apr_int64_t) = page;
+    APR_ARRAY_PUSH(nr->lastmod, apr_int64_t) = lastmod;
+    APR_ARRAY_PUSH(nr->seen, apr_int64_t) = seen;
+    APR_ARRAY_PUSH(nr->len, apr_int64_t) = entry;
+    APR_ARRAY_PUSH(nr->url, const char *) = c->url;
+    APR_ARRAY_PUSH(nr->etag, const char *) = c->etag;
+    APR_ARRAY_PUSH(nr->title, const char *) = SM_TX_TITLE(c);
+    APR_ARRAY_PUSH(nr->alternates, const char *) = SM_TX_ALTERNATES(c);
+    apr_hash_set(nr->pending, key, APR_HASH_KEY_STRING, "");
+    sm_tx_added(&s->tx, ts, page, id, entry, lastmod);
+    stats->added++;
+    return sm_pg_indexnow_note(s, ts, c->url);
+}
+
+/* Write the pending new rows in one statement. */
+int sm_pg_write_new(pg_store *s, sm_pg_new_rows *nr)
+{
+    int n = nr->url->nelts;
+    params ps = { .n = 0 };
+    apr_int64_t done = 0;
+
+#define INTS(a) sm_pg_int_array(nr->p, (const apr_int64_t *)(a)->elts, n)
+#define TEXTS(a) sm_pg_text_array(nr->p, (const char *const *)(a)->elts, n)
+    if (!n)
+        return 0;
+    p_str(&ps, INTS(nr->id));
+    p_str(&ps, INTS(nr->site));
+    p_str(&ps, TEXTS(nr->url));
+    p_str(&ps, INTS(nr->page));
+    p_str(&ps, INTS(nr->lastmod));
+    p_str(&ps, TEXTS(nr->etag));
+    p_str(&ps, INTS(nr->seen));
+    p_str(&ps, INTS(nr->len));
+    p_str(&ps, TEXTS(nr->title));
+    p_str(&ps, TEXTS(nr->alternates));
+#undef INTS
+#undef TEXTS
+    if (sm_pg_run(s, "cannot add URLs", "INSERT INTO sitemap_urls(id,"
+                  " site_id, url, page, lastmod, etag, first_seen, last_seen,"
+                  " xml_len, title, alternates)"
+                  " SELECT i, si, u, pg, lm, e, se, se, l, t, a"
+                  " FROM unnest($1::bigint[], $2::bigint[], $3::text[],"
+                  " $4::bigint[], $5::bigint[], $6::text[], $7::bigint[],"
+                  " $8::bigint[], $9::text[], $10::text[])"
+                  " AS x(i, si, u, pg, lm, e, se, l, t, a)", &ps, &done) != 0)
+        return -1;
+    if (done != n) {
+        apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg), "cannot add "
+                     "URLs: %" APR_INT64_T_FMT " of %d written", done, n);
+        return -1;
+    }
+    apr_hash_clear(nr->pending);
+    apr_array_clear(nr->site); apr_array_clear(nr->id);
+    apr_array_clear(nr->page); apr_array_clear(nr->lastmod);
+    apr_array_clear(nr->seen); apr_array_clear(nr->len);
+    apr_array_clear(nr->url); apr_array_clear(nr->etag);
+    apr_array_clear(nr->title); apr_array_clear(nr->alternates);
+    return 0;
+}

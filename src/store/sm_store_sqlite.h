@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sm_store_sqlite.h: what the files of the SQLite store share (private to
+ * sm_store_sqlite*.c; callers use sm_store.h).
+ *
+ *   sm_store_sqlite.c           the schema, statements, opening, writing
+ *   sm_store_sqlite_read.c      reading: the sitemap's and sitemapctl's
+ *   sm_store_sqlite_check.c     sitemapctl check
+ *   sm_store_sqlite_indexnow.c  IndexNow's pending list */
+#ifndef SM_STORE_SQLITE_H
+#define SM_STORE_SQLITE_H
+
+#include <apr_hash.h>
+#include <sqlite3.h>
+#include <sys/types.h>
+
+#include "store/sm_store.h"
+#include "store/sm_store_tx.h"
+
+/* "SMAP": marks the file as ours (PRAGMA application_id). */
+#define SM_APPLICATION_ID 0x534D4150
+
+/* A URL's id: (site id << SITE_ID_SHIFT) + the site's running number, so
+ * a site's URLs, and each of its pages, are one range of rowids. */
+#define SITE_ID_SHIFT 40
+#define SITE_ID_SHIFT_SQL "40"
+#define SITE_ID_MAX ((((sqlite3_int64)1) << (62 - SITE_ID_SHIFT)) - 1)
+#define SITE_FIRST_ID(site) (((sqlite3_int64)(site)) << SITE_ID_SHIFT)
+
+enum {
+    STMT_SITE_GET,
+    STMT_SITE_ADD,
+    STMT_PAGE_GET,
+    STMT_URL_GET,
+    STMT_URL_ADD,
+    STMT_URL_CHANGE,
+    STMT_URL_TOUCH,
+    STMT_URL_DEL,
+    STMT_EXPIRE,
+    STMT_EXPIRE_CLAIM,
+    STMT_PAGE_PUT,
+    STMT_SITE_SUMMARY,
+    STMT_STORE_ID,
+    STMT_PAGES_ALL,
+    STMT_PAGES_ONE,
+    STMT_SITE_CHANGED,
+    STMT_PAGE_URLS,
+    STMT_PAGE_TITLES,
+    STMT_URL_TITLE,
+    STMT_URL_ALTERNATES,
+    STMT_REMOVED_ADD,
+    STMT_REMOVED_PRUNE,
+    /* sitemapctl and the settings kept with a site */
+    STMT_SITE_SETTINGS,
+    STMT_SITE_SET_SETTINGS,
+    STMT_SITE_ROW,
+    STMT_URL_ROWS_ALL,
+    STMT_URL_ROWS_ONE,
+    /* IndexNow's pending list (sm_store_sqlite_indexnow.c) */
+    STMT_IN_REQUEUE,
+    STMT_IN_ADD,
+    STMT_IN_COUNT,
+    STMT_IN_OVERFLOW,
+    /* verdicts (sm_store_sqlite_why.c) */
+    STMT_VERDICT_PUT,
+    STMT_VERDICT_TRIM,
+    STMT_WHY_URL,
+    STMT_WHY_VERDICT,
+    STMT_LEFT_OUT,
+    STMT_COUNT
+};
+
+typedef struct {
+    sm_store base;
+    sqlite3 *db;
+    sqlite3_stmt *stmt[STMT_COUNT];
+    dev_t dev;
+    ino_t ino;
+    /* base -> the settings text known to be in the site's row (checked
+     * once per connection and site; forgotten when a write rolls back) */
+    apr_hash_t *settings_kept;
+    sm_tx tx;                   /* the write transaction's summaries */
+} sqlite_store;
+
+/* ---- helpers (sm_store_sqlite.c) ---------------------------------------- */
+
+extern const sm_store_ops sm_sqlite_ops;
+
+/* errmsg: what, and SQLite's message and extended code. */
+void sm_sqlite_set_error(sm_store *st, const char *what, sqlite3 *db);
+apr_status_t sm_sqlite_status(int rc);
+int sm_sqlite_exec(sqlite_store *s, const char *what, const char *sql);
+/* The first column of the first row of sql. */
+int sm_sqlite_int_pragma(sqlite_store *s, const char *sql,
+                         sqlite3_int64 *out);
+/* The prepared statement which (prepared on first use); NULL (errmsg set)
+ * when it cannot be. */
+/* Create or upgrade the schema (sm_store_sqlite_schema.c); one writer at
+ * a time does it.  probe: a read-only look that accepts an older schema. */
+int sm_sqlite_migrate(sqlite_store *s, int readonly, int probe);
+/* SQLite's defensive settings on a newly opened connection. */
+int sm_sqlite_harden(sqlite_store *s);
+/* SQLITE_MISMATCH (errmsg says which) when the file holds a trigger or a
+ * view the schema of that version does not make. */
+int sm_sqlite_check_objects(sqlite_store *s, sqlite3_int64 version);
+sqlite3_stmt *sm_sqlite_stmt(sqlite_store *s, int which);
+/* Bind v (NULL: SQL NULL) to parameter i. */
+void sm_sqlite_text(sqlite3_stmt *q, int i, const char *v);
+/* Run q, a statement that returns no rows; SQLITE_OK, or its error (errmsg
+ * set, with what). */
+int sm_sqlite_run(sqlite_store *s, sqlite3_stmt *q, const char *what);
+/* q stepped to its end with rc, its last sqlite3_step's: reset, bindings
+ * cleared; SQLITE_OK when rc is SQLITE_DONE, else rc (errmsg set, with
+ * what). */
+int sm_sqlite_finish(sqlite_store *s, sqlite3_stmt *q, int rc,
+                     const char *what);
+void sm_sqlite_close(sm_store *st);
+
+/* ---- writing (sm_store_sqlite_write.c) ------------------------------------ */
+
+apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
+                             sm_apply_stats *stats);
+apr_status_t sm_sqlite_expire(sm_store *st, const sm_site_conf *site,
+                              apr_time_t now, apr_interval_time_t every,
+                              int *removed);
+apr_status_t sm_sqlite_sync_sites(sm_store *st,
+                                  const sm_site_conf *const *sites, int n);
+
+/* ---- reading (sm_store_sqlite_read.c) ------------------------------------ */
+
+apr_status_t sm_sqlite_read_begin(sm_store *st);
+void sm_sqlite_read_end(sm_store *st);
+apr_status_t sm_sqlite_site_info(sm_store *st, apr_pool_t *p,
+                                 const char *base, apr_int64_t page,
+                                 sm_site_info *out);
+apr_status_t sm_sqlite_page_urls(sm_store *st, const char *base,
+                                 apr_int64_t page, sm_url_fn *fn,
+                                 void *baton);
+apr_status_t sm_sqlite_page_titles(sm_store *st, const char *base,
+                                   apr_int64_t page, sm_title_fn *fn,
+                                   void *baton);
+apr_status_t sm_sqlite_site_row(sm_store *st, apr_pool_t *p,
+                                const char *base, sm_site_row *out);
+apr_status_t sm_sqlite_site_stats(sm_store *st, apr_pool_t *p,
+                                  const char *base, apr_array_header_t **out);
+apr_status_t sm_sqlite_site_list(sm_store *st, apr_pool_t *p,
+                                 apr_array_header_t **out);
+apr_status_t sm_sqlite_url_rows(sm_store *st, const char *base,
+                                apr_int64_t page, sm_url_row_fn *fn,
+                                void *baton);
+apr_status_t sm_sqlite_about(sm_store *st, apr_pool_t *p,
+                             sm_store_about *out);
+apr_status_t sm_sqlite_recent(sm_store *st, apr_pool_t *p, const char *base,
+                              int n, apr_time_t since,
+                              apr_array_header_t **urls,
+                              apr_array_header_t **days);
+/* ---- verdicts (sm_store_sqlite_why.c) ---------------------------------- */
+
+/* Keep c's verdict (a note, or a forget with a why; removed: the forget
+ * removed a stored URL) for the site site_id, within SM_VERDICTS_MAX. */
+int sm_sqlite_verdict_put(sqlite_store *s, sqlite3_int64 site_id,
+                          const sm_change *c, int removed);
+apr_status_t sm_sqlite_why(sm_store *st, apr_pool_t *p, const char *base,
+                           const char *url, sm_why_info *out);
+apr_status_t sm_sqlite_left_out(sm_store *st, apr_pool_t *p,
+                                const char *base, int n,
+                                apr_array_header_t **out);
+
+/* What sitemapctl stats and check say of the file (with_meta: also the
+ * store's id and creation time). */
+int sm_sqlite_read_about(sqlite_store *s, apr_pool_t *p, sm_store_about *out,
+                         int with_meta);
+
+#endif

@@ -1,0 +1,719 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sm_store_sqlite_write.c: writing to the SQLite store (see
+ * sm_store_sqlite.h): sites' rows, URLs recorded and forgotten, expiry.
+ *
+ * Every write goes through sm_sqlite_apply or sm_sqlite_expire, which keep
+ * the page and site summaries (counts, bytes, lastmods, versions) in
+ * memory for the transaction and write each touched summary row once
+ * before COMMIT: per-row triggers cost more than half of a new URL's time
+ * (schema 1 had them). */
+#include "store/sm_store_sqlite.h"
+#include "store/sm_store_sqlite_indexnow.h"
+
+#include <apr_hash.h>
+#include <apr_strings.h>
+#include <sqlite3.h>
+#include <string.h>
+
+typedef sm_tx_row site_row;
+
+static int keep_settings(sqlite_store *s, const sm_site_conf *site,
+                         sqlite3_int64 id);
+
+/* A site added by a schema-2 writer after the upgrade (see schema step 3)
+ * has next_id 0: its next id is past its URLs, if any. */
+static int next_id_repair(sqlite_store *s, site_row *row)
+{
+    sqlite3_stmt *q;
+    int rc = sqlite3_prepare_v2(s->db, "SELECT max(id) FROM urls"
+                                " WHERE id >= ?1 AND id < ?2", -1, &q, NULL);
+
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, SITE_FIRST_ID(row->id));
+        sqlite3_bind_int64(q, 2, SITE_FIRST_ID(row->id + 1));
+        if ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            row->next_id = sqlite3_column_type(q, 0) == SQLITE_NULL
+                         ? SITE_FIRST_ID(row->id) + 1
+                         : sqlite3_column_int64(q, 0) + 1;
+            rc = SQLITE_OK;
+        }
+        sqlite3_finalize(q);
+    }
+    if (rc != SQLITE_OK)
+        sm_sqlite_set_error(&s->base, "cannot read the site's ids", s->db);
+    return rc;
+}
+
+/* The site's row, without adding it; SQLITE_DONE when there is none. */
+static int site_find(sqlite_store *s, const char *base, site_row *row)
+{
+    sqlite3_stmt *q = sm_sqlite_stmt(s, STMT_SITE_GET);
+    int rc;
+
+    if (!q)
+        return SQLITE_ERROR;
+    sm_sqlite_text(q, 1, base);
+    rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        row->id = sqlite3_column_int64(q, 0);
+        row->last_page = sqlite3_column_int64(q, 1);
+        row->url_count = sqlite3_column_int64(q, 2);
+        row->next_id = sqlite3_column_int64(q, 3);
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    if (rc == SQLITE_ROW)
+        return row->next_id > SITE_FIRST_ID(row->id) ? SQLITE_OK
+                                                     : next_id_repair(s, row);
+    if (rc != SQLITE_DONE)
+        sm_sqlite_set_error(&s->base, "cannot read the site", s->db);
+    return rc;
+}
+
+static int site_get(sqlite_store *s, const sm_site_conf *site, site_row *row)
+{
+    sqlite3_stmt *q;
+    int rc, attempt;
+
+    for (attempt = 0; attempt < 2; attempt++) {
+        if ((rc = site_find(s, site->base, row)) == SQLITE_OK)
+            return site->settings ? keep_settings(s, site, row->id)
+                                  : SQLITE_OK;
+        if (rc != SQLITE_DONE)
+            return rc;
+        if (!(q = sm_sqlite_stmt(s, STMT_SITE_ADD)))
+            return SQLITE_ERROR;
+        sm_sqlite_text(q, 1, site->base);
+        sqlite3_bind_int(q, 2, site->page_size);
+        sqlite3_bind_int64(q, 3, SITE_ID_MAX);
+        if ((rc = sm_sqlite_run(s, q, "cannot add the site")) != SQLITE_OK)
+            return rc;
+        if (sqlite3_changes(s->db) == 0) {
+            apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg),
+                         "cannot add the site: the store has used all "
+                         "%" APR_INT64_T_FMT " site ids",
+                         (apr_int64_t)SITE_ID_MAX);
+            return SQLITE_FULL;
+        }
+    }
+    return SQLITE_ERROR;
+}
+
+/* Keep site->settings (and the page size it goes with) in the site's row,
+ * so that sitemapctl can reproduce the site's sitemap.  Runs inside the
+ * caller's write transaction; the comparison with the row is made once per
+ * connection and site (and again after a rollback). */
+static int keep_settings(sqlite_store *s, const sm_site_conf *site,
+                         sqlite3_int64 id)
+{
+    const char *kept;
+    sqlite3_stmt *q;
+    int rc, same;
+
+    if (!s->settings_kept)
+        s->settings_kept = apr_hash_make(s->base.pool);
+    kept = apr_hash_get(s->settings_kept, site->base, APR_HASH_KEY_STRING);
+    if (kept && strcmp(kept, site->settings) == 0)
+        return SQLITE_OK;
+    if (!(q = sm_sqlite_stmt(s, STMT_SITE_SETTINGS)))
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, id);
+    rc = sqlite3_step(q);
+    same = rc == SQLITE_ROW
+           && sqlite3_column_int64(q, 1) == site->page_size
+           && sqlite3_column_text(q, 0)
+           && strcmp((const char *)sqlite3_column_text(q, 0),
+                     site->settings) == 0;
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        sm_sqlite_set_error(&s->base,
+                            "cannot read the site's settings", s->db);
+        return rc;
+    }
+    if (!same) {
+        if (!(q = sm_sqlite_stmt(s, STMT_SITE_SET_SETTINGS)))
+            return SQLITE_ERROR;
+        sqlite3_bind_int64(q, 1, id);
+        sm_sqlite_text(q, 2, site->settings);
+        sqlite3_bind_int(q, 3, site->page_size);
+        if ((rc = sm_sqlite_run(s, q, "cannot keep the site's settings")) != SQLITE_OK)
+            return rc;
+    }
+    apr_hash_set(s->settings_kept, apr_pstrdup(s->base.pool, site->base),
+                 APR_HASH_KEY_STRING, apr_pstrdup(s->base.pool,
+                                                  site->settings));
+    return SQLITE_OK;
+}
+
+/* ---- the transaction's summaries ------------------------------------------
+ *
+ * What a write transaction does to its sites and pages is added up in
+ * s->tx (sm_store_tx.h) and written by tx_write_summaries just before
+ * COMMIT: one row per touched page and site, however many URLs the
+ * transaction changed. */
+
+typedef struct {
+    sqlite3_int64 url_count, xml_bytes, lastmod;
+} page_row;
+
+/* The site's row, read (or added) once per transaction. */
+static int tx_site_get(sqlite_store *s, const sm_site_conf *site,
+                       sm_tx_site **out)
+{
+    site_row row;
+    int rc;
+
+    *out = sm_tx_site_find(&s->tx, site->base);
+    if (*out)
+        return SQLITE_OK;
+    if ((rc = site_get(s, site, &row)) != SQLITE_OK)
+        return rc;
+    *out = sm_tx_site_add(&s->tx, site->base, &row);
+    (*out)->conf = site;
+    (*out)->in_pending = -1;
+    return SQLITE_OK;
+}
+
+/* The page's committed summary; a page without a row is empty. */
+static int read_page(sqlite_store *s, sqlite3_int64 site_id,
+                     sqlite3_int64 page, page_row *out)
+{
+    sqlite3_stmt *q = sm_sqlite_stmt(s, STMT_PAGE_GET);
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!q)
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, site_id);
+    sqlite3_bind_int64(q, 2, page);
+    rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        out->url_count = sqlite3_column_int64(q, 0);
+        out->xml_bytes = sqlite3_column_int64(q, 1);
+        out->lastmod = sqlite3_column_int64(q, 2);
+    }
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        sm_sqlite_set_error(&s->base, "cannot read the page summary", s->db);
+        return rc;
+    }
+    return SQLITE_OK;
+}
+
+/* The transaction's removals added to today's count (the status page's
+ * chart), days older than SM_REMOVED_DAYS dropped. */
+static int count_removed(sqlite_store *s, const sm_tx_site *ts)
+{
+    apr_int64_t today = s->tx.now / 86400;
+    sqlite3_stmt *q;
+    int rc;
+
+    if (!(q = sm_sqlite_stmt(s, STMT_REMOVED_ADD)))
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, ts->row.id);
+    sqlite3_bind_int64(q, 2, today);
+    sqlite3_bind_int64(q, 3, ts->removed);
+    if ((rc = sm_sqlite_run(s, q, "cannot count removed URLs")) != SQLITE_OK
+        || !(q = sm_sqlite_stmt(s, STMT_REMOVED_PRUNE)))
+        return rc != SQLITE_OK ? rc : SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, ts->row.id);
+    sqlite3_bind_int64(q, 2, today - SM_REMOVED_DAYS);
+    return sm_sqlite_run(s, q, "cannot count removed URLs");
+}
+
+static int tx_write_summaries(sqlite_store *s)
+{
+    apr_hash_index_t *hi;
+    sqlite3_stmt *q;
+    int rc;
+
+    for (hi = apr_hash_first(s->tx.pool, s->tx.pages); hi;
+         hi = apr_hash_next(hi)) {
+        sm_tx_page *tp = apr_hash_this_val(hi);
+        page_row old;
+        apr_int64_t count, lastmod;
+
+        if ((rc = read_page(s, tp->key[0], tp->key[1], &old)) != SQLITE_OK)
+            return rc;
+        sm_tx_page_summary(tp, old.url_count, old.lastmod, &count, &lastmod);
+        if (!(q = sm_sqlite_stmt(s, STMT_PAGE_PUT)))
+            return SQLITE_ERROR;
+        sqlite3_bind_int64(q, 1, tp->key[0]);
+        sqlite3_bind_int64(q, 2, tp->key[1]);
+        sqlite3_bind_int64(q, 3, count);
+        sqlite3_bind_int64(q, 4, old.xml_bytes + tp->bytes_delta);
+        sqlite3_bind_int64(q, 5, lastmod);
+        sqlite3_bind_int64(q, 6, s->tx.now);
+        /* Used only by a page's first row: the id of its first URL (or,
+         * for a page without URLs, where the site's next ones start). */
+        sqlite3_bind_int64(q, 7, tp->first_id ? tp->first_id
+                                              : tp->site->row.next_id);
+        if ((rc = sm_sqlite_run(s, q, "cannot write a page summary")) != SQLITE_OK)
+            return rc;
+    }
+    for (hi = apr_hash_first(s->tx.pool, s->tx.sites); hi;
+         hi = apr_hash_next(hi)) {
+        sm_tx_site *ts = apr_hash_this_val(hi);
+
+        if (!sm_tx_site_changed(ts))
+            continue;
+        if (!(q = sm_sqlite_stmt(s, STMT_SITE_SUMMARY)))
+            return SQLITE_ERROR;
+        sqlite3_bind_int64(q, 1, ts->row.id);
+        sqlite3_bind_int64(q, 2, ts->url_delta);
+        sqlite3_bind_int(q, 3, ts->index_changed);
+        sqlite3_bind_int64(q, 4, s->tx.now);
+        sqlite3_bind_int64(q, 5, ts->row.last_page);
+        sqlite3_bind_int64(q, 6, ts->row.next_id);
+        if ((rc = sm_sqlite_run(s, q, "cannot write the site summary")) != SQLITE_OK)
+            return rc;
+        if (ts->removed && (rc = count_removed(s, ts)) != SQLITE_OK)
+            return rc;
+    }
+    return SQLITE_OK;
+}
+
+/* Start a write transaction; tx_commit or tx_rollback ends it. */
+static int tx_start(sqlite_store *s)
+{
+    sm_tx_begin(&s->tx, apr_time_sec(apr_time_now()));
+    return sm_sqlite_exec(s, "cannot start a transaction", "BEGIN IMMEDIATE");
+}
+
+static int tx_commit(sqlite_store *s)
+{
+    int rc;
+
+    if ((rc = tx_write_summaries(s)) == SQLITE_OK)
+        rc = sm_sqlite_exec(s, "cannot commit", "COMMIT");
+    sm_tx_end(&s->tx);
+    return rc;
+}
+
+static void tx_rollback(sqlite_store *s)
+{
+    sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    sm_tx_end(&s->tx);
+    /* What keep_settings wrote is gone with the transaction. */
+    if (s->settings_kept)
+        apr_hash_clear(s->settings_kept);
+}
+
+/* ---- IndexNow's pending list ----------------------------------------------
+ *
+ * The one place where the store tells IndexNow about a change: a URL added,
+ * its lastmod moved, or removed (forgotten or expired).  Written in the
+ * transaction that makes the change, so a change and its submission are
+ * never apart.  The tables are created by every writer's open
+ * (sm_sqlite_indexnow_tables); the backlog is bounded per site. */
+static int indexnow_note(sqlite_store *s, sm_tx_site *ts, const char *url)
+{
+    sqlite3_stmt *q;
+    int rc;
+
+    if (!ts->conf || !ts->conf->indexnow)
+        return SQLITE_OK;
+    if (!(q = sm_sqlite_stmt(s, STMT_IN_REQUEUE)))
+        return SQLITE_ERROR;
+    sm_sqlite_text(q, 1, ts->conf->base);
+    sm_sqlite_text(q, 2, url);
+    sqlite3_bind_int64(q, 3, apr_time_now());
+    if ((rc = sm_sqlite_run(s, q, "cannot queue a URL for IndexNow")) != SQLITE_OK
+        || sqlite3_changes(s->db) > 0)
+        return rc;
+    if (ts->in_pending < 0) {
+        if (!(q = sm_sqlite_stmt(s, STMT_IN_COUNT)))
+            return SQLITE_ERROR;
+        sm_sqlite_text(q, 1, ts->conf->base);
+        rc = sqlite3_step(q);
+        ts->in_pending = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+        sqlite3_reset(q);
+        sqlite3_clear_bindings(q);
+        if (rc != SQLITE_ROW) {
+            sm_sqlite_set_error(&s->base,
+                                "cannot count IndexNow's pending URLs", s->db);
+            return rc;
+        }
+    }
+    if (ts->in_pending >= SM_INDEXNOW_BACKLOG_MAX) {
+        /* Counted, and logged by the sender (never per URL here). */
+        if (!(q = sm_sqlite_stmt(s, STMT_IN_OVERFLOW)))
+            return SQLITE_ERROR;
+        sm_sqlite_text(q, 1, ts->conf->base);
+        return sm_sqlite_run(s, q, "cannot count IndexNow's overflow");
+    }
+    if (!(q = sm_sqlite_stmt(s, STMT_IN_ADD)))
+        return SQLITE_ERROR;
+    sm_sqlite_text(q, 1, ts->conf->base);
+    sm_sqlite_text(q, 2, url);
+    sqlite3_bind_int64(q, 3, apr_time_now());
+    if ((rc = sm_sqlite_run(s, q, "cannot queue a URL for IndexNow")) == SQLITE_OK)
+        ts->in_pending++;
+    return rc;
+}
+
+/* ---- writing -------------------------------------------------------------- */
+
+static int touch(sqlite_store *s, sqlite3_int64 id, sqlite3_int64 seen,
+                 sm_apply_stats *stats)
+{
+    sqlite3_stmt *q = sm_sqlite_stmt(s, STMT_URL_TOUCH);
+
+    if (!q)
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, id);
+    sqlite3_bind_int64(q, 2, seen);
+    stats->touched++;
+    return sm_sqlite_run(s, q, "cannot refresh a URL");
+}
+
+/* Add c's URL unless the site is full or the URL is stored: *added says
+ * whether it went in. */
+static int add_url(sqlite_store *s, const sm_change *c, sm_tx_site *ts,
+                   sqlite3_int64 lastmod, sqlite3_int64 seen, int *added)
+{
+    apr_int64_t entry = sm_tx_entry_bytes(c), page;
+    sqlite3_int64 id = ts->row.next_id;
+    sqlite3_stmt *q;
+    int rc;
+
+    *added = 0;
+    if (c->site->max_urls > 0 && ts->row.url_count >= c->site->max_urls)
+        return SQLITE_OK;
+    /* 2^40 ids a site: refused as full, never reached in practice. */
+    if (id >= SITE_FIRST_ID(ts->row.id + 1))
+        return SQLITE_OK;
+    if (!ts->last_known) {
+        page_row pr;
+        if ((rc = read_page(s, ts->row.id, ts->row.last_page, &pr))
+            != SQLITE_OK)
+            return rc;
+        sm_tx_last_page(&s->tx, ts, pr.url_count, pr.xml_bytes);
+    }
+    page = sm_tx_choose_page(c->site, ts, entry);
+    if (!(q = sm_sqlite_stmt(s, STMT_URL_ADD)))
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, ts->row.id);
+    sm_sqlite_text(q, 2, c->url);
+    sqlite3_bind_int64(q, 3, page);
+    sqlite3_bind_int64(q, 4, lastmod);
+    sm_sqlite_text(q, 5, c->etag);
+    sqlite3_bind_int64(q, 6, seen);
+    sqlite3_bind_int64(q, 7, entry);
+    sqlite3_bind_int64(q, 8, id);
+    sm_sqlite_text(q, 9, SM_TX_TITLE(c));
+    sm_sqlite_text(q, 10, SM_TX_ALTERNATES(c));
+    if ((rc = sm_sqlite_run(s, q, "cannot add a URL")) != SQLITE_OK
+        || sqlite3_changes(s->db) == 0)
+        return rc;
+    sm_tx_added(&s->tx, ts, page, id, entry, lastmod);
+    *added = 1;
+    return indexnow_note(s, ts, c->url);
+}
+
+/* A stored URL's title (STMT_URL_TITLE: the HTML site map shows it) or
+ * alternates (STMT_URL_ALTERNATES: its <url> holds them) changed: its
+ * page's version moves, as the page's validators follow it. */
+static int set_shown(sqlite_store *s, sm_tx_site *ts, sqlite3_int64 id,
+                     sqlite3_int64 page, int which, const char *value)
+{
+    sqlite3_stmt *q = sm_sqlite_stmt(s, which);
+
+    if (!q)
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, id);
+    sm_sqlite_text(q, 2, value);
+    sm_tx_count(&s->tx, ts, page, 0, 0, 0);
+    return sm_sqlite_run(s, q, which == STMT_URL_TITLE
+                     ? "cannot update a URL's title"
+                     : "cannot update a URL's alternates");
+}
+
+static int forget(sqlite_store *s, const sm_change *c, sm_apply_stats *stats);
+
+/* Is c->same_as stored with c's ETag (the same content)?  Then c is that
+ * page again under the script's path info (sm_change.same_as). */
+static int same_page_stored(sqlite_store *s, const sm_change *c,
+                            sm_tx_site *ts, int *same)
+{
+    sqlite3_stmt *q;
+    int rc;
+
+    *same = 0;
+    if (!(q = sm_sqlite_stmt(s, STMT_URL_GET)))
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, ts->row.id);
+    sm_sqlite_text(q, 2, c->same_as);
+    rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        const char *etag = (const char *)sqlite3_column_text(q, 2);
+        *same = etag && strcmp(sm_etag_opaque(etag),
+                               sm_etag_opaque(c->etag)) == 0;
+        sqlite3_reset(q);
+        sqlite3_clear_bindings(q);
+        return SQLITE_OK;
+    }
+    return sm_sqlite_finish(s, q, rc, "cannot read a URL");
+}
+
+/* A URL served (RECORD) or learned (SEED).  What the module records is
+ * most often new: it is inserted first, and read only when already there. */
+static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
+{
+    sqlite3_int64 seen = apr_time_sec(c->seen);
+    sqlite3_int64 lastmod = c->last_modified ? apr_time_sec(c->last_modified)
+                                             : seen;
+    sqlite3_stmt *q;
+    sm_tx_site *ts;
+    int rc, added = 0;
+
+    if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
+        return rc;
+    if (c->op == SM_CHANGE_RECORD && c->same_as && c->etag) {
+        int same;
+        if ((rc = same_page_stored(s, c, ts, &same)) != SQLITE_OK)
+            return rc;
+        if (same)
+            return forget(s, c, stats);
+    }
+    if (c->op == SM_CHANGE_RECORD) {
+        if ((rc = add_url(s, c, ts, lastmod, seen, &added)) != SQLITE_OK)
+            return rc;
+        if (added) {
+            stats->added++;
+            return SQLITE_OK;
+        }
+    }
+    if (!(q = sm_sqlite_stmt(s, STMT_URL_GET)))
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, ts->row.id);
+    sm_sqlite_text(q, 2, c->url);
+    rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        sqlite3_int64 id = sqlite3_column_int64(q, 0);
+        sqlite3_int64 old_lastmod = sqlite3_column_int64(q, 1);
+        sqlite3_int64 page = sqlite3_column_int64(q, 3);
+        apr_int64_t new_lastmod;
+        int changes = sm_tx_url_changes(c, old_lastmod, (const char *)
+                                        sqlite3_column_text(q, 2),
+                                        &new_lastmod);
+        int retitled = sm_tx_title_changes(c, (const char *)
+                                           sqlite3_column_text(q, 4));
+        int realternated = sm_tx_alternates_change(c, (const char *)
+                                                   sqlite3_column_text(q, 5));
+        sqlite3_reset(q);
+        sqlite3_clear_bindings(q);
+
+        if (retitled && (rc = set_shown(s, ts, id, page, STMT_URL_TITLE,
+                                        SM_TX_TITLE(c))) != SQLITE_OK)
+            return rc;
+        if (realternated
+            && (rc = set_shown(s, ts, id, page, STMT_URL_ALTERNATES,
+                               SM_TX_ALTERNATES(c))) != SQLITE_OK)
+            return rc;
+
+        /* Learned from a log or an admin: what is stored stays, only
+         * last_seen moves. */
+        if (c->op == SM_CHANGE_SEED || !changes)
+            return touch(s, id, seen, stats);
+        if (!(q = sm_sqlite_stmt(s, STMT_URL_CHANGE)))
+            return SQLITE_ERROR;
+        sqlite3_bind_int64(q, 1, id);
+        sqlite3_bind_int64(q, 2, new_lastmod);
+        sm_sqlite_text(q, 3, c->etag);
+        sqlite3_bind_int64(q, 4, seen);
+        stats->updated++;
+        if ((rc = sm_sqlite_run(s, q, "cannot update a URL")) == SQLITE_OK
+            && new_lastmod != old_lastmod) {
+            sm_tx_count(&s->tx, ts, page, 0, 0, new_lastmod);
+            rc = indexnow_note(s, ts, c->url);
+        }
+        return rc;
+    }
+    if ((rc = sm_sqlite_finish(s, q, rc, "cannot read a URL")) != SQLITE_OK)
+        return rc;
+    /* Not stored: a seed goes in now; a record was refused for room. */
+    if (c->op == SM_CHANGE_SEED
+        && (rc = add_url(s, c, ts, lastmod, seen, &added)) != SQLITE_OK)
+        return rc;
+    if (added)
+        stats->added++;
+    else
+        stats->refused_full++;
+    return SQLITE_OK;
+}
+
+/* Step a DELETE ... RETURNING page, xml_len to its end, counting what
+ * left which page. */
+static int delete_rows(sqlite_store *s, sqlite3_stmt *q, sm_tx_site *ts,
+                       const char *what, int *removed)
+{
+    int rc;
+
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        int in_rc;
+        sm_tx_count(&s->tx, ts, sqlite3_column_int64(q, 0), -1,
+                    sqlite3_column_int64(q, 1), s->tx.now);
+        (*removed)++;
+        if ((in_rc = indexnow_note(s, ts, (const char *)
+                                   sqlite3_column_text(q, 2))) != SQLITE_OK) {
+            sqlite3_reset(q);
+            sqlite3_clear_bindings(q);
+            return in_rc;
+        }
+    }
+    return sm_sqlite_finish(s, q, rc, what);
+}
+
+/* A forget with a why keeps its verdict: "removed" when it removed. */
+static int forget(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
+{
+    sqlite3_stmt *q;
+    sm_tx_site *ts;
+    int rc, before = stats->removed;
+
+    if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
+        return rc;
+    if (!(q = sm_sqlite_stmt(s, STMT_URL_DEL)))
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, ts->row.id);
+    sm_sqlite_text(q, 2, c->url);
+    if ((rc = delete_rows(s, q, ts, "cannot remove a URL", &stats->removed))
+        != SQLITE_OK || !c->why)
+        return rc;
+    return sm_sqlite_verdict_put(s, ts->row.id, c, stats->removed > before);
+}
+
+/* A response left out: only its verdict is kept. */
+static int note(sqlite_store *s, const sm_change *c)
+{
+    sm_tx_site *ts;
+    int rc;
+
+    if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
+        return rc;
+    return sm_sqlite_verdict_put(s, ts->row.id, c, 0);
+}
+
+apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
+                             sm_apply_stats *stats)
+{
+    sqlite_store *s = (sqlite_store *)st;
+    int i, rc;
+
+    memset(stats, 0, sizeof(*stats));
+    if ((rc = tx_start(s)) != SQLITE_OK) {
+        sm_tx_end(&s->tx);
+        return sm_sqlite_status(rc);
+    }
+    for (i = 0; i < n; i++) {
+        rc = changes[i].op == SM_CHANGE_FORGET
+           ? forget(s, &changes[i], stats)
+           : changes[i].op == SM_CHANGE_NOTE ? note(s, &changes[i])
+           : record(s, &changes[i], stats);
+        if (rc != SQLITE_OK)
+            goto fail;
+    }
+    if ((rc = tx_commit(s)) != SQLITE_OK)
+        goto fail;
+    return APR_SUCCESS;
+
+fail:
+    tx_rollback(s);
+    memset(stats, 0, sizeof(*stats));
+    return APR_EGENERAL;
+}
+
+/* Ids looked at per expiry transaction: a few milliseconds each, so
+ * writers never wait long. */
+#define EXPIRE_CHUNK 20000
+
+apr_status_t sm_sqlite_expire(sm_store *st, const sm_site_conf *site,
+                              apr_time_t now, apr_interval_time_t every,
+                              int *removed)
+{
+    sqlite_store *s = (sqlite_store *)st;
+    sqlite3_int64 now_s = apr_time_sec(now);
+    sqlite3_int64 before = now_s - apr_time_sec(site->expire);
+    sqlite3_int64 lo, end;
+    sqlite3_stmt *q;
+    site_row row;
+    int rc;
+
+    *removed = 0;
+    if (site->expire <= 0)
+        return APR_SUCCESS;
+    if ((rc = site_find(s, site->base, &row)) == SQLITE_DONE)
+        return APR_SUCCESS;
+    if (rc != SQLITE_OK)
+        return APR_EGENERAL;
+    /* One process a period walks the site: claim the run. */
+    if (every > 0) {
+        if (!(q = sm_sqlite_stmt(s, STMT_EXPIRE_CLAIM)))
+            return APR_EGENERAL;
+        sqlite3_bind_int64(q, 1, row.id);
+        sqlite3_bind_int64(q, 2, now_s);
+        sqlite3_bind_int64(q, 3, now_s - apr_time_sec(every));
+        if (sm_sqlite_run(s, q, "cannot claim the expiry run") != SQLITE_OK)
+            return APR_EGENERAL;
+        if (sqlite3_changes(s->db) == 0)
+            return APR_SUCCESS;
+    }
+    /* URLs added after this point are new: the walk ends where the site's
+     * ids ended when it began. */
+    end = row.next_id;
+    for (lo = SITE_FIRST_ID(row.id); lo < end; lo += EXPIRE_CHUNK) {
+        sm_tx_site *ts;
+
+        /* The site's row is read again inside each transaction: another
+         * process may have added URLs or opened a page meanwhile. */
+        if ((rc = tx_start(s)) != SQLITE_OK
+            || (rc = tx_site_get(s, site, &ts)) != SQLITE_OK
+            || !(q = sm_sqlite_stmt(s, STMT_EXPIRE))) {
+            tx_rollback(s);
+            return APR_EGENERAL;
+        }
+        sqlite3_bind_int64(q, 1, lo);
+        sqlite3_bind_int64(q, 2, lo + EXPIRE_CHUNK < end ? lo + EXPIRE_CHUNK
+                                                         : end);
+        sqlite3_bind_int64(q, 3, before);
+        if ((rc = delete_rows(s, q, ts, "cannot expire old URLs", removed))
+            != SQLITE_OK
+            || (rc = tx_commit(s)) != SQLITE_OK) {
+            tx_rollback(s);
+            return APR_EGENERAL;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t sm_sqlite_sync_sites(sm_store *st,
+                                  const sm_site_conf *const *sites, int n)
+{
+    sqlite_store *s = (sqlite_store *)st;
+    site_row row;
+    int i, rc;
+
+    /* IMMEDIATE: a deferred transaction that reads first gets SQLITE_BUSY
+     * at once, without the busy timeout, when another process writes. */
+    if ((rc = sm_sqlite_exec(s, "cannot start a transaction",
+                             "BEGIN IMMEDIATE")) != SQLITE_OK)
+        return APR_EGENERAL;
+    for (i = 0; i < n; i++) {
+        if ((rc = site_get(s, sites[i], &row)) != SQLITE_OK) {
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+            if (s->settings_kept)
+                apr_hash_clear(s->settings_kept);
+            return APR_EGENERAL;
+        }
+    }
+    if (sm_sqlite_exec(s, "cannot commit", "COMMIT") != SQLITE_OK) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        if (s->settings_kept)
+            apr_hash_clear(s->settings_kept);
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
+}
