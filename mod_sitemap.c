@@ -276,7 +276,7 @@ static int check_db_locations(apr_pool_t *ptemp, server_rec *main_s)
         const char *problem;
         /* (a PostgreSQL URI names no place on this machine) */
         if (conf->enabled != 1
-            || (conf->db_path && sm_store_is_pg(conf->db_path)))
+            || (conf->db_path && !sm_store_is_file(conf->db_path)))
             continue;
         problem = sitemap_db_location_problem(ptemp, conf->db_path
                                                      ? conf->db_path
@@ -421,7 +421,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             return HTTP_INTERNAL_SERVER_ERROR;
 
         if (!apr_hash_get(prepared, conf->db_path, APR_HASH_KEY_STRING)) {
-            const char *problem = sm_store_is_pg(conf->db_path) ? NULL
+            const char *problem = !sm_store_is_file(conf->db_path) ? NULL
                 : sitemap_db_location_problem(ptemp, conf->db_path);
             int rc;
             if (problem) {
@@ -435,7 +435,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                              "");
                 continue;
             }
-            rc = sm_store_is_pg(conf->db_path)
+            rc = !sm_store_is_file(conf->db_path)
                  ? prepare_pg(ptemp, s, conf->db_path, conf->db_shown,
                               &conf->logger)
                  : sitemap_prepare_database(ptemp, s, conf->db_path,
@@ -501,7 +501,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
             sm_recorder_conf rc = {
                 conf->db_shown, conf->flush_interval, BATCH_SIZE, QUEUE_MAX,
                 BUSY_TIMEOUT_MS, &conf->logger, conf->db_path,
-                sm_store_is_pg(conf->db_path)
+                !sm_store_is_file(conf->db_path)
                 ? pg_spill_path(pchild, conf) : NULL,
                 writer, 0, 0, 0, 0
             };
@@ -562,7 +562,7 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
 static void register_hooks(apr_pool_t *p)
 {
     /* At load, before any store is opened. */
-    sm_store_sqlite_init();
+    sm_store_init();
     ap_hook_check_config(sitemap_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_post_config(sitemap_post_config, NULL, NULL, APR_HOOK_MIDDLE);
     ap_hook_child_init(sitemap_child_init, NULL, NULL, APR_HOOK_MIDDLE);

@@ -92,7 +92,7 @@ int sitemap_cache_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,
     /* A PostgreSQL store has no place here: its renditions go where the
      * default store's would (the stem below keeps them apart). */
     if (!conf->cache_dir)
-        conf->cache_dir = apr_pstrcat(pconf, sm_store_is_pg(conf->db_path)
+        conf->cache_dir = apr_pstrcat(pconf, !sm_store_is_file(conf->db_path)
                                              ? sitemap_default_db(pconf, conf)
                                              : conf->db_path,
                                       ".renditions", NULL);

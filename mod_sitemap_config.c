@@ -202,11 +202,11 @@ static const char *set_database(cmd_parms *cmd, void *dconf, const char *arg)
     if (!*arg)
         return "SitemapDatabase: '' is not allowed: give the path of an "
                "SQLite file or a postgresql:// URI";
-    if (sm_store_is_pg(arg)) {
-        if ((err = sm_store_pg_uri_check(cmd->pool, arg)) != NULL)
-            return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' is not a "
-                                "valid PostgreSQL connection URI: %s",
-                                sm_uri_mask(cmd->pool, arg), err);
+    if ((err = sm_store_location_problem(cmd->pool, arg)) != NULL)
+        return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' cannot be "
+                            "used: %s", sm_uri_mask(cmd->pool, arg), err);
+    if (!sm_store_is_file(arg)) {
+        /* a database server's: no place on this machine */
         SITEMAP_CONF(cmd->server)->db_path = arg;
         return NULL;
     }

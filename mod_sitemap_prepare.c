@@ -273,7 +273,7 @@ int sitemap_check_store_places(apr_pool_t *ptemp, server_rec *main_s)
         path = conf->db_path ? conf->db_path
                              : sitemap_default_db(ptemp, conf);
         /* A PostgreSQL URI names no place on this machine. */
-        if (sm_store_is_pg(path))
+        if (!sm_store_is_file(path))
             continue;
         /* Once per directory: a thousand vhosts with a store file each in
          * one directory cost one check (a process as the User), not a
@@ -303,8 +303,8 @@ static int create_one(create_store *cs)
     char err[512];
     apr_status_t rv;
 
-    rv = sm_store_open_sqlite(&st, cs->pool, cs->path, SM_STORE_CREATE,
-                              BUSY_TIMEOUT_MS, cs->log, err, sizeof(err));
+    rv = sm_store_open(&st, cs->pool, cs->path, SM_STORE_CREATE,
+                       BUSY_TIMEOUT_MS, cs->log, err, sizeof(err));
     if (rv != APR_SUCCESS) {
         /* Not fatal: a store fault must never stop the site.  The children
          * keep trying and log it. */

@@ -113,7 +113,7 @@ int main(int argc, char **argv)
     int profile = getenv("FILL_PROFILE") && atoi(getenv("FILL_PROFILE"));
     char *padding = "";
 
-    sm_store_sqlite_init();             /* as the module and sitemapctl */
+    sm_store_init();             /* as the module and sitemapctl */
     if (argc < 4 || argc > 7) {
         fprintf(stderr, "usage: %s DB BASE COUNT [PAGE_SIZE [FIRST [PAD]]]\n",
                 argv[0]);

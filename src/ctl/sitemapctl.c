@@ -448,7 +448,7 @@ int main(int argc, const char *const *argv)
     ctl c;
     int rc, done;
 
-    sm_store_sqlite_init();
+    sm_store_init();
     /* A reader that went away (`sitemapctl list DB | head`) is a write
      * error like any other: status 7, said on stderr (finish_output), not
      * death by SIGPIPE. */
@@ -471,6 +471,8 @@ int main(int argc, const char *const *argv)
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("sitemapctl (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+        /* what this build can do (configure --without-...) */
+        printf("stores: %s\n", sm_store_backends());
         return finish_output(EX_OK);
     }
     if (!(cmd = find_command(argv[1]))) {

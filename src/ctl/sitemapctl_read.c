@@ -94,9 +94,9 @@ int cmd_stats(ctl *c)
         say("the store %s has no site %s", c->db, c->site);
         return EX_UNKNOWN_SITE;
     }
-    size = sm_store_is_pg(c->uri) ? about.db_bytes
+    size = !sm_store_is_file(c->uri) ? about.db_bytes
                                   : file_size(c->pool, c->db, "");
-    wal = sm_store_is_pg(c->uri) ? -1 : file_size(c->pool, c->db, "-wal");
+    wal = !sm_store_is_file(c->uri) ? -1 : file_size(c->pool, c->db, "-wal");
     printf("store:          %s\n", c->db);
     printf("size:           %" APR_INT64_T_FMT " bytes", size);
     if (wal >= 0)
@@ -312,7 +312,7 @@ int cmd_export(ctl *c)
     char msg[512];
     int rc, i;
 
-    if (geteuid() == 0 && !sm_store_is_pg(c->uri)
+    if (geteuid() == 0 && sm_store_is_file(c->uri)
         && (rc = export_split(c, dir)) >= 0)
         return rc;
     if ((rc = open_store(c, OPEN_READ, &st)) != EX_OK)
@@ -389,7 +389,7 @@ int cmd_check(ctl *c)
     apr_status_t rv;
     int i;
 
-    if (!sm_store_is_pg(c->uri) && (i = guard_store(c, 1, 0)) != EX_OK)
+    if (sm_store_is_file(c->uri) && (i = guard_store(c, 1, 0)) != EX_OK)
         return i;
     rv = sm_store_check(c->pool, c->uri, BUSY_TIMEOUT_MS, problems, &about,
                         err, sizeof(err));

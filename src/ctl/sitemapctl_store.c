@@ -199,7 +199,7 @@ int open_store(ctl *c, int mode, sm_store **st)
               : mode == OPEN_CREATE ? SM_STORE_CREATE | SM_STORE_BULK : 0;
     int rc;
 
-    if (sm_store_is_pg(c->uri)) {
+    if (!sm_store_is_file(c->uri)) {
         /* A database, not a file: the schema is created when missing
          * (import, add), as the module does. */
         if (sm_store_open(st, c->pool, c->uri, flags, BUSY_TIMEOUT_MS,
@@ -238,18 +238,17 @@ int open_store(ctl *c, int mode, sm_store **st)
         apr_status_t rv;
 
         apr_pool_create(&probe, c->pool);
-        rv = sm_store_open_sqlite(&ro, probe, c->db,
-                                  SM_STORE_READONLY | SM_STORE_PROBE,
-                                  BUSY_TIMEOUT_MS, &logger, err,
-                                  sizeof(err));
+        rv = sm_store_open(&ro, probe, c->db,
+                           SM_STORE_READONLY | SM_STORE_PROBE,
+                           BUSY_TIMEOUT_MS, &logger, err, sizeof(err));
         apr_pool_destroy(probe);
         if (rv != APR_SUCCESS) {
             say("cannot open the store %s: %s", c->db, err);
             return EX_NO_STORE;
         }
     }
-    if (sm_store_open_sqlite(st, c->pool, c->db, flags, BUSY_TIMEOUT_MS,
-                             &logger, err, sizeof(err)) != APR_SUCCESS) {
+    if (sm_store_open(st, c->pool, c->db, flags, BUSY_TIMEOUT_MS,
+                      &logger, err, sizeof(err)) != APR_SUCCESS) {
         say("cannot open the store %s: %s", c->db, err);
         return EX_NO_STORE;
     }

@@ -470,7 +470,7 @@ apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
     rec->conf.db_uri = conf->db_uri ? apr_pstrdup(p, conf->db_uri) : NULL;
     rec->conf.spill_path = conf->spill_path
                            ? apr_pstrdup(p, conf->spill_path) : NULL;
-    rec->is_file = !sm_store_is_pg(rec->conf.db_uri ? rec->conf.db_uri
+    rec->is_file = sm_store_is_file(rec->conf.db_uri ? rec->conf.db_uri
                                                     : rec->conf.db_path);
     rec->id_seed = sm_hash_str(SM_HASH_SEED, rec->conf.db_path);
     rec->mix = sm_hash_u64(rec->id_seed, 0);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store.c: the backend-independent half of the store interface. */
-#include "store/sm_store.h"
+#include "store/sm_store_backend.h"
 
 #include <apr_strings.h>
 #include <string.h>
@@ -211,16 +211,120 @@ apr_status_t sm_store_indexnow_stats(sm_store *st, apr_pool_t *p,
     return st->ops->indexnow_stats(st, p, base, out);
 }
 
+/* ---- the backends ------------------------------------------------------ */
+
+int sm_store_is_pg(const char *where)
+{
+    return where && (strncmp(where, "postgresql://", 13) == 0
+                     || strncmp(where, "postgres://", 11) == 0);
+}
+
+static int any_location(const char *where)
+{
+    (void)where;
+    return 1;
+}
+
+#ifdef SM_WITHOUT_POSTGRESQL
+/* Built without libpq (configure --without-postgresql): the URI is still
+ * known, so that it is refused with the reason, not taken for a file. */
+static const char *pg_missing(apr_pool_t *p, const char *where)
+{
+    (void)p;
+    (void)where;
+    return "this mod_sitemap was built without PostgreSQL (configure "
+           "--without-postgresql); use an SQLite file";
+}
+
+static apr_status_t pg_open_missing(sm_store **out, apr_pool_t *p,
+                                    const char *where, int flags,
+                                    int busy_timeout_ms,
+                                    const sm_logger *log, char *errmsg,
+                                    apr_size_t errlen)
+{
+    (void)flags; (void)busy_timeout_ms; (void)log;
+    *out = NULL;
+    if (errmsg && errlen)
+        apr_cpystrn(errmsg, pg_missing(p, where), errlen);
+    return APR_ENOTIMPL;
+}
+
+static apr_status_t pg_check_missing(apr_pool_t *p, const char *where,
+                                     int busy_timeout_ms,
+                                     apr_array_header_t *problems,
+                                     sm_store_about *about, char *errmsg,
+                                     apr_size_t errlen)
+{
+    sm_store *none;
+
+    (void)problems; (void)about;
+    return pg_open_missing(&none, p, where, 0, busy_timeout_ms, NULL,
+                           errmsg, errlen);
+}
+#endif
+
+/* In the order they are asked; the last takes every location. */
+static const sm_store_backend backends[] = {
+#ifndef SM_WITHOUT_POSTGRESQL
+    { "postgresql", 0, sm_store_is_pg, sm_store_pg_uri_check,
+      sm_store_open_pg, sm_store_check_pg, NULL },
+#else
+    { "postgresql", 0, sm_store_is_pg, pg_missing, pg_open_missing,
+      pg_check_missing, NULL },
+#endif
+    { "sqlite", 1, any_location, NULL, sm_store_open_sqlite,
+      sm_store_check_sqlite, sm_store_sqlite_init },
+};
+#define N_BACKENDS (sizeof(backends) / sizeof(backends[0]))
+
+const sm_store_backend *sm_store_backend_of(const char *where)
+{
+    apr_size_t i;
+
+    for (i = 0; i + 1 < N_BACKENDS; i++)
+        if (backends[i].names(where))
+            return &backends[i];
+    return &backends[N_BACKENDS - 1];
+}
+
+void sm_store_init(void)
+{
+    apr_size_t i;
+
+    for (i = 0; i < N_BACKENDS; i++)
+        if (backends[i].init)
+            backends[i].init();
+}
+
+int sm_store_is_file(const char *where)
+{
+    return sm_store_backend_of(where)->is_file;
+}
+
+const char *sm_store_location_problem(apr_pool_t *p, const char *where)
+{
+    const sm_store_backend *b = sm_store_backend_of(where);
+
+    return b->location_problem ? b->location_problem(p, where) : NULL;
+}
+
+const char *sm_store_backends(void)
+{
+#ifndef SM_WITHOUT_POSTGRESQL
+    return "sqlite postgresql";
+#else
+    return "sqlite";
+#endif
+}
+
 apr_status_t sm_store_open(sm_store **out, apr_pool_t *p, const char *where,
                            int flags, int busy_timeout_ms,
                            const sm_logger *log, char *errmsg,
                            apr_size_t errlen)
 {
-    return sm_store_is_pg(where)
-        ? sm_store_open_pg(out, p, where, flags, busy_timeout_ms, log,
-                           errmsg, errlen)
-        : sm_store_open_sqlite(out, p, where, flags, busy_timeout_ms, log,
-                               errmsg, errlen);
+    return sm_store_backend_of(where)->open(out, p, where, flags,
+                                            busy_timeout_ms, log, errmsg,
+                                            errlen);
 }
 
 apr_status_t sm_store_check(apr_pool_t *p, const char *where,
@@ -228,11 +332,9 @@ apr_status_t sm_store_check(apr_pool_t *p, const char *where,
                             sm_store_about *about, char *errmsg,
                             apr_size_t errlen)
 {
-    return sm_store_is_pg(where)
-        ? sm_store_check_pg(p, where, busy_timeout_ms, problems, about,
-                            errmsg, errlen)
-        : sm_store_check_sqlite(p, where, busy_timeout_ms, problems, about,
-                                errmsg, errlen);
+    return sm_store_backend_of(where)->check(p, where, busy_timeout_ms,
+                                             problems, about, errmsg,
+                                             errlen);
 }
 
 static int secret_param(const char *name, apr_size_t len)

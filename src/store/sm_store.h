@@ -348,15 +348,13 @@ struct sm_store {
     const volatile int *stopping;
 };
 
-/* Once per process, before SQLite is first used (later calls, or SQLite
- * already used by someone else, change nothing): turns off SQLite's
- * memory statistics, which take a global mutex on every allocation
- * (about 6% of the instructions of inserting a URL). */
-void sm_store_sqlite_init(void);
+/* Once per process, before any store is opened (later calls change
+ * nothing): each backend's process-wide set-up (SQLite: its memory
+ * statistics off, which take a global mutex on every allocation, about 6%
+ * of the instructions of inserting a URL). */
+void sm_store_init(void);
 
-/* Open (creating it, its schema, and migrating an older schema when
- * allowed) the SQLite store at path.  On failure *out is NULL and errmsg
- * (at least 256 bytes, may be NULL) says why. */
+/* How a store is opened (sm_store_open's flags). */
 #define SM_STORE_CREATE    0x01   /* create the file if missing */
 #define SM_STORE_READONLY  0x02
 /* A connection that writes many URLs at a time (sitemapctl import): a
@@ -372,36 +370,35 @@ void sm_store_sqlite_init(void);
  * schema: an older store is refused (the request answers 503) until the
  * writer, the only one that upgrades, has done it. */
 #define SM_STORE_READER    SM_STORE_READONLY
-apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
-                                  const char *path, int flags,
-                                  int busy_timeout_ms, const sm_logger *log,
-                                  char *errmsg, apr_size_t errlen);
 
-/* The PostgreSQL store (sm_store_pg.c): where is a libpq connection URI
- * (postgresql://... or postgres://...).  Flags as above (CREATE: create the
- * schema when it is missing and the role may; READONLY: never write; BULK
- * and PROBE change nothing).  busy_timeout_ms bounds every wait for a lock
- * (lock_timeout); connecting and statements have their own bounds. */
-#define SM_PG_SCHEMA_VERSION 5
-int sm_store_is_pg(const char *where);
-/* NULL when libpq can parse uri, otherwise why not (from p). */
-const char *sm_store_pg_uri_check(apr_pool_t *p, const char *uri);
-apr_status_t sm_store_open_pg(sm_store **out, apr_pool_t *p, const char *uri,
-                              int flags, int busy_timeout_ms,
-                              const sm_logger *log, char *errmsg,
-                              apr_size_t errlen);
-apr_status_t sm_store_check_pg(apr_pool_t *p, const char *uri,
-                               int busy_timeout_ms,
-                               apr_array_header_t *problems,
-                               sm_store_about *about, char *errmsg,
-                               apr_size_t errlen);
+/* Which backend a location names is the store's business (the table in
+ * sm_store.c); the rest of the code asks only these: */
+/* Is the store at where a local file, which the module creates, hands to
+ * the server's User and guards (an SQLite path), rather than a database
+ * server's (a postgresql:// URI names no place on this machine)? */
+int sm_store_is_file(const char *where);
+/* NULL when where is a location this build can open, otherwise why not
+ * (from p): a URI its backend's own parser rejects, or a backend this
+ * build was configured without. */
+const char *sm_store_location_problem(apr_pool_t *p, const char *where);
+/* The backends this build has, for --version: "sqlite postgresql". */
+const char *sm_store_backends(void);
 
-/* The backend named by where: PostgreSQL for a postgresql:// or
- * postgres:// URI, otherwise the SQLite file at that path. */
+/* Open the store at where: a postgresql:// or postgres:// URI names a
+ * PostgreSQL database, anything else the SQLite file at that path (flags
+ * above).  On failure *out is NULL and errmsg (at least 256 bytes, may be
+ * NULL) says why. */
 apr_status_t sm_store_open(sm_store **out, apr_pool_t *p, const char *where,
                            int flags, int busy_timeout_ms,
                            const sm_logger *log, char *errmsg,
                            apr_size_t errlen);
+/* Check the store at where without changing it (sitemapctl check): its
+ * integrity, that it is a mod_sitemap store of a schema this code reads,
+ * and that its page summaries and counts agree with its URLs.  APR_ENOENT
+ * when there is none (nothing is created); another error when it cannot
+ * be opened or read (errmsg says why); otherwise APR_SUCCESS with one
+ * sentence per problem pushed onto problems (none: sound) and, when about
+ * is not NULL, what could be read of it. */
 apr_status_t sm_store_check(apr_pool_t *p, const char *where,
                             int busy_timeout_ms, apr_array_header_t *problems,
                             sm_store_about *about, char *errmsg,
@@ -544,19 +541,6 @@ apr_status_t sm_store_left_out(sm_store *st, apr_pool_t *p, const char *base,
 void sm_day_removed(apr_array_header_t *days, apr_int64_t day,
                     apr_int64_t n);
 
-/* Check the file at path without changing it: SQLite's integrity_check,
- * the application_id, the schema version, and that the page summaries and
- * URL counts agree with the URLs.  APR_ENOENT when the file does not
- * exist (nothing is created); another error when it cannot be opened at
- * all or is no store this code can read: not SQLite, not a mod_sitemap
- * store, a newer schema (errmsg says why); otherwise APR_SUCCESS, with one sentence per
- * problem found pushed onto problems (const char *; none: the file is
- * sound) and, when about is not NULL, what could be read of the file. */
-apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
-                                   int busy_timeout_ms,
-                                   apr_array_header_t *problems,
-                                   sm_store_about *about,
-                                   char *errmsg, apr_size_t errlen);
 
 /* The XML length of a URL's <loc> text once entity-escaped (&, ', ", <, >),
  * used to keep pages under SM_PAGE_MAX_BYTES. */

@@ -14,7 +14,7 @@
 #include <apr_strings.h>
 #include <libpq-fe.h>
 
-#include "store/sm_store.h"
+#include "store/sm_store_backend.h"
 #include "store/sm_store_tx.h"
 
 #define SITE_ID_SHIFT_SQL "40"

@@ -436,12 +436,6 @@ fail:
     return -1;
 }
 
-int sm_store_is_pg(const char *where)
-{
-    return where && (strncmp(where, "postgresql://", 13) == 0
-                     || strncmp(where, "postgres://", 11) == 0);
-}
-
 const char *sm_store_pg_uri_check(apr_pool_t *p, const char *uri)
 {
     char *err = NULL;

@@ -13,7 +13,7 @@
 #include <sqlite3.h>
 #include <sys/types.h>
 
-#include "store/sm_store.h"
+#include "store/sm_store_backend.h"
 #include "store/sm_store_tx.h"
 
 /* "SMAP": marks the file as ours (PRAGMA application_id). */

@@ -76,6 +76,20 @@ TOP_BUILDDIR = os.environ.get("TOP_BUILDDIR") or TOP_SRCDIR
 MODULE = os.environ.get("MODULE") or os.path.join(TOP_BUILDDIR, "mod_sitemap.so")
 SITEMAPCTL = os.environ.get("SITEMAPCTL") or os.path.join(TOP_BUILDDIR, "sitemapctl")
 DEFAULT_MPM = os.environ.get("SITEMAP_TEST_MPM") or "event"
+
+
+def build_has(feature):
+    """Whether this build has a part configure can leave out: "postgresql"
+    (--without-postgresql), as sitemapctl --version says."""
+    try:
+        out = subprocess.run([SITEMAPCTL, "--version"], text=True,
+                             stdout=subprocess.PIPE, timeout=30).stdout
+    except OSError:
+        return True
+    for line in out.splitlines():
+        if line.startswith("stores:") and feature == "postgresql":
+            return feature in line.split()
+    return True
 KEEP = os.environ.get("SITEMAP_TEST_KEEP") == "1"
 MPMS = ("event", "worker", "prefork")
 

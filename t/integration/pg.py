@@ -152,6 +152,9 @@ def _fixture(**kw):
 
 @_fixture(scope="session")
 def pg_cluster():
+    from conftest import build_has
+    if not build_has("postgresql"):
+        pytest.skip("built --without-postgresql")
     if not BIN or not os.path.exists(os.path.join(BIN, "initdb")):
         pytest.fail("PostgreSQL's initdb is missing: run tools/deps")
     c = Cluster()

@@ -270,7 +270,7 @@ static sm_store *store_with(unit_ctx *u, const char *name, int n,
     int i;
 
     *path = apr_pstrcat(u->pool, u->dir, "/", name, NULL);
-    if (sm_store_open_sqlite(&st, u->pool, *path, SM_STORE_CREATE, 1000,
+    if (sm_store_open(&st, u->pool, *path, SM_STORE_CREATE, 1000,
                              NULL, err, sizeof(err)) != APR_SUCCESS)
         fail_msg("open: %s", err);
     site->base = BASE;

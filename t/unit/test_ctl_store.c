@@ -5,7 +5,7 @@
  * sm_store_check_sqlite on sound, foreign, damaged and missing files. */
 #include "unit.h"
 
-#include "store/sm_store.h"
+#include "store/sm_store_backend.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -27,7 +27,7 @@ static sm_store *store_with(unit_ctx *u, int n)
     char err[512];
     int i;
 
-    if (sm_store_open_sqlite(&st, u->pool,
+    if (sm_store_open(&st, u->pool,
                              apr_pstrcat(u->pool, u->dir, "/s.db", NULL),
                              SM_STORE_CREATE, 1000, NULL, err,
                              sizeof(err)) != APR_SUCCESS)

@@ -5,7 +5,7 @@
 #include "unit.h"
 
 #include "indexnow/sm_indexnow.h"
-#include "store/sm_store.h"
+#include "store/sm_store_backend.h"
 
 #include <string.h>
 

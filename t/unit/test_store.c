@@ -3,7 +3,7 @@
  * lastmod rules, limits, expiry and refusal of foreign files. */
 #include "unit.h"
 
-#include "store/sm_store.h"
+#include "store/sm_store_backend.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -936,6 +936,23 @@ static void test_uri_mask(void **state)
     assert_true(sm_store_is_pg("postgresql://h/db"));
     assert_false(sm_store_is_pg("postgresq://h/db"));
     assert_false(sm_store_is_pg("db/postgresql://x"));
+    /* What the rest of the code asks: a file or a server's, and whether
+     * this build can use the location at all. */
+    assert_true(sm_store_is_file("/var/lib/s.db"));
+    assert_true(sm_store_is_file("db/postgresql://x"));
+    assert_false(sm_store_is_file("postgres://h/db"));
+    assert_null(sm_store_location_problem(u->pool, "/var/lib/s.db"));
+    assert_non_null(strstr(sm_store_backends(), "sqlite"));
+#ifndef SM_WITHOUT_POSTGRESQL
+    assert_null(sm_store_location_problem(u->pool, "postgresql://h/db"));
+    assert_non_null(sm_store_location_problem(u->pool,
+                                              "postgresql://h/db?nosuch=1"));
+#else
+    assert_non_null(strstr(sm_store_location_problem(u->pool,
+                                                     "postgresql://h/db"),
+                           "--without-postgresql"));
+#endif
+#ifndef SM_WITHOUT_POSTGRESQL
     /* libpq's own parser judges a URI; the rejected token is not shown
      * when the URI holds a password. */
     assert_null(sm_store_pg_uri_check(u->pool, "postgresql://u:pw@h/db"
@@ -944,6 +961,7 @@ static void test_uri_mask(void **state)
                                           "?nosuch=1"));
     assert_null(strstr(sm_store_pg_uri_check(u->pool, "postgresql://u:s%zz"
                                              "@h/db"), "s%zz"));
+#endif
 }
 
 /* The -wal file stays bounded however much is written: 12,000 new URLs in

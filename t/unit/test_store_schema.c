@@ -5,7 +5,7 @@
  * in them can run. */
 #include "unit.h"
 
-#include "store/sm_store.h"
+#include "store/sm_store_backend.h"
 #include "store/sm_store_sqlite_indexnow.h"
 
 #include <stdio.h>

@@ -10,7 +10,7 @@
 #include "util/sm_hash.h"
 #include "record/sm_recorder.h"
 #include "record/sm_rules.h"
-#include "store/sm_store.h"
+#include "store/sm_store_backend.h"
 
 #include <string.h>
 
@@ -411,7 +411,7 @@ int main(void)
     int rc;
 
     apr_initialize();
-    sm_store_sqlite_init();
+    sm_store_init();
     rc = cmocka_run_group_tests(tests, NULL, NULL);
     apr_terminate();
     return rc;
