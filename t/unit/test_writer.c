@@ -370,37 +370,48 @@ static void test_idle_store_closed_and_reopened(void **state)
 
 /* A prefork child's pools share one allocator without a mutex (the child
  * pool's: every request's pool takes memory from it), so the writer
- * thread must never take memory from its owner's allocator: the stores'
- * pools hang from the writer's own (w->thread_pool).  Seen in httpd
- * before: the writer's spill scan (apr_dir_open in a sub-pool of the
+ * thread must never take memory from its owner's allocator.  Seen in
+ * httpd before: the writer's spill scan (apr_dir_open in a sub-pool of the
  * store's pool, then of the child pool) crashing a prefork child in
- * apr_palloc while its request thread freed buckets.  Checked without a
- * writer thread (the store opened by sm_recorder_flush here), where the
- * pools can be looked at without a race. */
+ * apr_palloc while its request thread freed buckets.  Here the owner's
+ * allocator gets a mutex that the test (the owner) holds while the writer
+ * thread starts, opens the store, scans for spills and writes 200 URLs: a
+ * writer that took memory from it would wait for the mutex, and nothing
+ * would be written.  (Nested: the owner itself allocates meanwhile.) */
 static void test_writer_keeps_off_the_owners_allocator(void **state)
 {
     unit_ctx *u = *state;
     apr_allocator_t *alloc;
+    apr_thread_mutex_t *busy;
     apr_pool_t *child;
     sm_writer *w;
     sm_site_conf site = { "http://prefork.example", 50000, 0, 0, NULL, 0 };
     const char *path = apr_pstrcat(u->pool, u->dir, "/prefork.db", NULL);
+    expect all = { path, "SELECT count(*) FROM urls", 200 };
     sm_recorder *rec;
+    char url[32];
+    int i, written;
 
     assert_int_equal(apr_allocator_create(&alloc), APR_SUCCESS);
     assert_int_equal(apr_pool_create_ex(&child, u->pool, NULL, alloc),
                      APR_SUCCESS);
     apr_allocator_owner_set(alloc, child);
+    assert_int_equal(apr_thread_mutex_create(&busy, APR_THREAD_MUTEX_NESTED,
+                                             u->pool), APR_SUCCESS);
     assert_int_equal(sm_writer_create(&w, child, 10, 1000), APR_SUCCESS);
     rec = join_in(child, w, path, &site, 0);
-    add(rec, &site, "/a", NULL);
-    assert_int_equal(sm_recorder_flush(rec), APR_SUCCESS);
-    assert_int_equal(count(path, "SELECT count(*) FROM urls"), 1);
-    assert_non_null(rec->store_pool);
-    assert_true(apr_pool_allocator_get(w->thread_pool) != alloc);
-    assert_true(apr_pool_allocator_get(rec->store_pool) != alloc);
-    assert_true(apr_pool_allocator_get(rec->store_pool)
-                == apr_pool_allocator_get(w->thread_pool));
+    apr_allocator_mutex_set(alloc, busy);
+    apr_thread_mutex_lock(busy);
+    assert_int_equal(sm_recorder_start(rec), APR_SUCCESS);
+    for (i = 0; i < 200; i++) {
+        snprintf(url, sizeof(url), "/a%d", i);
+        add(rec, &site, url, NULL);
+    }
+    for (i = 0; i < 400 && !has(&all); i++)
+        apr_sleep(apr_time_from_msec(25));
+    written = has(&all);
+    apr_thread_mutex_unlock(busy);
+    assert_true(written);
     sm_recorder_stop(rec);
 }
 
