@@ -434,3 +434,68 @@ def test_status_host_given_its_own_vhost_later(make_server):
     metrics = srv.get_ok("/sitemap-status?metrics", host=mass).body.decode()
     series = re.findall(r"^sitemap_urls\{[^}]*\}", metrics, re.M)
     assert len(series) == len(set(series)), series
+
+
+def flood(srv, names):
+    """Requests for names with nothing behind them (no docroot): a 404
+    page, /sitemap.xml, robots.txt, HEAD, in turn."""
+    for i, n in enumerate(names):
+        kind = i % 4
+        if kind == 0:
+            assert srv.get(f"/missing-{i}.html", host=n).status == 404
+        elif kind == 1:
+            assert srv.get("/sitemap.xml", host=n).status == 404
+        elif kind == 2:
+            r = srv.get("/robots.txt", host=n)
+            assert r.status == 404, r.body
+        else:
+            assert srv.request("HEAD", "/", host=n).status == 404
+
+
+def robots_sitemaps(srv, name):
+    rp = urllib.robotparser.RobotFileParser()
+    rp.parse(srv.get_ok("/robots.txt", host=f"{name}:{srv.port}")
+             .body.decode().splitlines())
+    return rp.site_maps()
+
+
+def host_rows(srv):
+    """The bases of the hosts' sites in the store's sites table."""
+    return sorted(b for (b,) in srv.query(
+        "SELECT base FROM sites WHERE base LIKE '%.hosted.test:%'"))
+
+
+def test_flood_of_invented_names_locks_no_one_out(make_server):
+    """200 invented names (no docroot: a 404 for everything) under
+    SitemapSiteFromHostMax 50 take no place and get no row: a customer's
+    name that comes after them is recorded, gets its sitemap and its
+    robots.txt line; after a graceful restart and a second flood, too, and
+    a name recorded before the restart is served from the store before it
+    has a place in the new process."""
+    srv = make_server()
+    host_pages(srv, HOSTS[:2])
+    srv.conf_text = mass_vhost(srv, "SitemapSiteFromHostMax 50")
+    srv.start()
+    flood(srv, [f"x{i}.hosted.test" for i in range(200)])
+    a, b = HOSTS[0], HOSTS[1]
+    srv.get_ok("/only-a.html", host=f"{a}:{srv.port}")
+    srv.wait_recorded("/only-a.html", base=base(srv, a))
+    r = srv.get_ok("/sitemap.xml", host=f"{a}:{srv.port}")
+    assert locs(r.body.decode()) == [base(srv, a) + "/only-a.html"]
+    assert robots_sitemaps(srv, a) == [base(srv, a) + "/sitemap.xml"]
+    assert host_rows(srv) == [base(srv, a)]
+
+    srv.graceful()
+    # a has no place in the new process: served from the store.
+    r = srv.get_ok("/sitemap.xml", host=f"{a}:{srv.port}")
+    assert locs(r.body.decode()) == [base(srv, a) + "/only-a.html"]
+    assert robots_sitemaps(srv, a) == [base(srv, a) + "/sitemap.xml"]
+    flood(srv, [f"y{i}.hosted.test" for i in range(200)])
+    srv.get_ok("/only-b.html", host=f"{b}:{srv.port}")
+    srv.wait_recorded("/only-b.html", base=base(srv, b))
+    assert robots_sitemaps(srv, b) == [base(srv, b) + "/sitemap.xml"]
+    s = sentinel(srv)
+    assert srv.all_urls() == {base(srv, a): {"/only-a.html", s},
+                              base(srv, b): {"/only-b.html"}}
+    assert host_rows(srv) == [base(srv, a), base(srv, b)]
+    assert "this process has 50 sites" not in srv.log_text()
