@@ -499,3 +499,46 @@ def test_flood_of_invented_names_locks_no_one_out(make_server):
                               base(srv, b): {"/only-b.html"}}
     assert host_rows(srv) == [base(srv, a), base(srv, b)]
     assert "this process has 50 sites" not in srv.log_text()
+
+
+def test_status_lists_at_most_100_host_sites(make_server):
+    """130 host sites recorded: the status page (HTML, ?json, ?metrics)
+    lists the 100 with most URLs, most first, and counts all 130."""
+    srv = make_server()
+    srv.write("hosts/one/page.html", HTML)
+    srv.write("hosts/one/more.html", HTML)
+    srv.conf_text = mass_vhost(srv, STATUS + "\nSitemapSiteFromHostMax 200",
+                               docroot=f'DocumentRoot "{srv.root}/hosts/one"')
+    srv.start()
+    names = [f"n{i:03d}.hosted.test" for i in range(130)]
+    for n in names:
+        srv.get_ok("/page.html", host=n)
+    big = names[-1]
+    srv.get_ok("/more.html", host=big)
+    mass = f"mass.test:{srv.port}"
+    srv.sentinel(host=big, base=f"http://{big}:{srv.port}",
+                 docroot=srv.path("hosts/one"))
+    deadline = time.monotonic() + 30
+    while sum(len(u) for u in srv.all_urls().values()) < 132:
+        got = srv.all_urls()
+        assert time.monotonic() < deadline, (
+            len(got), {b: u for b, u in got.items() if len(u) != 1})
+        time.sleep(0.2)
+    entry = status_entries(srv, mass)[f"http://mass.test:{srv.port}"]
+    assert entry["hosts_total"] == 130, entry
+    assert entry["hosts_urls"] == 132, entry
+    hosts = [h["base"] for h in entry["hosts"]]
+    assert len(hosts) == 100, hosts
+    # big has 3 URLs (page, more, the sentinel): first; then by name.
+    assert hosts == [f"http://{n}:{srv.port}" for n in [big] + names[:99]]
+    html = srv.get_ok("/sitemap-status", host=mass).body.decode()
+    assert "one per host name (130)" in html
+    assert "all 130 have 132 URLs" in html, html
+    assert len(re.findall(r"\.hosted\.test:\d+</th>", html)) == 100
+    metrics = srv.get_ok("/sitemap-status?metrics", host=mass).body.decode()
+    assert len(re.findall(r'^sitemap_urls\{site="http://n\d+\.hosted',
+                          metrics, re.M)) == 100
+    assert f'sitemap_host_sites{{site="http://mass.test:{srv.port}"}} 130\n' \
+        in metrics, metrics
+    assert f'sitemap_host_urls{{site="http://mass.test:{srv.port}"}} 132\n' \
+        in metrics, metrics
