@@ -124,6 +124,14 @@ static const sm_site_conf *site_for_base(void *baton, const char *base)
     return site_of_name(conf, name, apr_time_now(), ap_server_conf);
 }
 
+/* sm_base_test_fn: one of this vhost's hosts' bases. */
+static int owns_base(void *baton, const char *base)
+{
+    char name[SM_HOST_MAX + 1];
+
+    return sitemap_hosts_owns_base(baton, base, name);
+}
+
 apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
                                       sitemap_server_conf *conf)
 {
@@ -132,7 +140,7 @@ apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
     /* Each site made from a Host joins the recorder's (expiry, settings,
      * spills): room for all of them now, before its writer starts. */
     sm_recorder_reserve_sites(conf->recorder, conf->hosts_max);
-    sm_recorder_site_maker(conf->recorder, site_for_base, conf);
+    sm_recorder_site_maker(conf->recorder, site_for_base, owns_base, conf);
     return sm_sites_create(p, conf->hosts_max, &conf->site,
                            conf->host_prefix, conf->host_suffix,
                            &conf->hosts);

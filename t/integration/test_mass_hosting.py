@@ -542,3 +542,68 @@ def test_status_lists_at_most_100_host_sites(make_server):
         in metrics, metrics
     assert f'sitemap_host_urls{{site="http://mass.test:{srv.port}"}} 132\n' \
         in metrics, metrics
+
+
+def plant_host_rows(srv, pgdb, names, other):
+    """Rows of sites that never held a URL, as an older module wrote for
+    every name asked (and a verdict of the first): names' and other's."""
+    bases = [base(srv, n) for n in names] + [base(srv, other)]
+    if pgdb:
+        for b in bases:
+            pgdb.sql("INSERT INTO sitemap_sites(id, base, next_id) SELECT n,"
+                     f" '{b}', (n << 40) + 1 FROM nextval('sitemap_site_ids')"
+                     " AS n")
+        pgdb.sql("INSERT INTO sitemap_verdicts(site_id, url, seq, verdict,"
+                 " reason, at) SELECT id, '/x', 1, 'left out', 'status 404',"
+                 f" 0 FROM sitemap_sites WHERE base = '{bases[0]}'")
+        return
+    import sqlite3
+    from conftest import as_run_user
+    with as_run_user():
+        con = sqlite3.connect(srv.db_path)
+        with con:
+            for b in bases:
+                con.execute("INSERT INTO sites(id, base, next_id) SELECT"
+                            " max(id) + 1, ?, 0 FROM sites", (b,))
+            con.execute("INSERT INTO verdicts(site_id, url, seq, verdict,"
+                        " reason, at) SELECT id, '/x', 1, 'left out',"
+                        " 'status 404', 0 FROM sites WHERE base = ?",
+                        (bases[0],))
+        con.close()
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_host_sites_that_never_held_a_url_are_pruned(make_server, store,
+                                                     request):
+    """The rows an older module wrote for every invented name (300 here)
+    are pruned by the writer's first upkeep, with their verdicts; a host
+    site with URLs and rows no host pattern names stay."""
+    pgdb = request.getfixturevalue("pg_db") if store == "postgresql" else None
+    srv = make_server(**({"db": pgdb.uri} if pgdb else {}))
+    host_pages(srv, HOSTS[:1])
+    srv.conf_text = mass_vhost(srv)
+    srv.start()
+    a, other = HOSTS[0], "y.other.test"
+    srv.get_ok("/only-a.html", host=f"{a}:{srv.port}")
+    if pgdb:
+        pgdb.wait_urls(base(srv, a), ["/only-a.html"])
+    else:
+        srv.wait_recorded("/only-a.html", base=base(srv, a))
+    srv.graceful_stop()
+    plant_host_rows(srv, pgdb, [f"x{i}.hosted.test" for i in range(300)],
+                    other)
+    srv.start()
+    srv.wait_log(r"300 sites of host names that never held a URL pruned",
+                 module="sitemap")
+    if pgdb:
+        bases = sorted(b for (b,) in pgdb.sql(
+            "SELECT base FROM sitemap_sites WHERE base LIKE '%.test:%'"))
+        verdicts = pgdb.sql("SELECT count(*) FROM sitemap_verdicts")
+    else:
+        bases = sorted(b for (b,) in srv.query(
+            "SELECT base FROM sites WHERE base LIKE '%.test:%'"))
+        verdicts = srv.query("SELECT count(*) FROM verdicts")
+    # The vhost's own site ("mass.test") is no host's: it stays too.
+    assert bases == sorted([base(srv, a), base(srv, other),
+                            base(srv, "mass.test")]), bases
+    assert [list(map(int, r)) for r in verdicts] == [[0]], verdicts
