@@ -471,10 +471,10 @@ def test_flood_of_invented_names_locks_no_one_out(make_server):
     name that comes after them is recorded, gets its sitemap and its
     robots.txt line; after a graceful restart and a second flood, too, and
     a name recorded before the restart is served from the store before it
-    has a place in the new process."""
+    has a place in the new process.  The status page lists no flood."""
     srv = make_server()
     host_pages(srv, HOSTS[:2])
-    srv.conf_text = mass_vhost(srv, "SitemapSiteFromHostMax 50")
+    srv.conf_text = mass_vhost(srv, "SitemapSiteFromHostMax 50\n" + STATUS)
     srv.start()
     flood(srv, [f"x{i}.hosted.test" for i in range(200)])
     a, b = HOSTS[0], HOSTS[1]
@@ -499,6 +499,15 @@ def test_flood_of_invented_names_locks_no_one_out(make_server):
                               base(srv, b): {"/only-b.html"}}
     assert host_rows(srv) == [base(srv, a), base(srv, b)]
     assert "this process has 50 sites" not in srv.log_text()
+    # The status page lists the two customers, nothing of the floods.
+    mass = f"mass.test:{srv.port}"
+    entry = status_entries(srv, mass)[f"http://mass.test:{srv.port}"]
+    assert [h["base"] for h in entry["hosts"]] == [base(srv, a), base(srv, b)]
+    assert entry["hosts_total"] == 2, entry
+    metrics = srv.get_ok("/sitemap-status?metrics", host=mass).body
+    assert metrics.count(b"hosted.test") == 4, metrics  # urls, pages
+    html = srv.get_ok("/sitemap-status", host=mass).body
+    assert b"x1.hosted" not in html and b"y1.hosted" not in html
 
 
 def test_status_lists_at_most_100_host_sites(make_server):
