@@ -477,7 +477,7 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         f->ctx = ctx = apr_pcalloc(r->pool, sizeof(*ctx));
         ctx->f = f;
         ctx->scan = sm_robots_create(r->pool, sitemap_robots_urls(
-                                         r, conf, sitemap_site_listed(r, conf)));
+                        r, conf, sitemap_site_listed(r, conf)));
         ctx->held = apr_brigade_create(r->pool, f->c->bucket_alloc);
         if (coding) {
             if (sm_inflate_create(&ctx->z, r->pool, coding, decoded, ctx)
