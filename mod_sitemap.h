@@ -246,10 +246,22 @@ void sitemap_note_verdict(request_rec *r, const sitemap_server_conf *conf,
                           const char *url, const char *why,
                           const char *detail, int refused_early);
 /* The request's site: the vhost's own (&conf->site), or with
- * SitemapSiteFromHost the site of r's Host when it is allowed, else NULL
- * (not recorded, no sitemap).  mod_sitemap_hosts.c. */
+ * SitemapSiteFromHost the site of r's Host when it is allowed and has a
+ * place in this process, else NULL.  mod_sitemap_hosts.c. */
 const sm_site_conf *sitemap_site(request_rec *r,
                                  const sitemap_server_conf *conf);
+/* As sitemap_site, taking a place for an allowed Host that has none (NULL
+ * when the places are all taken): only for a page about to be recorded. */
+const sm_site_conf *sitemap_site_claim(request_rec *r,
+                                       const sitemap_server_conf *conf);
+/* As sitemap_site, or for an allowed Host without a place a site made in
+ * r's pool, not placed: for reading the store (the sitemap, its views). */
+const sm_site_conf *sitemap_site_to_read(request_rec *r,
+                                         const sitemap_server_conf *conf);
+/* As sitemap_site_to_read, but a site without a place only when the store
+ * has URLs of it (robots.txt's Sitemap line). */
+const sm_site_conf *sitemap_site_listed(request_rec *r,
+                                        const sitemap_server_conf *conf);
 /* SitemapSiteFromHost's start-up work for one vhost (the base split) and
  * a child's registry; an HTTP status (OK or 500) / APR status. */
 int sitemap_hosts_check(server_rec *s, const sitemap_server_conf *conf);

@@ -242,8 +242,9 @@ static SM_NOINLINE int serve(request_rec *r)
     name = sm_name_parse_gz(conf->sitemap_path, r->uri, &gz_file);
     if (name < 0)
         return HTTP_NOT_FOUND;
-    /* A mass vhost's Host without a site has no sitemap. */
-    if (!(own = sitemap_site(r, conf)))
+    /* A mass vhost's Host that is not allowed has no sitemap; an allowed
+     * one without a place here has what the store has of it. */
+    if (!(own = sitemap_site_to_read(r, conf)))
         return HTTP_NOT_FOUND;
     if ((status = sitemap_methods(r)) != DECLINED)
         return status;

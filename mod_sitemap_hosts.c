@@ -4,7 +4,16 @@
  * a name in its normal form (sm_host_normalise) that the administrator's
  * anchored pattern allows, only for the vhost httpd routed the request to,
  * and at most SitemapSiteFromHostMax sites per process (sm_sites).  Every
- * other request of the vhost has no site: not recorded, no sitemap. */
+ * other request of the vhost has no site: not recorded, no sitemap.
+ *
+ * A name takes one of the process's places only for a page about to be
+ * recorded (sitemap_site_claim): a name with nothing behind it (a 404 for
+ * everything, only /sitemap.xml, robots.txt or HEAD asked) never does, so
+ * invented names cannot use up the places of real ones.  The places are
+ * kept for good, not evicted: a placed site is in the recorder's list of
+ * sites, which its writer reads without a lock, and in its memory of
+ * responses, keyed by the site.  A name without a place is still served
+ * what the store has of it (sitemap_site_to_read, sitemap_site_listed). */
 #include "httpd.h"
 #include "http_config.h"
 #include "http_log.h"
@@ -13,6 +22,7 @@
 #include <apr_strings.h>
 
 #include "mod_sitemap.h"
+#include "store/sm_readers.h"
 #include "record/sm_sites.h"
 
 APLOG_USE_MODULE(sitemap);
@@ -114,6 +124,14 @@ static const sm_site_conf *site_for_base(void *baton, const char *base)
     return site_of_name(conf, name, apr_time_now(), ap_server_conf);
 }
 
+/* sm_base_test_fn: one of this vhost's hosts' bases. */
+static int owns_base(void *baton, const char *base)
+{
+    char name[SM_HOST_MAX + 1];
+
+    return sitemap_hosts_owns_base(baton, base, name);
+}
+
 apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
                                       sitemap_server_conf *conf)
 {
@@ -122,31 +140,111 @@ apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
     /* Each site made from a Host joins the recorder's (expiry, settings,
      * spills): room for all of them now, before its writer starts. */
     sm_recorder_reserve_sites(conf->recorder, conf->hosts_max);
-    sm_recorder_site_maker(conf->recorder, site_for_base, conf);
+    sm_recorder_site_maker(conf->recorder, site_for_base, owns_base, conf);
     return sm_sites_create(p, conf->hosts_max, &conf->site,
                            conf->host_prefix, conf->host_suffix,
                            &conf->hosts);
+}
+
+/* The normal form of r's Host (name: SM_HOST_MAX + 1 bytes) when this
+ * mass vhost allows it: 1, else 0. */
+static int allowed_name(request_rec *r, const sitemap_server_conf *conf,
+                        char *name)
+{
+    const char *host;
+
+    if (!conf->hosts)
+        return 0;
+    /* The Host as sent (HTTP/1.1) or the request line's authority (an
+     * absolute-form target): r->hostname has already lost the port. */
+    host = apr_table_get(r->headers_in, "Host");
+    if (r->parsed_uri.hostinfo)
+        host = r->parsed_uri.hostinfo;
+    return sm_host_normalise(host, conf->host_port, 0, name) == SM_HOST_OK
+           && sm_regex_match(conf->host_re, name);
 }
 
 const sm_site_conf *sitemap_site(request_rec *r,
                                  const sitemap_server_conf *conf)
 {
     char name[SM_HOST_MAX + 1];
-    const char *host;
 
     if (!conf->host_re)
         return &conf->site;
-    if (!conf->hosts)
-        return NULL;
-    /* The Host as sent (HTTP/1.1) or the request line's authority (an
-     * absolute-form target): r->hostname has already lost the port. */
-    host = apr_table_get(r->headers_in, "Host");
-    if (r->parsed_uri.hostinfo)
-        host = r->parsed_uri.hostinfo;
-    if (sm_host_normalise(host, conf->host_port, 0, name) != SM_HOST_OK
-        || !sm_regex_match(conf->host_re, name))
+    return allowed_name(r, conf, name) ? sm_sites_find(conf->hosts, name)
+                                       : NULL;
+}
+
+const sm_site_conf *sitemap_site_claim(request_rec *r,
+                                       const sitemap_server_conf *conf)
+{
+    char name[SM_HOST_MAX + 1];
+
+    if (!conf->host_re)
+        return &conf->site;
+    if (!allowed_name(r, conf, name))
         return NULL;
     return site_of_name(conf, name, r->request_time, r->server);
+}
+
+const sm_site_conf *sitemap_site_to_read(request_rec *r,
+                                         const sitemap_server_conf *conf)
+{
+    char name[SM_HOST_MAX + 1];
+    const sm_site_conf *site;
+
+    if (!conf->host_re)
+        return &conf->site;
+    if (!allowed_name(r, conf, name))
+        return NULL;
+    if ((site = sm_sites_find(conf->hosts, name)))
+        return site;
+    return sm_sites_make(conf->hosts, r->pool, name);
+}
+
+/* Has the store any URL of site?  Read once per request (robots.txt asks
+ * up to three times), remembered in r's pool. */
+static int store_lists(request_rec *r, const sitemap_server_conf *conf,
+                       const sm_site_conf *site)
+{
+    static const char key[] = "sitemap_hosts_listed";
+    sm_site_info info;
+    sm_store *st;
+    void *memo = NULL;
+    char err[256];
+    int listed = 0;
+
+    apr_pool_userdata_get(&memo, key, r->pool);
+    if (memo)
+        return memo == (void *)key;
+    if (conf->readers
+        && (st = sm_readers_acquire(conf->readers, err, sizeof(err)))) {
+        if (sm_store_read_begin(st) == APR_SUCCESS
+            && sm_store_site_info(st, r->pool, site->base, 0, &info)
+               == APR_SUCCESS) {
+            listed = info.known && info.pages && info.pages->nelts > 0;
+            sm_store_read_end(st);
+            sm_readers_release(conf->readers, st);
+        }
+        else {
+            sm_store_read_end(st);
+            sm_readers_invalidate(conf->readers, st);
+        }
+    }
+    apr_pool_userdata_setn(listed ? (void *)key : (void *)conf, key, NULL,
+                           r->pool);
+    return listed;
+}
+
+const sm_site_conf *sitemap_site_listed(request_rec *r,
+                                        const sitemap_server_conf *conf)
+{
+    const sm_site_conf *site = sitemap_site(r, conf);
+
+    if (site || !conf->host_re)
+        return site;
+    site = sitemap_site_to_read(r, conf);
+    return site && store_lists(r, conf, site) ? site : NULL;
 }
 
 apr_array_header_t *sitemap_robots_urls(request_rec *r,

@@ -319,6 +319,39 @@ static int client_certificate(request_rec *r)
     return verify && *verify && strcmp(verify, "NONE") != 0;
 }
 
+/* The site of a mass vhost's name that has no place in this process yet:
+ * one is taken only for a 200 the rules would record (its head not read
+ * yet), so that names with nothing behind them (a 404 for everything)
+ * never take one.  NULL: not such a page, or no place left. */
+static SM_NOINLINE const sm_site_conf *
+site_to_place(request_rec *r, const sitemap_server_conf *conf,
+              request_rec *orig, request_rec *last, int status)
+{
+    const sm_site_conf *unplaced;
+    sitemap_response_headers h;
+    sm_response resp;
+    const char *url, *why;
+
+    if (!conf->host_re || status != HTTP_OK
+        || !(unplaced = sitemap_site_to_read(r, conf)))
+        return NULL;
+    fill_response(conf, unplaced, orig, last, status, &resp);
+    if (!sm_rules_worth_deciding(&conf->rules, &resp, &why))
+        return NULL;
+    find_headers(last, &h);
+    resp.authenticated = resp.authenticated
+        || apr_table_get(orig->headers_in, "Authorization") != NULL
+        || client_certificate(last);
+    resp.session = sm_has_session(conf->sessions,
+                                  apr_table_get(orig->headers_in, "Cookie"));
+    resp.x_robots_tag = h.x_robots_tag;
+    resp.cache_control = h.cache_control;
+    if (sm_rules_decide(r->pool, &conf->rules, &resp, &url, &why)
+        != SM_RECORD)
+        return NULL;
+    return sitemap_site_claim(r, conf);
+}
+
 /* Not a repeat: the rules decide, and a record or forget is handed to the
  * recorder.  Apart from the hot path, as it runs for few requests. */
 static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
@@ -480,7 +513,8 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
     }
 
     /* A mass vhost's request whose Host has no site is not recorded. */
-    if (!(site = sitemap_site(r, conf)))
+    if (!(site = sitemap_site(r, conf))
+        && !(site = site_to_place(r, conf, orig, last, status)))
         return DECLINED;
     fill_response(conf, site, orig, last, status, &resp);
     if (!sm_rules_worth_deciding(&conf->rules, &resp, &why)) {
@@ -513,7 +547,8 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
         return 0;
     while (orig->prev)
         orig = orig->prev;
-    if (!(site = sitemap_site(r, conf)))
+    if (!(site = sitemap_site(r, conf))
+        && !(site = site_to_place(r, conf, orig, r, HTTP_OK)))
         return 0;
     fill_response(conf, site, orig, r, HTTP_OK, &resp);
     if (!sm_rules_worth_deciding(&conf->rules, &resp, &why))

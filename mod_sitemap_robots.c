@@ -68,8 +68,9 @@ SM_HOT static int robots_wanted(request_rec *r,
         || orig->parsed_uri.path[1] != 'r'
         || strcmp(orig->parsed_uri.path, ROBOTS_PATH))
         return 0;
-    /* A mass vhost's Host without a site: no Sitemap line. */
-    if (conf->host_re && !sitemap_site(r, conf))
+    /* A mass vhost's Host without a site or nothing stored of it: no
+     * Sitemap line. */
+    if (conf->host_re && !sitemap_site_listed(r, conf))
         return 0;
     *out = conf;
     return 1;
@@ -407,7 +408,7 @@ static robots_ctx *not_found(ap_filter_t *f)
     ctx->f = f;
     ctx->replaced = 1;
     ctx->scan = sm_robots_create(r->pool, sitemap_robots_urls(r, conf,
-                                              sitemap_site(r, conf)));
+                                              sitemap_site_listed(r, conf)));
     ctx->held = apr_brigade_create(r->pool, f->c->bucket_alloc);
     r->status = HTTP_OK;
     r->status_line = NULL;
@@ -475,8 +476,8 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         }
         f->ctx = ctx = apr_pcalloc(r->pool, sizeof(*ctx));
         ctx->f = f;
-        ctx->scan = sm_robots_create(r->pool, sitemap_robots_urls(r, conf,
-                                                  sitemap_site(r, conf)));
+        ctx->scan = sm_robots_create(r->pool, sitemap_robots_urls(
+                        r, conf, sitemap_site_listed(r, conf)));
         ctx->held = apr_brigade_create(r->pool, f->c->bucket_alloc);
         if (coding) {
             if (sm_inflate_create(&ctx->z, r->pool, coding, decoded, ctx)

@@ -24,6 +24,8 @@
 #include <apr_shm.h>
 #include <apr_strings.h>
 
+#include <stdlib.h>
+
 #include "record/sm_sites.h"
 #include "serve/sm_status.h"
 
@@ -90,22 +92,34 @@ static void status_child_init(apr_pool_t *pchild, server_rec *main_s)
 
 /* ---- gathering --------------------------------------------------------------- */
 
+/* Most URLs first, then by base. */
+static int by_urls(const void *a, const void *b)
+{
+    const sm_site_stats *x = a, *y = b;
+
+    if (x->url_count != y->url_count)
+        return x->url_count > y->url_count ? -1 : 1;
+    return strcmp(x->base, y->base);
+}
+
 /* A SitemapSiteFromHost vhost's sites: those of the store whose base is
  * one of its hosts' (sitemap_hosts_owns_base) and not listed yet (a
  * vhost's own, on any store, or another such vhost's host: listed holds
- * their bases, and gets these; the metrics' series are by base). */
+ * their bases, and gets these; the metrics' series are by base).  All are
+ * counted in out's totals; out->hosts keeps the SM_STATUS_HOSTS_SHOWN
+ * with most URLs, so that a mass vhost's page stays small. */
 static apr_status_t host_sites(apr_pool_t *p, const sitemap_server_conf *conf,
                                sm_store *st, apr_hash_t *listed,
-                               apr_array_header_t **out)
+                               sm_status_site *out)
 {
-    apr_array_header_t *all;
+    apr_array_header_t *all, *own;
     char name[SM_HOST_MAX + 1];
     apr_status_t rv;
     int i;
 
     if ((rv = sm_store_site_list(st, p, &all)) != APR_SUCCESS)
         return rv;
-    *out = apr_array_make(p, all->nelts, sizeof(sm_site_stats));
+    own = apr_array_make(p, 16, sizeof(sm_site_stats));
     for (i = 0; i < all->nelts; i++) {
         const sm_site_stats *ss = &APR_ARRAY_IDX(all, i, sm_site_stats);
         const char *key;
@@ -115,8 +129,16 @@ static apr_status_t host_sites(apr_pool_t *p, const sitemap_server_conf *conf,
             continue;
         key = apr_pstrdup(p, ss->base);
         apr_hash_set(listed, key, APR_HASH_KEY_STRING, key);
-        *(sm_site_stats *)apr_array_push(*out) = *ss;
+        *(sm_site_stats *)apr_array_push(own) = *ss;
+        out->hosts_urls += ss->url_count;
+        out->hosts_pages += ss->pages;
     }
+    out->hosts_total = own->nelts;
+    if (own->nelts > 1)
+        qsort(own->elts, (size_t)own->nelts, sizeof(sm_site_stats), by_urls);
+    if (own->nelts > SM_STATUS_HOSTS_SHOWN)
+        own->nelts = SM_STATUS_HOSTS_SHOWN;
+    out->hosts = own;
     return APR_SUCCESS;
 }
 
@@ -157,7 +179,7 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
            != APR_SUCCESS
         || sm_store_about_file(st, p, &out->about) != APR_SUCCESS
         || (conf->host_re
-            && host_sites(p, conf, st, listed, &out->hosts) != APR_SUCCESS)
+            && host_sites(p, conf, st, listed, out) != APR_SUCCESS)
         || (with_history
             && sm_store_recent(st, p, conf->site.base, SM_STATUS_RECENT,
                                now - apr_time_from_sec(
@@ -288,8 +310,6 @@ static int status_line(request_rec *r, int flags)
 
     for (i = 0; i < sites->nelts; i++) {
         const sm_status_site *s = &APR_ARRAY_IDX(sites, i, sm_status_site);
-        apr_int64_t host_urls = 0;
-        int j;
         if (flags & AP_STATUS_SHORT)
             ap_rprintf(r, "Sitemap %s: %" APR_INT64_T_FMT " URLs, %"
                        APR_INT64_T_FMT " pages, %" APR_UINT64_T_FMT
@@ -305,16 +325,15 @@ static int status_line(request_rec *r, int flags)
                        s->counters.faults, sm_status_health(s));
         if (!s->hosts)
             continue;
-        for (j = 0; j < s->hosts->nelts; j++)
-            host_urls += APR_ARRAY_IDX(s->hosts, j, sm_site_stats).url_count;
         if (flags & AP_STATUS_SHORT)
-            ap_rprintf(r, "Sitemap %s: %d host sites, %" APR_INT64_T_FMT
-                       " URLs\n", s->base, s->hosts->nelts, host_urls);
+            ap_rprintf(r, "Sitemap %s: %" APR_INT64_T_FMT " host sites, %"
+                       APR_INT64_T_FMT " URLs\n", s->base, s->hosts_total,
+                       s->hosts_urls);
         else
-            ap_rprintf(r, "<p>Sitemap %s: %d sites, one per host name, %"
-                       APR_INT64_T_FMT " URLs in all</p>\n",
-                       ap_escape_html(r->pool, s->base), s->hosts->nelts,
-                       host_urls);
+            ap_rprintf(r, "<p>Sitemap %s: %" APR_INT64_T_FMT " sites, one "
+                       "per host name, %" APR_INT64_T_FMT " URLs in all</p>\n",
+                       ap_escape_html(r->pool, s->base), s->hosts_total,
+                       s->hosts_urls);
     }
     return OK;
 }

@@ -130,7 +130,7 @@ static int unavailable(request_rec *r, const sitemap_server_conf *conf,
 static int snapshot_open(request_rec *r, const sitemap_server_conf *conf,
                          apr_int64_t name, snapshot *s)
 {
-    const sm_site_conf *own = sitemap_site(r, conf);
+    const sm_site_conf *own = sitemap_site_to_read(r, conf);
     char err[256];
     int i;
 

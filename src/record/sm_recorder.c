@@ -518,10 +518,11 @@ void sm_recorder_reserve_sites(sm_recorder *rec, int n)
 }
 
 void sm_recorder_site_maker(sm_recorder *rec, sm_site_maker_fn *fn,
-                            void *baton)
+                            sm_base_test_fn *owns, void *baton)
 {
     if (!rec->w->running && rec->maker_n < 8) {
         rec->maker_v[rec->maker_n].fn = fn;
+        rec->maker_v[rec->maker_n].owns = owns;
         rec->maker_v[rec->maker_n++].baton = baton;
     }
 }

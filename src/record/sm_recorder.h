@@ -126,10 +126,13 @@ void sm_recorder_reserve_sites(sm_recorder *rec, int n);
  * name is allowed, or NULL.  Asked for changes kept across a stop (spill
  * files) whose site this process has not made yet, so that they are not
  * dropped.  Called from the writer's thread.  At most 8 a recorder,
- * before the writer starts. */
+ * before the writer starts.  owns(baton, base): is base one of the sites
+ * fn would make?  The writer's upkeep prunes the rows of those that never
+ * held a URL (sm_store_prune_sites): at its first pass, then as often as
+ * expiry runs (hourly, or four times per SitemapExpire when shorter). */
 typedef const sm_site_conf *sm_site_maker_fn(void *baton, const char *base);
 void sm_recorder_site_maker(sm_recorder *rec, sm_site_maker_fn *fn,
-                            void *baton);
+                            sm_base_test_fn *owns, void *baton);
 
 /* Start the writer's background thread (once for all its recorders).
  * Without it (tests, sitemapctl), sm_recorder_flush writes. */

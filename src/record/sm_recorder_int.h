@@ -154,7 +154,11 @@ struct sm_recorder {
      * site_n is published last (release) and read with acquire. */
     const sm_site_conf **site_v;
     int site_n, site_cap;
-    struct { sm_site_maker_fn *fn; void *baton; } maker_v[8];
+    struct {
+        sm_site_maker_fn *fn;
+        sm_base_test_fn *owns;
+        void *baton;
+    } maker_v[8];
     int maker_n;
     sm_recorder_stats stats;
     sm_recorder_shared *shared; /* NULL: not shared */
@@ -172,6 +176,7 @@ struct sm_recorder {
     apr_ino_t ino;
     apr_dev_t dev;
     apr_time_t last_expire;
+    apr_time_t last_prune;      /* of the makers' sites (0: not yet) */
     apr_time_t next_check;      /* of the store while idle */
     apr_time_t next_spill_scan; /* for other processes' spills */
     apr_time_t next_due;        /* of any of these */

@@ -193,6 +193,34 @@ static void run_expiry(sm_recorder *rec, apr_time_t now)
     }
 }
 
+/* Is base one that rec's site makers would make (sm_base_test_fn)? */
+static int made_from_host(void *baton, const char *base)
+{
+    const sm_recorder *rec = baton;
+    int i;
+
+    for (i = 0; i < rec->maker_n; i++)
+        if (rec->maker_v[i].owns(rec->maker_v[i].baton, base))
+            return 1;
+    return 0;
+}
+
+/* The rows of the makers' sites that never held a URL go. */
+static void run_prune(sm_recorder *rec, apr_time_t now)
+{
+    int pruned = 0;
+
+    rec->last_prune = now;
+    if (sm_store_prune_sites(rec->store, made_from_host, rec, &pruned)
+        != APR_SUCCESS)
+        sm_log(rec->conf.log, SM_LOG_WARN, 0, "store %s: %s",
+               rec->conf.db_path, sm_store_error(rec->store));
+    else if (pruned)
+        sm_log(rec->conf.log, SM_LOG_INFO, 0, "store %s: %d sites of host "
+               "names that never held a URL pruned", rec->conf.db_path,
+               pruned);
+}
+
 /* Does any site of rec expire URLs? */
 static int expires(const sm_recorder *rec)
 {
@@ -634,7 +662,16 @@ static void upkeep(sm_recorder *rec, apr_time_t now)
         else
             rec->last_expire = now;     /* the next batch logs it */
     }
+    if (rec->maker_n && now - rec->last_prune >= rec->expire_every) {
+        if (ensure_store(rec, now) == APR_SUCCESS)
+            run_prune(rec, now);
+        else
+            rec->last_prune = now;
+    }
     rec->next_due = rec->next_check;
+    if (rec->maker_n)
+        rec->next_due = earliest(rec->next_due,
+                                 rec->last_prune + rec->expire_every);
     if (expires(rec))
         rec->next_due = earliest(rec->next_due,
                                  rec->last_expire + rec->expire_every);

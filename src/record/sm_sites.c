@@ -150,6 +150,31 @@ apr_status_t sm_sites_create(apr_pool_t *p, int max,
     return APR_SUCCESS;
 }
 
+static sm_site_conf *site_make(const sm_sites *reg, apr_pool_t *p,
+                               const char *name)
+{
+    sm_site_conf *site = apr_pmemdup(p, reg->proto, sizeof(*site));
+
+    site->base = apr_pstrcat(p, reg->prefix, name, reg->suffix, NULL);
+    return site;
+}
+
+const sm_site_conf *sm_sites_make(sm_sites *reg, apr_pool_t *p,
+                                  const char *name)
+{
+    return site_make(reg, p, name);
+}
+
+const sm_site_conf *sm_sites_find(sm_sites *reg, const char *name)
+{
+    const sm_site_conf *site;
+
+    apr_thread_mutex_lock(reg->lock);
+    site = apr_hash_get(reg->sites, name, APR_HASH_KEY_STRING);
+    apr_thread_mutex_unlock(reg->lock);
+    return site;
+}
+
 const sm_site_conf *sm_sites_get(sm_sites *reg, const char *name,
                                  apr_time_t now,
                                  apr_interval_time_t interval, int *warn,
@@ -172,9 +197,7 @@ const sm_site_conf *sm_sites_get(sm_sites *reg, const char *name,
     else {
         const char *key = apr_pstrdup(reg->pool, name);
 
-        site = apr_pmemdup(reg->pool, reg->proto, sizeof(*site));
-        site->base = apr_pstrcat(reg->pool, reg->prefix, key, reg->suffix,
-                                 NULL);
+        site = site_make(reg, reg->pool, key);
         apr_hash_set(reg->sites, key, APR_HASH_KEY_STRING, site);
         *res = SM_SITES_ADDED;
     }

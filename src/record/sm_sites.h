@@ -60,6 +60,14 @@ const sm_site_conf *sm_sites_get(sm_sites *reg, const char *name,
                                  apr_time_t now,
                                  apr_interval_time_t interval, int *warn,
                                  sm_sites_result *res);
+/* The site of name when the registry holds it (no place taken), else
+ * NULL. */
+const sm_site_conf *sm_sites_find(sm_sites *reg, const char *name);
+/* A site of name made as the registry would make it, in p, without
+ * taking a place: for reading what the store has of a name this process
+ * has not placed (its sitemap, its robots.txt line). */
+const sm_site_conf *sm_sites_make(sm_sites *reg, apr_pool_t *p,
+                                  const char *name);
 /* How many sites the registry holds. */
 int sm_sites_count(sm_sites *reg);
 

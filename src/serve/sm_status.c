@@ -165,8 +165,13 @@ apr_status_t sm_status_json(apr_pool_t *p, const sm_status_site *sites,
                 outf(w, p, ",\"urls\":%" APR_INT64_T_FMT ",\"pages\":%"
                      APR_INT64_T_FMT "}", h->url_count, h->pages);
             }
+            outf(w, p, "],\"hosts_total\":%" APR_INT64_T_FMT
+                 ",\"hosts_urls\":%" APR_INT64_T_FMT ",\"hosts_pages\":%"
+                 APR_INT64_T_FMT ",\"recorder\":{", s->hosts_total,
+                 s->hosts_urls, s->hosts_pages);
         }
-        out(w, "],\"recorder\":{");
+        else
+            out(w, "],\"recorder\":{");
         for (j = 0; j < (int)N_COUNTERS; j++)
             outf(w, p, "%s\"%s\":%" APR_UINT64_T_FMT, j ? "," : "",
                  counters[j].name,
@@ -245,6 +250,20 @@ apr_status_t sm_status_metrics(apr_pool_t *p, const sm_status_site *sites,
              label(p, sites[i].base), sites[i].pages);
         host_metric(w, p, &sites[i], 1);
     }
+    out(w, "# HELP sitemap_host_sites Sites of a SitemapSiteFromHost vhost "
+           "(the sitemap_urls series list at most "
+           APR_STRINGIFY(SM_STATUS_HOSTS_SHOWN) ").\n"
+           "# TYPE sitemap_host_sites gauge\n");
+    for (i = 0; i < n; i++)
+        if (sites[i].hosts)
+            outf(w, p, "sitemap_host_sites{site=\"%s\"} %" APR_INT64_T_FMT
+                 "\n", label(p, sites[i].base), sites[i].hosts_total);
+    out(w, "# HELP sitemap_host_urls URLs of all a SitemapSiteFromHost "
+           "vhost's sites.\n# TYPE sitemap_host_urls gauge\n");
+    for (i = 0; i < n; i++)
+        if (sites[i].hosts)
+            outf(w, p, "sitemap_host_urls{site=\"%s\"} %" APR_INT64_T_FMT
+                 "\n", label(p, sites[i].base), sites[i].hosts_urls);
     out(w, "# HELP sitemap_store_up 1 when the store could be read.\n"
            "# TYPE sitemap_store_up gauge\n");
     for (i = 0; i < n; i++)
@@ -339,8 +358,8 @@ static void host_table(sm_xml_writer *w, apr_pool_t *p,
 
     if (!s->hosts)
         return;
-    outf(w, p, "<h3>Sites of this virtual host, one per host name (%d)</h3>"
-         "\n", s->hosts->nelts);
+    outf(w, p, "<h3>Sites of this virtual host, one per host name (%"
+         APR_INT64_T_FMT ")</h3>\n", s->hosts_total);
     if (!s->hosts->nelts) {
         out(w, "<p>None stored yet.</p>\n");
         return;
@@ -356,6 +375,11 @@ static void host_table(sm_xml_writer *w, apr_pool_t *p,
              "</td></tr>\n", h->url_count, h->pages);
     }
     out(w, "</table>\n");
+    if (s->hosts_total > s->hosts->nelts)
+        outf(w, p, "<p>The %d with most URLs are listed; all %"
+             APR_INT64_T_FMT " have %" APR_INT64_T_FMT " URLs in %"
+             APR_INT64_T_FMT " sitemap pages.</p>\n", s->hosts->nelts,
+             s->hosts_total, s->hosts_urls, s->hosts_pages);
 }
 
 apr_status_t sm_status_html(apr_pool_t *p, const sm_status_site *sites,

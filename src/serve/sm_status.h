@@ -18,6 +18,9 @@
 #define SM_STATUS_CHART_DAYS 28
 /* Newest changes listed per site. */
 #define SM_STATUS_RECENT 10
+/* A SitemapSiteFromHost vhost's sites listed by name (those with most
+ * URLs); the rest are only counted. */
+#define SM_STATUS_HOSTS_SHOWN 100
 
 typedef struct {
     const char *base;
@@ -38,9 +41,11 @@ typedef struct {
                                        server (re)started */
     int have_counters;
     /* A SitemapSiteFromHost vhost's sites, one per host name (each
-     * sm_site_stats' base, url_count and pages), ordered by base; NULL
-     * for other vhosts. */
+     * sm_site_stats' base, url_count and pages): the
+     * SM_STATUS_HOSTS_SHOWN with most URLs, most first (then by base);
+     * NULL for other vhosts.  The totals count every one of them. */
     apr_array_header_t *hosts;
+    apr_int64_t hosts_total, hosts_urls, hosts_pages;
 } sm_status_site;
 
 /* Fill s->added and s->removed from the store's days (sm_store_recent),

@@ -23,6 +23,13 @@ apr_status_t sm_store_expire(sm_store *st, const sm_site_conf *site,
     return st->ops->expire(st, site, now, every, removed);
 }
 
+apr_status_t sm_store_prune_sites(sm_store *st, sm_base_test_fn *test,
+                                  void *baton, int *pruned)
+{
+    *pruned = 0;
+    return st->ops->prune_sites(st, test, baton, pruned);
+}
+
 apr_status_t sm_store_sync_sites(sm_store *st,
                                  const sm_site_conf *const *sites, int n)
 {

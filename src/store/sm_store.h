@@ -272,6 +272,9 @@ typedef struct {
 
 typedef struct sm_store sm_store;
 
+/* A caller's test of a site's base (1: yes), for sm_store_prune_sites. */
+typedef int sm_base_test_fn(void *baton, const char *base);
+
 typedef struct {
     const char *name;
     apr_status_t (*apply)(sm_store *st, const sm_change *changes, int n,
@@ -330,6 +333,9 @@ typedef struct {
                         const char *url, sm_why_info *out);
     apr_status_t (*left_out)(sm_store *st, apr_pool_t *p, const char *base,
                              int n, apr_array_header_t **out);
+    /* Added for SitemapSiteFromHost; see sm_store_prune_sites. */
+    apr_status_t (*prune_sites)(sm_store *st, sm_base_test_fn *test,
+                                void *baton, int *pruned);
 } sm_store_ops;
 
 struct sm_store {
@@ -419,6 +425,15 @@ apr_status_t sm_store_expire(sm_store *st, const sm_site_conf *site,
                              apr_time_t now, apr_interval_time_t every,
                              int *removed);
 int sm_store_is_current(sm_store *st);
+/* Remove the rows of the sites that never held a URL (no page) whose base
+ * passes test (the sites made from Host names), with their verdicts: a
+ * row a writer fills meanwhile stays.  A site whose URLs all left keeps
+ * its row and pages (its sitemap's ETags and renditions follow the
+ * pages' versions, which must not start over).  *pruned: how many.  In
+ * short transactions, 500 rows looked at each. */
+apr_status_t sm_store_prune_sites(sm_store *st, sm_base_test_fn *test,
+                                  void *baton, int *pruned);
+
 /* Give every site a row with its current settings (one transaction). */
 apr_status_t sm_store_sync_sites(sm_store *st,
                                  const sm_site_conf *const *sites, int n);

@@ -171,6 +171,9 @@ int sm_pg_indexnow_note(pg_store *s, sm_tx_site *ts, const char *url);
 /* Keep c's verdict (removed: a forget removed the stored URL). */
 int sm_pg_verdict_put(pg_store *s, apr_int64_t site_id, const sm_change *c,
                       int removed);
+/* sm_store_pg_prune.c */
+apr_status_t sm_pg_prune_sites(sm_store *st, sm_base_test_fn *test,
+                               void *baton, int *pruned);
 apr_status_t sm_pg_why(sm_store *st, apr_pool_t *p, const char *base,
                        const char *url, sm_why_info *out);
 apr_status_t sm_pg_left_out(sm_store *st, apr_pool_t *p, const char *base,

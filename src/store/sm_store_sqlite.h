@@ -122,6 +122,9 @@ apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
 apr_status_t sm_sqlite_expire(sm_store *st, const sm_site_conf *site,
                               apr_time_t now, apr_interval_time_t every,
                               int *removed);
+/* sm_store_sqlite_prune.c */
+apr_status_t sm_sqlite_prune_sites(sm_store *st, sm_base_test_fn *test,
+                                   void *baton, int *pruned);
 apr_status_t sm_sqlite_sync_sites(sm_store *st,
                                   const sm_site_conf *const *sites, int n);
 

@@ -434,3 +434,185 @@ def test_status_host_given_its_own_vhost_later(make_server):
     metrics = srv.get_ok("/sitemap-status?metrics", host=mass).body.decode()
     series = re.findall(r"^sitemap_urls\{[^}]*\}", metrics, re.M)
     assert len(series) == len(set(series)), series
+
+
+def flood(srv, names):
+    """Requests for names with nothing behind them (no docroot): a 404
+    page, /sitemap.xml, robots.txt, HEAD, in turn."""
+    for i, n in enumerate(names):
+        kind = i % 4
+        if kind == 0:
+            assert srv.get(f"/missing-{i}.html", host=n).status == 404
+        elif kind == 1:
+            assert srv.get("/sitemap.xml", host=n).status == 404
+        elif kind == 2:
+            r = srv.get("/robots.txt", host=n)
+            assert r.status == 404, r.body
+        else:
+            assert srv.request("HEAD", "/", host=n).status == 404
+
+
+def robots_sitemaps(srv, name):
+    rp = urllib.robotparser.RobotFileParser()
+    rp.parse(srv.get_ok("/robots.txt", host=f"{name}:{srv.port}")
+             .body.decode().splitlines())
+    return rp.site_maps()
+
+
+def host_rows(srv):
+    """The bases of the hosts' sites in the store's sites table."""
+    return sorted(b for (b,) in srv.query(
+        "SELECT base FROM sites WHERE base LIKE '%.hosted.test:%'"))
+
+
+def test_flood_of_invented_names_locks_no_one_out(make_server):
+    """200 invented names (no docroot: a 404 for everything) under
+    SitemapSiteFromHostMax 50 take no place and get no row: a customer's
+    name that comes after them is recorded, gets its sitemap and its
+    robots.txt line; after a graceful restart and a second flood, too, and
+    a name recorded before the restart is served from the store before it
+    has a place in the new process.  The status page lists no flood."""
+    srv = make_server()
+    host_pages(srv, HOSTS[:2])
+    srv.conf_text = mass_vhost(srv, "SitemapSiteFromHostMax 50\n" + STATUS)
+    srv.start()
+    flood(srv, [f"x{i}.hosted.test" for i in range(200)])
+    a, b = HOSTS[0], HOSTS[1]
+    srv.get_ok("/only-a.html", host=f"{a}:{srv.port}")
+    srv.wait_recorded("/only-a.html", base=base(srv, a))
+    r = srv.get_ok("/sitemap.xml", host=f"{a}:{srv.port}")
+    assert locs(r.body.decode()) == [base(srv, a) + "/only-a.html"]
+    assert robots_sitemaps(srv, a) == [base(srv, a) + "/sitemap.xml"]
+    assert host_rows(srv) == [base(srv, a)]
+
+    srv.graceful()
+    # a has no place in the new process: served from the store.
+    r = srv.get_ok("/sitemap.xml", host=f"{a}:{srv.port}")
+    assert locs(r.body.decode()) == [base(srv, a) + "/only-a.html"]
+    assert robots_sitemaps(srv, a) == [base(srv, a) + "/sitemap.xml"]
+    flood(srv, [f"y{i}.hosted.test" for i in range(200)])
+    srv.get_ok("/only-b.html", host=f"{b}:{srv.port}")
+    srv.wait_recorded("/only-b.html", base=base(srv, b))
+    assert robots_sitemaps(srv, b) == [base(srv, b) + "/sitemap.xml"]
+    s = sentinel(srv)
+    assert srv.all_urls() == {base(srv, a): {"/only-a.html", s},
+                              base(srv, b): {"/only-b.html"}}
+    assert host_rows(srv) == [base(srv, a), base(srv, b)]
+    assert "this process has 50 sites" not in srv.log_text()
+    # The status page lists the two customers, nothing of the floods.
+    mass = f"mass.test:{srv.port}"
+    entry = status_entries(srv, mass)[f"http://mass.test:{srv.port}"]
+    assert [h["base"] for h in entry["hosts"]] == [base(srv, a), base(srv, b)]
+    assert entry["hosts_total"] == 2, entry
+    metrics = srv.get_ok("/sitemap-status?metrics", host=mass).body
+    assert metrics.count(b"hosted.test") == 4, metrics  # urls, pages
+    html = srv.get_ok("/sitemap-status", host=mass).body
+    assert b"x1.hosted" not in html and b"y1.hosted" not in html
+
+
+def test_status_lists_at_most_100_host_sites(make_server):
+    """130 host sites recorded: the status page (HTML, ?json, ?metrics)
+    lists the 100 with most URLs, most first, and counts all 130."""
+    srv = make_server()
+    srv.write("hosts/one/page.html", HTML)
+    srv.write("hosts/one/more.html", HTML)
+    srv.conf_text = mass_vhost(srv, STATUS + "\nSitemapSiteFromHostMax 200",
+                               docroot=f'DocumentRoot "{srv.root}/hosts/one"')
+    srv.start()
+    names = [f"n{i:03d}.hosted.test" for i in range(130)]
+    for n in names:
+        srv.get_ok("/page.html", host=n)
+    big = names[-1]
+    srv.get_ok("/more.html", host=big)
+    mass = f"mass.test:{srv.port}"
+    srv.sentinel(host=big, base=f"http://{big}:{srv.port}",
+                 docroot=srv.path("hosts/one"))
+    deadline = time.monotonic() + 30
+    while sum(len(u) for u in srv.all_urls().values()) < 132:
+        got = srv.all_urls()
+        assert time.monotonic() < deadline, (
+            len(got), {b: u for b, u in got.items() if len(u) != 1})
+        time.sleep(0.2)
+    entry = status_entries(srv, mass)[f"http://mass.test:{srv.port}"]
+    assert entry["hosts_total"] == 130, entry
+    assert entry["hosts_urls"] == 132, entry
+    hosts = [h["base"] for h in entry["hosts"]]
+    assert len(hosts) == 100, hosts
+    # big has 3 URLs (page, more, the sentinel): first; then by name.
+    assert hosts == [f"http://{n}:{srv.port}" for n in [big] + names[:99]]
+    html = srv.get_ok("/sitemap-status", host=mass).body.decode()
+    assert "one per host name (130)" in html
+    assert "all 130 have 132 URLs" in html, html
+    assert len(re.findall(r"\.hosted\.test:\d+</th>", html)) == 100
+    metrics = srv.get_ok("/sitemap-status?metrics", host=mass).body.decode()
+    assert len(re.findall(r'^sitemap_urls\{site="http://n\d+\.hosted',
+                          metrics, re.M)) == 100
+    assert f'sitemap_host_sites{{site="http://mass.test:{srv.port}"}} 130\n' \
+        in metrics, metrics
+    assert f'sitemap_host_urls{{site="http://mass.test:{srv.port}"}} 132\n' \
+        in metrics, metrics
+
+
+def plant_host_rows(srv, pgdb, names, other):
+    """Rows of sites that never held a URL, as an older module wrote for
+    every name asked (and a verdict of the first): names' and other's."""
+    bases = [base(srv, n) for n in names] + [base(srv, other)]
+    if pgdb:
+        for b in bases:
+            pgdb.sql("INSERT INTO sitemap_sites(id, base, next_id) SELECT n,"
+                     f" '{b}', (n << 40) + 1 FROM nextval('sitemap_site_ids')"
+                     " AS n")
+        pgdb.sql("INSERT INTO sitemap_verdicts(site_id, url, seq, verdict,"
+                 " reason, at) SELECT id, '/x', 1, 'left out', 'status 404',"
+                 f" 0 FROM sitemap_sites WHERE base = '{bases[0]}'")
+        return
+    import sqlite3
+    from conftest import as_run_user
+    with as_run_user():
+        con = sqlite3.connect(srv.db_path)
+        with con:
+            for b in bases:
+                con.execute("INSERT INTO sites(id, base, next_id) SELECT"
+                            " max(id) + 1, ?, 0 FROM sites", (b,))
+            con.execute("INSERT INTO verdicts(site_id, url, seq, verdict,"
+                        " reason, at) SELECT id, '/x', 1, 'left out',"
+                        " 'status 404', 0 FROM sites WHERE base = ?",
+                        (bases[0],))
+        con.close()
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+def test_host_sites_that_never_held_a_url_are_pruned(make_server, store,
+                                                     request):
+    """The rows an older module wrote for every invented name (300 here)
+    are pruned by the writer's first upkeep, with their verdicts; a host
+    site with URLs and rows no host pattern names stay."""
+    pgdb = request.getfixturevalue("pg_db") if store == "postgresql" else None
+    srv = make_server(**({"db": pgdb.uri} if pgdb else {}))
+    host_pages(srv, HOSTS[:1])
+    srv.conf_text = mass_vhost(srv)
+    srv.start()
+    a, other = HOSTS[0], "y.other.test"
+    srv.get_ok("/only-a.html", host=f"{a}:{srv.port}")
+    if pgdb:
+        pgdb.wait_urls(base(srv, a), ["/only-a.html"])
+    else:
+        srv.wait_recorded("/only-a.html", base=base(srv, a))
+    srv.graceful_stop()
+    plant_host_rows(srv, pgdb, [f"x{i}.hosted.test" for i in range(300)],
+                    other)
+    srv.start()
+    srv.wait_log(r"300 sites of host names that never held a URL pruned",
+                 module="sitemap")
+    if pgdb:
+        bases = sorted(b for (b,) in pgdb.sql(
+            "SELECT base FROM sitemap_sites WHERE base LIKE '%.test:%'"))
+        verdicts = pgdb.sql("SELECT count(*) FROM sitemap_verdicts")
+    else:
+        bases = sorted(b for (b,) in srv.query(
+            "SELECT base FROM sites WHERE base LIKE '%.test:%'"))
+        verdicts = srv.query("SELECT count(*) FROM verdicts")
+    # The vhost's own site ("mass.test") is no host's: it stays too.
+    assert bases == sorted([base(srv, a), base(srv, other),
+                            base(srv, "mass.test")]), bases
+    assert [list(map(int, r)) for r in verdicts] == [[0]], verdicts

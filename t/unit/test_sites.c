@@ -129,12 +129,41 @@ static void test_registry_cap(void **state)
     assert_int_equal(sm_sites_count(reg), 2);
 }
 
+/* Finding and making take no place. */
+static void test_find_and_make(void **state)
+{
+    apr_pool_t *p = ((unit_ctx *)*state)->pool;
+    sm_sites *reg;
+    sm_site_conf proto = { 0 };
+    const sm_site_conf *site, *made;
+    sm_sites_result res;
+    int warn;
+    apr_time_t t = apr_time_from_sec(1000);
+
+    proto.page_size = 7;
+    assert_int_equal(sm_sites_create(p, 1, &proto, "http://", "", &reg),
+                     APR_SUCCESS);
+    assert_null(sm_sites_find(reg, "a.example"));
+    made = sm_sites_make(reg, p, "a.example");
+    assert_string_equal(made->base, "http://a.example");
+    assert_int_equal(made->page_size, 7);
+    assert_null(sm_sites_find(reg, "a.example"));
+    assert_int_equal(sm_sites_count(reg), 0);
+    /* The one place is still free for b. */
+    site = sm_sites_get(reg, "b.example", t, 0, &warn, &res);
+    assert_int_equal(res, SM_SITES_ADDED);
+    assert_ptr_equal(sm_sites_find(reg, "b.example"), site);
+    assert_null(sm_sites_find(reg, "a.example"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_normal_forms),
         cmocka_unit_test(test_refused),
         cmocka_unit_test_setup_teardown(test_registry_cap, unit_setup,
+                                        unit_teardown),
+        cmocka_unit_test_setup_teardown(test_find_and_make, unit_setup,
                                         unit_teardown),
     };
 
