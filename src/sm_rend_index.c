@@ -61,6 +61,7 @@ struct sm_rend_index {
     sqlite3_stmt *q[Q_N];
     dev_t dev;                  /* the file db has open */
     ino_t ino;
+    int scanned;                /* entries read since the last evict */
 };
 
 typedef struct {
@@ -340,11 +341,12 @@ apr_status_t sm_rend_index_commit(sm_rend_index *ix, int dfd,
                                   sm_rend_kind kind)
 {
     apr_status_t rv = APR_SUCCESS;
-    int i, done = 0, tx, scanned = 0, rc = SQLITE_OK;
+    int i, done = 0, tx, rc = SQLITE_OK;
     apr_int64_t now;
 
     apr_thread_mutex_lock(ix->lock);
-    tx = ix_open(ix, dfd, &scanned) == 0 && begin(ix) == SQLITE_OK;
+    /* A build here is reported by the next sm_rend_index_evict. */
+    tx = ix_open(ix, dfd, &ix->scanned) == 0 && begin(ix) == SQLITE_OK;
     /* Renamed inside the transaction: the row is the last writer's. */
     for (i = 0; i < 2 && rv == APR_SUCCESS; i++) {
         if (renameat(dfd, tmp[i], dfd, name[i]) != 0)
@@ -438,6 +440,8 @@ apr_status_t sm_rend_index_evict(sm_rend_index *ix, int dfd,
     int rc;
 
     apr_thread_mutex_lock(ix->lock);
+    *scanned += ix->scanned;
+    ix->scanned = 0;
     if (ix_open(ix, dfd, scanned) != 0) {
         apr_thread_mutex_unlock(ix->lock);
         return APR_ENOTIMPL;
