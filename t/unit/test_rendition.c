@@ -435,7 +435,10 @@ static void test_index_sweep(void **state)
     sm_rend_key k = { 3, 3 };
     int fd, removed, scanned;
 
-    render(u, d, "s-p1", &k, "<x/>");
+    render(u, d, "s-p1", &k, "<x/>");       /* builds the index */
+    assert_int_equal(sm_rend_evict(d, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    assert_true(scanned > 0);
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0640);
     assert_true(fd >= 0);
     close(fd);
