@@ -422,6 +422,48 @@ static void test_index_rebuilt(void **state)
     assert_int_equal(n, 100);
 }
 
+/* A damaged index (garbage where .index was) is removed: that eviction
+ * reads the directory, the next builds a new index. */
+static void test_index_damaged(void **state)
+{
+    unit_ctx *u = *state;
+    const char *ix = apr_pstrcat(u->pool, u->dir, "/r/.index", NULL);
+    sm_rend_dir *d = open_dir(u, 100 * 8192), *other;
+    char junk[8192], err[256];
+    int fd, removed, scanned, n;
+
+    assert_int_equal(sm_rend_evict(d, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    (void)unlink(apr_pstrcat(u->pool, ix, "-wal", NULL));
+    (void)unlink(apr_pstrcat(u->pool, ix, "-shm", NULL));
+    memset(junk, 'x', sizeof(junk));
+    fd = open(ix, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+    close(fd);
+    prefill(u, 300, 8192);
+    assert_int_equal(sm_rend_dir_open(&other, u->pool,
+                                      apr_pstrcat(u->pool, u->dir, "/r",
+                                                  NULL),
+                                      100 * 8192, err, sizeof(err)),
+                     APR_SUCCESS);
+    assert_int_equal(sm_rend_evict(other, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    assert_int_equal(removed, 200);
+    assert_true(scanned >= 300);
+    assert_int_equal(access(ix, F_OK), -1);
+    assert_int_equal(sm_rend_evict(other, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    assert_int_equal(removed, 0);
+    assert_true(scanned >= 100);
+    assert_int_equal(sql_int(ix, "SELECT files FROM meta"), 100);
+    /* the first handle notices the new file and uses it */
+    assert_int_equal(sm_rend_evict(d, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    assert_int_equal(scanned, 0);
+    assert_true(dir_total(u, &n) <= 100 * 8192);
+}
+
 /* Once every (files + SM_REND_SWEEP) renders the directory is read: a
  * crashed writer's temporary file goes. */
 static void test_index_sweep(void **state)
@@ -471,6 +513,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_index_reads_directory_once, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_index_rebuilt, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_index_sweep, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_index_damaged, unit_setup, unit_teardown),
     };
     int rc;
 
