@@ -203,13 +203,15 @@ static apr_status_t render(request_rec *r, const sitemap_server_conf *conf,
     file_sink fs;
     apr_off_t plain, gzip;
     apr_status_t rv;
-    int removed = 0;
+    int removed = 0, scanned = 0;
 
     /* The writer's buffers and zlib's state go as soon as it is done. */
     if ((rv = apr_pool_create(&p, r->pool)) != APR_SUCCESS)
         return rv;
+    /* A site made from a Host (anyone can invent one) is evicted first. */
     fs.rv = sm_rend_writer_create(&fs.w, conf->renditions, p, stem,
-                                  &dr->key);
+                                  &dr->key, conf->host_re ? SM_REND_HOST_SITE
+                                                          : SM_REND_SITE);
     if (fs.rv == APR_SUCCESS) {
         rv = sm_doc_write(p, st, dr->site, dr->doc, dr->info, to_files, &fs,
                           stats);
@@ -223,11 +225,12 @@ static apr_status_t render(request_rec *r, const sitemap_server_conf *conf,
         trouble(r, conf, fs.rv, "cannot write a rendition");
     if (rv == APR_SUCCESS) {
         sm_rend_sizes(fs.w, &plain, &gzip);
-        sm_rend_evict(conf->renditions, p, &removed);
+        sm_rend_evict(conf->renditions, p, &removed, &scanned);
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "rendered %s as %s: %"
                       APR_OFF_T_FMT " bytes, %" APR_OFF_T_FMT " gzip, in %"
-                      APR_TIME_T_FMT " us; %d old files evicted", r->uri,
-                      stem, plain, gzip, apr_time_now() - t0, removed);
+                      APR_TIME_T_FMT " us; %d old files evicted, %d "
+                      "directory entries read", r->uri, stem, plain, gzip,
+                      apr_time_now() - t0, removed, scanned);
     }
     apr_pool_destroy(p);
     return rv;

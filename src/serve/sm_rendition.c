@@ -6,11 +6,11 @@
 #include "serve/sm_rendition.h"
 #include "util/sm_gzip.h"
 #include "util/sm_hash.h"
+#include "serve/sm_rend_index.h"
 
 #include <apr_atomic.h>
 #include <apr_portable.h>
 #include <apr_strings.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -23,7 +23,6 @@
 static const char magic[8] = "SMREND1";
 #define BUF_SIZE (64 * 1024)
 #define TMP_PREFIX ".tmp-"
-#define TMP_MAX_AGE 3600
 #define ATIME_STEP 60
 
 /* The directory is opened for each use, not held open: a server with
@@ -32,6 +31,7 @@ static const char magic[8] = "SMREND1";
 struct sm_rend_dir {
     const char *path;
     apr_off_t max_bytes;
+    sm_rend_index *ix;      /* this process's, shared by its threads */
 };
 
 /* The directory, opened now (never through a link); -1 with errno. */
@@ -47,6 +47,8 @@ static apr_uint64_t format_tag(void)
     return sm_hash_str(sm_hash_str(SM_HASH_SEED, magic), zlibVersion());
 }
 
+/* The key part of the header (SM_REND_KEY_BYTES); the kind follows it
+ * (sm_rendition.h), outside what sm_rend_open compares. */
 static void header_make(unsigned char *h, const sm_rend_key *key,
                         sm_rend_enc enc, apr_off_t body)
 {
@@ -78,6 +80,10 @@ apr_status_t sm_rend_dir_open(sm_rend_dir **out, apr_pool_t *p,
     }
     d->path = apr_pstrdup(p, path);
     d->max_bytes = max_bytes;
+    if ((e = sm_rend_index_create(&d->ix, p, d->path)) != APR_SUCCESS) {
+        apr_snprintf(err, errlen, "cannot make its index's lock");
+        return e;
+    }
     fd = dir_fd(d);
     if (fd < 0) {
         e = errno;
@@ -178,6 +184,7 @@ struct sm_rend_writer {
     sm_rend_dir *d;
     int dfd;                /* the directory, open while writing */
     sm_rend_key key;
+    sm_rend_kind kind;
     sm_gzip *gz;
     int committed;
     out_file out[2];        /* indexed by sm_rend_enc */
@@ -250,7 +257,8 @@ static apr_status_t writer_cleanup(void *data)
 
 apr_status_t sm_rend_writer_create(sm_rend_writer **out, sm_rend_dir *d,
                                    apr_pool_t *p, const char *stem,
-                                   const sm_rend_key *key)
+                                   const sm_rend_key *key,
+                                   sm_rend_kind kind)
 {
     static apr_uint32_t counter;
     sm_rend_writer *w = apr_palloc(p, sizeof(*w));
@@ -262,6 +270,7 @@ apr_status_t sm_rend_writer_create(sm_rend_writer **out, sm_rend_dir *d,
     w->d = d;
     w->dfd = -1;
     w->key = *key;
+    w->kind = kind;
     w->committed = 0;
     w->gz = NULL;
     for (i = 0; i < 2; i++) {
@@ -305,7 +314,9 @@ apr_status_t sm_rend_write(void *baton, const char *data, apr_size_t len)
 
 apr_status_t sm_rend_commit(sm_rend_writer *w)
 {
-    unsigned char h[SM_REND_KEY_BYTES];
+    unsigned char h[SM_REND_KEY_BYTES + 1];
+    const char *tmp[2], *name[2];
+    apr_off_t size[2];
     apr_status_t rv;
     int i;
 
@@ -316,6 +327,7 @@ apr_status_t sm_rend_commit(sm_rend_writer *w)
         if ((rv = out_flush(o)) != APR_SUCCESS)
             return rv;
         header_make(h, &w->key, (sm_rend_enc)i, o->body);
+        h[SM_REND_KEY_BYTES] = (unsigned char)w->kind;
         if (pwrite(o->fd, h, sizeof(h), 0) != (ssize_t)sizeof(h))
             return errno ? errno : APR_EGENERAL;
         if (close(o->fd) != 0) {
@@ -323,11 +335,13 @@ apr_status_t sm_rend_commit(sm_rend_writer *w)
             return errno;
         }
         o->fd = -1;
+        tmp[i] = o->tmp;
+        name[i] = o->name;
+        size[i] = SM_REND_HEADER + o->body;
     }
-    for (i = 0; i < 2; i++)
-        if (renameat(w->dfd, w->out[i].tmp, w->dfd, w->out[i].name)
-            != 0)
-            return errno;
+    if ((rv = sm_rend_index_commit(w->d->ix, w->dfd, tmp, name, size,
+                                   w->kind)) != APR_SUCCESS)
+        return rv;
     w->committed = 1;
     return APR_SUCCESS;
 }
@@ -341,11 +355,18 @@ void sm_rend_sizes(const sm_rend_writer *w, apr_off_t *plain,
 
 /* ---- eviction ----------------------------------------------------------- */
 
+/* Without an index: the directory read, the least recently used first. */
 typedef struct {
     const char *name;
     struct timespec atime;
     apr_off_t size;
 } entry;
+
+typedef struct {
+    apr_pool_t *p;
+    apr_array_header_t *files;
+    apr_off_t total;
+} scan_ctx;
 
 static int older_first(const void *x, const void *y)
 {
@@ -356,76 +377,60 @@ static int older_first(const void *x, const void *y)
          : a->atime.tv_nsec > b->atime.tv_nsec;
 }
 
-static int is_rendition_name(const char *name)
+static int collect(void *baton, int dfd, const char *name,
+                   const struct stat *sb)
 {
-    apr_size_t n = strlen(name);
-    if (name[0] == '.')
-        return 0;
-    return (n > 4 && strcmp(name + n - 4, ".xml") == 0)
-        || (n > 7 && strcmp(name + n - 7, ".xml.gz") == 0);
+    scan_ctx *c = baton;
+    entry *e = apr_array_push(c->files);
+
+    (void)dfd;
+    e->name = apr_pstrdup(c->p, name);
+    e->atime = sb->st_atim;
+    e->size = (apr_off_t)sb->st_size;
+    c->total += e->size;
+    return 0;
 }
 
-apr_status_t sm_rend_evict(sm_rend_dir *d, apr_pool_t *p, int *removed)
+static apr_status_t evict_by_scan(sm_rend_dir *d, int dfd, apr_pool_t *p,
+                                  int *gone, int *scanned)
 {
-    apr_array_header_t *files = apr_array_make(p, 64, sizeof(entry));
-    apr_off_t total = 0;
-    time_t now = time(NULL);
-    struct dirent *de;
-    int fd, dfd, i, gone = 0;
-    DIR *dir;
+    scan_ctx c;
+    apr_status_t rv;
+    int i;
+
+    c.p = p;
+    c.files = apr_array_make(p, 64, sizeof(entry));
+    c.total = 0;
+    if ((rv = sm_rend_scan(dfd, collect, &c, gone, scanned)) != APR_SUCCESS)
+        return rv;
+    if (c.total <= d->max_bytes)
+        return APR_SUCCESS;
+    qsort(c.files->elts, (size_t)c.files->nelts, sizeof(entry), older_first);
+    for (i = 0; i < c.files->nelts && c.total > d->max_bytes; i++) {
+        entry *e = &APR_ARRAY_IDX(c.files, i, entry);
+        if (unlinkat(dfd, e->name, 0) == 0) {
+            c.total -= e->size;
+            (*gone)++;
+        }
+    }
+    return APR_SUCCESS;
+}
+
+apr_status_t sm_rend_evict(sm_rend_dir *d, apr_pool_t *p, int *removed,
+                           int *scanned)
+{
+    int dfd, gone = 0, read = 0;
+    apr_status_t rv;
 
     if ((dfd = dir_fd(d)) < 0)
         return errno;
-    if ((fd = dup(dfd)) < 0 || !(dir = fdopendir(fd))) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        close(dfd);
-        return e;
-    }
-    rewinddir(dir);
-    while ((de = readdir(dir))) {
-        struct stat sb;
-        int tmp = strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0;
-
-        if (!tmp && !is_rendition_name(de->d_name))
-            continue;
-        if (fstatat(dfd, de->d_name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
-            continue;
-        if (tmp) {
-            if (S_ISREG(sb.st_mode) && sb.st_mtime + TMP_MAX_AGE < now
-                && unlinkat(dfd, de->d_name, 0) == 0)
-                gone++;
-            continue;
-        }
-        if (!S_ISREG(sb.st_mode)) {
-            /* Never ours: a rename would replace it; removing the entry
-             * itself (not what a symlink points at) is safe. */
-            if (!S_ISDIR(sb.st_mode) && unlinkat(dfd, de->d_name, 0) == 0)
-                gone++;
-            continue;
-        }
-        {
-            entry *e = apr_array_push(files);
-            e->name = apr_pstrdup(p, de->d_name);
-            e->atime = sb.st_atim;
-            e->size = (apr_off_t)sb.st_size;
-            total += e->size;
-        }
-    }
-    closedir(dir);
-    if (total > d->max_bytes) {
-        qsort(files->elts, (size_t)files->nelts, sizeof(entry), older_first);
-        for (i = 0; i < files->nelts && total > d->max_bytes; i++) {
-            entry *e = &APR_ARRAY_IDX(files, i, entry);
-            if (unlinkat(dfd, e->name, 0) == 0) {
-                total -= e->size;
-                gone++;
-            }
-        }
-    }
+    rv = sm_rend_index_evict(d->ix, dfd, d->max_bytes, &gone, &read);
+    if (rv == APR_ENOTIMPL)
+        rv = evict_by_scan(d, dfd, p, &gone, &read);
     close(dfd);
     if (removed)
         *removed = gone;
-    return APR_SUCCESS;
+    if (scanned)
+        *scanned = read;
+    return rv;
 }

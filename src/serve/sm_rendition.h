@@ -34,6 +34,12 @@ typedef struct {
 
 typedef enum { SM_REND_PLAIN = 0, SM_REND_GZIP = 1 } sm_rend_enc;
 
+/* Whose document: a configured site's, or a site SitemapSiteFromHost made
+ * from a Host (which anyone can invent): eviction takes those first.  The
+ * header's byte SM_REND_KEY_BYTES holds it (0 in files of earlier builds:
+ * a configured site). */
+typedef enum { SM_REND_SITE = 0, SM_REND_HOST_SITE = 1 } sm_rend_kind;
+
 /* The body starts one page into the file: httpd maps a file bucket into
  * memory (EnableMMAP) only at a page-aligned offset, and reads it in 8 KB
  * pieces otherwise.  The key takes the first SM_REND_KEY_BYTES. */
@@ -69,24 +75,30 @@ typedef struct sm_rend_writer sm_rend_writer;
 
 apr_status_t sm_rend_writer_create(sm_rend_writer **out, sm_rend_dir *d,
                                    apr_pool_t *p, const char *stem,
-                                   const sm_rend_key *key);
+                                   const sm_rend_key *key,
+                                   sm_rend_kind kind);
 
 /* An sm_xml_sink: baton is the sm_rend_writer. */
 apr_status_t sm_rend_write(void *baton, const char *data, apr_size_t len);
 
-/* Finish both files (headers written last) and rename them into place. */
+/* Finish both files (headers written last) and rename them into place,
+ * recorded in the directory's index (sm_rend_index.h). */
 apr_status_t sm_rend_commit(sm_rend_writer *w);
 
 /* The body sizes written (after sm_rend_commit). */
 void sm_rend_sizes(const sm_rend_writer *w, apr_off_t *plain,
                    apr_off_t *gzip);
 
-/* Bring the directory's renditions under max_bytes, removing the least
- * recently used first; also removes temporary files left for more than
- * an hour (a crashed writer) and anything else at a rendition's name that
- * is not a regular file.  *removed (may be NULL) counts the files
- * removed.  Reads the directory: call it after a render, not per
- * request. */
-apr_status_t sm_rend_evict(sm_rend_dir *d, apr_pool_t *p, int *removed);
+/* Bring the directory's renditions under max_bytes, removing host-made
+ * sites' files first, then the least recently used, through the index
+ * (sm_rend_index.h: O(1) amortised, the directory read only to build the
+ * index); without a usable index by reading the directory.  Temporary
+ * files left for more than an hour (a crashed writer) and anything else
+ * at a rendition's name that is not a regular file are removed when the
+ * directory is read.  *removed counts the files removed, *scanned the
+ * directory entries read (either may be NULL).  Call it after a render,
+ * not per request. */
+apr_status_t sm_rend_evict(sm_rend_dir *d, apr_pool_t *p, int *removed,
+                           int *scanned);
 
 #endif

@@ -10,6 +10,7 @@
 #include <zlib.h>
 
 #include "util/sm_gzip.h"
+#include "serve/sm_rend_index.h"
 #include "serve/sm_rendition.h"
 
 typedef struct {
@@ -119,17 +120,25 @@ static sm_rend_dir *open_dir(unit_ctx *u, apr_off_t max)
     return d;
 }
 
-static void render(unit_ctx *u, sm_rend_dir *d, const char *stem,
-                   const sm_rend_key *key, const char *body)
+static void render_kind(unit_ctx *u, sm_rend_dir *d, const char *stem,
+                        const sm_rend_key *key, const char *body,
+                        sm_rend_kind kind)
 {
     apr_pool_t *p;
     sm_rend_writer *w;
 
     apr_pool_create(&p, u->pool);
-    assert_int_equal(sm_rend_writer_create(&w, d, p, stem, key), APR_SUCCESS);
+    assert_int_equal(sm_rend_writer_create(&w, d, p, stem, key, kind),
+                     APR_SUCCESS);
     assert_int_equal(sm_rend_write(w, body, strlen(body)), APR_SUCCESS);
     assert_int_equal(sm_rend_commit(w), APR_SUCCESS);
     apr_pool_destroy(p);
+}
+
+static void render(unit_ctx *u, sm_rend_dir *d, const char *stem,
+                   const sm_rend_key *key, const char *body)
+{
+    render_kind(u, d, stem, key, body, SM_REND_SITE);
 }
 
 static char *read_body(apr_pool_t *p, apr_file_t *f, apr_off_t off,
@@ -211,8 +220,8 @@ static void test_abort(void **state)
 
     render(u, d, "s-p1", &k1, "<old/>");
     apr_pool_create(&p, u->pool);
-    assert_int_equal(sm_rend_writer_create(&w, d, p, "s-p1", &k2),
-                     APR_SUCCESS);
+    assert_int_equal(sm_rend_writer_create(&w, d, p, "s-p1", &k2,
+                                           SM_REND_SITE), APR_SUCCESS);
     assert_int_equal(sm_rend_write(w, "<new", 4), APR_SUCCESS);
     apr_pool_destroy(p);
     assert_int_equal(sm_rend_open(d, u->pool, "s-p1", SM_REND_PLAIN, &k1, &f,
@@ -223,7 +232,7 @@ static void test_abort(void **state)
                      APR_SUCCESS);
     while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, dir)
            == APR_SUCCESS)
-        if (fi.filetype == APR_REG)
+        if (fi.filetype == APR_REG && strncmp(fi.name, ".index", 6) != 0)
             files++;
     apr_dir_close(dir);
     assert_int_equal(files, 2);     /* s-p1.xml and s-p1.xml.gz only */
@@ -247,7 +256,7 @@ static void test_evict(void **state)
         utimensat(AT_FDCWD, apr_pstrcat(u->pool, u->dir, "/r/", stem, ".xml",
                                         NULL), ts, 0);
     }
-    assert_int_equal(sm_rend_evict(d, u->pool, &removed), APR_SUCCESS);
+    assert_int_equal(sm_rend_evict(d, u->pool, &removed, NULL), APR_SUCCESS);
     assert_true(removed > 0);
     /* the least recently used went first, the newest stayed */
     assert_int_equal(sm_rend_open(d, u->pool, "s-p0", SM_REND_PLAIN, &k, &f,
@@ -270,6 +279,228 @@ static void test_evict(void **state)
     }
 }
 
+/* The renditions in the directory (not the index): their count and
+ * total size. */
+static apr_off_t dir_total(unit_ctx *u, int *count)
+{
+    apr_dir_t *dir;
+    apr_finfo_t fi;
+    apr_off_t total = 0;
+
+    *count = 0;
+    assert_int_equal(apr_dir_open(&dir, apr_pstrcat(u->pool, u->dir, "/r",
+                                                    NULL), u->pool),
+                     APR_SUCCESS);
+    while (apr_dir_read(&fi, APR_FINFO_SIZE | APR_FINFO_NAME
+                             | APR_FINFO_TYPE, dir) == APR_SUCCESS)
+        if (fi.filetype == APR_REG && fi.name[0] != '.') {
+            total += fi.size;
+            (*count)++;
+        }
+    apr_dir_close(dir);
+    return total;
+}
+
+static int has(unit_ctx *u, sm_rend_dir *d, const char *stem,
+               const sm_rend_key *k, sm_rend_enc enc)
+{
+    apr_file_t *f;
+    apr_off_t off, len;
+    return sm_rend_open(d, u->pool, stem, enc, k, &f, &off, &len)
+           == APR_SUCCESS;
+}
+
+/* Host-made sites' files go first: a configured site's rendition, the
+ * least recently used of all, outlives a flood of newer ones. */
+static void test_evict_host_sites_first(void **state)
+{
+    unit_ctx *u = *state;
+    sm_rend_dir *d = open_dir(u, 1 << 20);
+    const char *body = text(u->pool, 4000);     /* ~180 KB plain */
+    sm_rend_key k = { 5, 5 };
+    int i, removed, n;
+
+    render(u, d, "site-p1", &k, body);
+    for (i = 0; i < 12; i++) {
+        render_kind(u, d, apr_psprintf(u->pool, "h%d-p1", i), &k, body,
+                    SM_REND_HOST_SITE);
+        assert_int_equal(sm_rend_evict(d, u->pool, &removed, NULL),
+                         APR_SUCCESS);
+        assert_true(dir_total(u, &n) <= 1 << 20);
+    }
+    assert_true(has(u, d, "site-p1", &k, SM_REND_PLAIN));
+    assert_true(has(u, d, "site-p1", &k, SM_REND_GZIP));
+    assert_false(has(u, d, "h0-p1", &k, SM_REND_PLAIN));
+    assert_true(has(u, d, "h11-p1", &k, SM_REND_PLAIN));
+    /* among configured sites: the least recently used */
+    for (i = 0; i < 6; i++) {
+        render(u, d, apr_psprintf(u->pool, "site-p%d", i + 2), &k, body);
+        assert_int_equal(sm_rend_evict(d, u->pool, &removed, NULL),
+                         APR_SUCCESS);
+    }
+    assert_false(has(u, d, "h11-p1", &k, SM_REND_PLAIN));
+    assert_false(has(u, d, "site-p1", &k, SM_REND_PLAIN));
+    assert_true(has(u, d, "site-p7", &k, SM_REND_PLAIN));
+    assert_true(dir_total(u, &n) <= 1 << 20);
+}
+
+/* n files at rendition names, size bytes each (sparse: no disk). */
+static void prefill(unit_ctx *u, int n, off_t size)
+{
+    int i;
+    for (i = 0; i < n; i++) {
+        char *path = apr_psprintf(u->pool, "%s/r/%016x-p%d.xml%s", u->dir,
+                                  (unsigned)i, i, i % 2 ? ".gz" : "");
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0640);
+        assert_true(fd >= 0);
+        assert_int_equal(ftruncate(fd, size), 0);
+        close(fd);
+    }
+}
+
+/* The directory is read once, to build the index; then a render reads
+ * none of it, and another process (another handle, its own connection)
+ * sees the same total. */
+static void test_index_reads_directory_once(void **state)
+{
+    unit_ctx *u = *state;
+    sm_rend_dir *d = open_dir(u, (apr_off_t)1 << 40), *other;
+    sm_rend_key k = { 9, 9 };
+    int removed = -1, scanned = -1, n;
+    char err[256];
+
+    prefill(u, 20000, 8192);
+    assert_int_equal(sm_rend_evict(d, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    assert_true(scanned >= 20000);
+    assert_int_equal(removed, 0);
+    render(u, d, "s-p1", &k, "<x/>");
+    assert_int_equal(sm_rend_evict(d, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    assert_int_equal(scanned, 0);
+    assert_int_equal(removed, 0);
+    /* half the bound: half the files go, the newest (s-p1) stays */
+    assert_int_equal(sm_rend_dir_open(&other, u->pool,
+                                      apr_pstrcat(u->pool, u->dir, "/r",
+                                                  NULL),
+                                      10000 * 8192, err, sizeof(err)),
+                     APR_SUCCESS);
+    assert_int_equal(sm_rend_evict(other, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    assert_int_equal(scanned, 0);
+    assert_true(removed >= 10000 && removed <= 10003);
+    assert_true(dir_total(u, &n) <= 10000 * 8192);
+    assert_true(has(u, d, "s-p1", &k, SM_REND_PLAIN));
+    assert_int_equal(sql_int(apr_pstrcat(u->pool, u->dir, "/r/.index", NULL),
+                             "SELECT files FROM meta"), n);
+}
+
+/* The index removed (as removing the directory's contents may): the next
+ * use builds it again from the files, and the bound holds for them. */
+static void test_index_rebuilt(void **state)
+{
+    unit_ctx *u = *state;
+    sm_rend_dir *d = open_dir(u, 100 * 8192);
+    const char *ix = apr_pstrcat(u->pool, u->dir, "/r/.index", NULL);
+    int removed, scanned, n;
+
+    assert_int_equal(sm_rend_evict(d, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    prefill(u, 300, 8192);
+    /* files the index has not seen are not counted yet */
+    assert_int_equal(sm_rend_evict(d, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    assert_int_equal(removed, 0);
+    assert_int_equal(unlink(ix), 0);
+    (void)unlink(apr_pstrcat(u->pool, ix, "-wal", NULL));
+    (void)unlink(apr_pstrcat(u->pool, ix, "-shm", NULL));
+    assert_int_equal(sm_rend_evict(d, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    assert_true(scanned >= 300);
+    assert_int_equal(removed, 200);
+    assert_true(dir_total(u, &n) <= 100 * 8192);
+    assert_int_equal(n, 100);
+}
+
+/* A damaged index (garbage where .index was) is removed: that eviction
+ * reads the directory, the next builds a new index. */
+static void test_index_damaged(void **state)
+{
+    unit_ctx *u = *state;
+    const char *ix = apr_pstrcat(u->pool, u->dir, "/r/.index", NULL);
+    sm_rend_dir *d = open_dir(u, 100 * 8192), *other;
+    char junk[8192], err[256];
+    int fd, removed, scanned, n;
+
+    assert_int_equal(sm_rend_evict(d, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    (void)unlink(apr_pstrcat(u->pool, ix, "-wal", NULL));
+    (void)unlink(apr_pstrcat(u->pool, ix, "-shm", NULL));
+    memset(junk, 'x', sizeof(junk));
+    fd = open(ix, O_WRONLY | O_TRUNC);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+    close(fd);
+    prefill(u, 300, 8192);
+    assert_int_equal(sm_rend_dir_open(&other, u->pool,
+                                      apr_pstrcat(u->pool, u->dir, "/r",
+                                                  NULL),
+                                      100 * 8192, err, sizeof(err)),
+                     APR_SUCCESS);
+    assert_int_equal(sm_rend_evict(other, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    assert_int_equal(removed, 200);
+    assert_true(scanned >= 300);
+    assert_int_equal(access(ix, F_OK), -1);
+    assert_int_equal(sm_rend_evict(other, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    assert_int_equal(removed, 0);
+    assert_true(scanned >= 100);
+    assert_int_equal(sql_int(ix, "SELECT files FROM meta"), 100);
+    /* the first handle notices the new file and uses it */
+    assert_int_equal(sm_rend_evict(d, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    assert_int_equal(scanned, 0);
+    assert_true(dir_total(u, &n) <= 100 * 8192);
+}
+
+/* Once every (files + SM_REND_SWEEP) renders the directory is read: a
+ * crashed writer's temporary file goes. */
+static void test_index_sweep(void **state)
+{
+    unit_ctx *u = *state;
+    sm_rend_dir *d = open_dir(u, 1 << 30);
+    const char *ix = apr_pstrcat(u->pool, u->dir, "/r/.index", NULL);
+    const char *tmp = apr_pstrcat(u->pool, u->dir, "/r/.tmp-1-1-x.xml",
+                                  NULL);
+    struct timespec old[2] = { { 1000, 0 }, { 1000, 0 } };
+    sm_rend_key k = { 3, 3 };
+    int fd, removed, scanned;
+
+    render(u, d, "s-p1", &k, "<x/>");       /* builds the index */
+    assert_int_equal(sm_rend_evict(d, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    assert_true(scanned > 0);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0640);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(utimensat(AT_FDCWD, tmp, old, 0), 0);
+    assert_int_equal(sm_rend_evict(d, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    assert_int_equal(scanned, 0);
+    assert_int_equal(access(tmp, F_OK), 0);
+    sql_exec(ix, apr_psprintf(u->pool, "UPDATE meta SET renders = %d",
+                              SM_REND_SWEEP + 2));
+    assert_int_equal(sm_rend_evict(d, u->pool, &removed, &scanned),
+                     APR_SUCCESS);
+    assert_true(scanned > 0);
+    assert_int_equal(removed, 1);
+    assert_int_equal(access(tmp, F_OK), -1);
+    assert_int_equal(sql_int(ix, "SELECT renders FROM meta"), 0);
+    assert_int_equal(sql_int(ix, "SELECT files FROM meta"), 2);
+    assert_true(has(u, d, "s-p1", &k, SM_REND_GZIP));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -278,6 +509,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_files, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_abort, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_evict, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_evict_host_sites_first, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_index_reads_directory_once, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_index_rebuilt, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_index_sweep, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_index_damaged, unit_setup, unit_teardown),
     };
     int rc;
 
