@@ -1,29 +1,54 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* mod_sitemap_authz.c: would an anonymous visitor from anywhere be let in?
+/* mod_sitemap_authz.c: what would an anonymous visitor from anywhere get?
  *
  * A page is published in the sitemap only if anyone may fetch it.  The
  * request that served it cannot tell: it came from somewhere (`Require ip
- * 127.0.0.1`, `Require local` and `Require host` grant it without any
- * user), so httpd's own access decision is asked again, as request.c's
- * ap_process_request_internal and ap_some_authn_required take it, for a
- * stand-in of the request: the same URL and per-directory configuration,
- * but from 192.0.2.1 (TEST-NET-1, documentation only: no real client has
- * it) with no name (a "Require host" never resolves it: the lookup is
- * marked as failed, so no DNS query is made), no user, no request headers,
- * no environment variables and no notes.  Every authorization provider
- * (mod_authz_core, mod_authz_host, mod_access_compat's Order/Allow/Deny,
- * Require expr, ...) answers for that visitor, under Satisfy as configured.
+ * 127.0.0.1`, `Require local`, a RewriteCond on %{REMOTE_ADDR}, an <If> on
+ * a cookie), so httpd is asked again, for a stand-in visitor: from
+ * 192.0.2.1 (TEST-NET-1, documentation only: no real client has it) with
+ * no name (a "Require host" never resolves it: the lookup is marked as
+ * failed, so no DNS query is made), no user, no request headers (no
+ * cookie, no Authorization), no environment variables and no notes.
  *
- * The limits: an access checker with side effects (counting requests per
- * client) sees the stand-in as one more request from 192.0.2.1 (as it does
- * whenever httpd itself calls ap_some_authn_required); a rule granting
- * access from a variable the visitor's own request sets (SetEnvIf on a
- * header) is judged without it, so such a page is not recorded.  Both err
- * towards not publishing.  The check runs only for responses about to be
- * recorded (not for repeats), and the stand-in's log level is kept at
- * emerg so its refusals never reach the error log. */
+ * The stand-in looks the URL the client asked for up as httpd's own
+ * lookups do (ap_sub_req_method_uri, the handler never runs): every phase
+ * of request.c's ap_process_request_internal for it, so translate_name
+ * (mod_rewrite's server rules, mod_alias), the <Location>, <If>,
+ * <Directory> and <Files> walks, .htaccess files, the access, authn and
+ * authz checkers under Satisfy as configured, and fixups (per-directory
+ * and .htaccess RewriteRules, a RedirectMatch inside <If>).  SetEnvIf
+ * (server and per-directory rules) runs for it too, from its own address
+ * and without headers: httpd runs it in post_read_request and
+ * header_parser, which a lookup skips, so this module runs header_parser
+ * for the stand-in (stand_in_perdir).  An internal rewrite (a RewriteRule
+ * in a directory context: "redirect:") is followed as httpd would, up to
+ * MAX_REWRITES times.
+ *
+ * The page is published only if that lookup ends in the same place: no
+ * error or redirect status (401, 403, 3xx, 404, 410...), and the same
+ * file (or proxied URL) as the request that served it.  A visitor sent to
+ * another file (a rule rewriting outsiders to a "members only" page
+ * answered 200) is not served this page, so it is not published either;
+ * so is a page MultiViews negotiates on Accept-Language when the client's
+ * choice is not the default one.
+ *
+ * What a lookup cannot see: mod_rewrite never applies rules with [NS],
+ * nor [R] redirects, to a subrequest, so a restriction made only with
+ * such a rule is not seen (README); -U and -F conditions (lookahead) are
+ * not evaluated for it either.  A handler that refuses by itself (a script
+ * checking REMOTE_ADDR) cannot be asked without running it.  An access
+ * checker with side effects (counting requests per client) sees the
+ * stand-in as one more request from 192.0.2.1.  A rule granting access
+ * from something the visitor's own request carries (a header, a cookie)
+ * is judged without it, so such a page is not recorded: that errs towards
+ * not publishing.  The check runs only for responses about to be recorded
+ * (not for repeats), and the stand-in's log level is kept at emerg (also
+ * over a section's own LogLevel) so its refusals never reach the error
+ * log.  Everything it makes lives in the subrequest's pool, destroyed
+ * before returning; the connection it names is a copy. */
 #include "mod_sitemap.h"
 
+#include "http_config.h"
 #include "http_core.h"
 #include "http_log.h"
 #include "http_request.h"
@@ -33,6 +58,10 @@
 APLOG_USE_MODULE(sitemap);
 
 #define ANONYMOUS_IP "192.0.2.1"
+/* Internal rewrites followed (httpd's LimitInternalRecursion: 10). */
+#define MAX_REWRITES 5
+/* mod_rewrite's handler for a rewrite in a directory context. */
+#define REWRITE_REDIRECT "redirect-handler"
 
 static apr_sockaddr_t *anonymous_addr;
 static struct ap_logconf quiet = { NULL, APLOG_EMERG };
@@ -43,28 +72,63 @@ apr_status_t sitemap_authz_init(apr_pool_t *pconf)
                                  0, pconf);
 }
 
-/* Mirrors the access part of ap_process_request_internal: granted without
- * a user (force_authn aside), under Satisfy All or Any. */
-static int granted_without_user(request_rec *r)
+/* A stand-in's lookup (or a lookup made under it: mod_dir's index, a
+ * negotiated variant) is on the stand-in's copy of the connection: no
+ * real connection has that address structure. */
+static int on_stand_in(const request_rec *r)
 {
-    int ex;
-
-    if (ap_satisfies(r) == SATISFY_ANY && ap_run_access_checker(r) == OK)
-        return 1;
-    if (ap_satisfies(r) != SATISFY_ANY && ap_run_access_checker(r) != OK)
-        return 0;
-    ex = ap_run_access_checker_ex(r);
-    return ex == OK && ap_run_force_authn(r) != OK;
+    return anonymous_addr && r->connection->client_addr == anonymous_addr;
 }
 
-int sitemap_anonymous_allowed(request_rec *r)
+/* After the last <Location>/<If> walk, before header_parser and the
+ * access checks: a section's LogLevel does not reach the stand-in, and
+ * the header_parser hooks a lookup skips (SetEnvIf's per-directory rules)
+ * run for it as for a visitor's request.  mod_setenvif takes its server
+ * rules at its first call on a request and its per-directory ones at the
+ * next, as it does in post_read_request then header_parser. */
+static int stand_in_perdir(request_rec *r)
+{
+    int rv;
+
+    if (!on_stand_in(r))
+        return DECLINED;
+    r->log = &quiet;
+    if (r->main && !r->main->main
+        && ((rv = ap_run_header_parser(r)) != OK
+            || (rv = ap_run_header_parser(r)) != OK))
+        return rv;
+    return DECLINED;
+}
+
+void sitemap_authz_register(apr_pool_t *p)
+{
+    (void)p;
+    ap_hook_post_perdir_config(stand_in_perdir, NULL, NULL,
+                               APR_HOOK_REALLY_FIRST);
+}
+
+/* A distinct copy of the server's defaults: a lookup whose configuration
+ * is its parent's takes the parent's authorization as done
+ * (ap_process_request_internal), so the parent must never share one. */
+static ap_conf_vector_t *own_defaults(request_rec *r)
+{
+    ap_conf_vector_t *v = ap_create_request_config(r->pool);
+    module *m;
+
+    for (m = ap_top_module; m; m = m->next)
+        ap_set_module_config(v, m, ap_get_module_config(
+                                 r->server->lookup_defaults, m));
+    return v;
+}
+
+/* The stand-in: orig's vhost, request line and URI, nothing of its
+ * visitor's, on a copy of the connection from ANONYMOUS_IP. */
+static request_rec *stand_in(request_rec *orig)
 {
     request_rec *anon;
     conn_rec *c;
 
-    if (!anonymous_addr)
-        return 0;
-    c = apr_pmemdup(r->pool, r->connection, sizeof(*c));
+    c = apr_pmemdup(orig->pool, orig->connection, sizeof(*c));
     c->client_addr = anonymous_addr;
     c->client_ip = ANONYMOUS_IP;
     c->remote_host = "";            /* looked up, no name: no DNS query */
@@ -72,7 +136,7 @@ int sitemap_anonymous_allowed(request_rec *r)
     c->remote_logname = NULL;
     c->log = NULL;
 
-    anon = apr_pmemdup(r->pool, r, sizeof(*anon));
+    anon = apr_pmemdup(orig->pool, orig, sizeof(*anon));
     anon->connection = c;
     anon->useragent_addr = anonymous_addr;
     anon->useragent_ip = c->client_ip;
@@ -80,10 +144,75 @@ int sitemap_anonymous_allowed(request_rec *r)
     anon->double_reverse = -1;
     anon->user = NULL;
     anon->ap_auth_type = NULL;
-    anon->headers_in = apr_table_make(r->pool, 1);
-    anon->subprocess_env = apr_table_make(r->pool, 1);
-    anon->notes = apr_table_make(r->pool, 1);
+    anon->headers_in = apr_table_make(orig->pool, 1);
+    anon->trailers_in = apr_table_make(orig->pool, 1);
+    anon->subprocess_env = apr_table_make(orig->pool, 4);
+    anon->notes = apr_table_make(orig->pool, 1);
+    anon->kept_body = NULL;
     anon->prev = anon->next = anon->main = NULL;
     anon->log = &quiet;
-    return granted_without_user(anon);
+    /* Its own request configuration (SetEnvIf keeps there whether it ran)
+     * but core's of orig: core_create_req reads a lookup's parent's, and
+     * its notes are the walk caches lookups start from, as orig's own
+     * lookups do (every <If> is evaluated again). */
+    anon->request_config = ap_create_request_config(orig->pool);
+    ap_set_core_module_config(anon->request_config,
+                              ap_get_core_module_config(orig->request_config));
+    anon->per_dir_config = own_defaults(orig);
+    /* No filters: nothing a lookup adds can reach the visitor's. */
+    anon->output_filters = anon->proto_output_filters = NULL;
+    anon->input_filters = anon->proto_input_filters = NULL;
+    /* SetEnvIf's server rules, as post_read_request runs them, so that
+     * translate_name (RewriteCond %{ENV:...}) sees what they set. */
+    ap_run_header_parser(anon);
+    return anon;
+}
+
+/* Did the stand-in's lookup end where the visitor's request was served?
+ * The same file, or the same one behind mod_proxy's SetHandler, whose
+ * handler puts "proxy:URL" before the file's name. */
+static int same_place(const request_rec *sub, const request_rec *last)
+{
+    apr_size_t n, len;
+
+    if (!sub->filename || !last->filename)
+        return !sub->filename && !last->filename
+               && !strcmp(sub->uri, last->uri);
+    if (!strcmp(sub->filename, last->filename))
+        return 1;
+    n = strlen(sub->filename);
+    len = strlen(last->filename);
+    return !strncmp(last->filename, "proxy:", 6) && len > n
+           && strncmp(sub->filename, "proxy:", 6) != 0
+           && !strcmp(last->filename + len - n, sub->filename);
+}
+
+int sitemap_anonymous_allowed(request_rec *orig, const request_rec *last)
+{
+    request_rec *anon, *sub;
+    const char *uri = orig->unparsed_uri;
+    int hops, allowed = 0;
+
+    /* An absolute-form request line is not judged: not published. */
+    if (!anonymous_addr || !uri || uri[0] != '/')
+        return 0;
+    anon = stand_in(orig);
+    for (hops = 0; hops <= MAX_REWRITES; hops++) {
+        sub = ap_sub_req_method_uri("GET", uri, anon, NULL);
+        uri = NULL;
+        if (sub->status == HTTP_OK && sub->handler && sub->filename
+            && !strcmp(sub->handler, REWRITE_REDIRECT)
+            && !strncmp(sub->filename, "redirect:", 9))
+            uri = apr_pstrcat(anon->pool, sub->filename + 9,
+                              sub->args ? "?" : NULL, sub->args, NULL);
+        else
+            allowed = sub->status == HTTP_OK && same_place(sub, last);
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, orig, "anonymous "
+                      "lookup of %s: status %d, %s", sub->unparsed_uri,
+                      sub->status, sub->filename ? sub->filename : "-");
+        ap_destroy_sub_req(sub);
+        if (!uri)
+            break;
+    }
+    return allowed;
 }

@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Restrictions made with mod_rewrite, <If>, RedirectMatch or SetEnvIf on
+the client's address, headers or environment are seen by the anonymous
+re-check (issue 33, item 4): a page served to 127.0.0.1 (where the tests
+run), or to a client sending the right header or cookie, that a visitor
+from elsewhere without them would not get is never published; an
+unrestricted neighbour is."""
+
+HTML = "<html><head><title>{t}</title></head><body>x</body></html>\n"
+
+# name -> (configuration, request headers that let the test client in)
+CASES = {
+    # the issue's two configurations
+    "internal": (r"""RewriteEngine On
+RewriteCond %{REMOTE_ADDR} !^127\.0\.0\.1$
+RewriteRule ^/internal/ - [F]
+""", {}),
+    "ifonly": ("""<If "%{REMOTE_ADDR} != '127.0.0.1'">
+RedirectMatch 403 ^/ifonly/
+</If>
+""", {}),
+    # a request header: only clients sending X-Internal: 1 get in
+    "xint": (r"""RewriteEngine On
+RewriteCond %{HTTP:X-Internal} !=1
+RewriteRule ^/xint/ - [F]
+""", {"X-Internal": "1"}),
+    # a cookie (not a session cookie of SitemapSessionCookie's list)
+    "cookie": ("""<If "! %{HTTP_COOKIE} =~ /staff=yes/">
+RedirectMatch 403 ^/cookie/
+</If>
+""", {"Cookie": "staff=yes"}),
+    # outsiders are rewritten to another page, answered 200
+    "members": (r"""RewriteEngine On
+RewriteCond %{REMOTE_ADDR} !^127\.0\.0\.1$
+RewriteRule ^/members/ /login.html [L]
+""", {}),
+    # SetEnvIf's server rules (before translate_name) ...
+    "envsrv": (r"""SetEnvIfExpr "%{REMOTE_ADDR} != '127.0.0.1'" outsider=1
+RewriteEngine On
+RewriteCond %{ENV:outsider} =1
+RewriteRule ^/envsrv/ - [F]
+""", {}),
+    # ... and its per-directory ones (header_parser)
+    "envdir": ("""<Directory "{docroot}/envdir">
+SetEnvIfExpr "%{{REMOTE_ADDR}} != '127.0.0.1'" dir_outsider=1
+<RequireAll>
+Require all granted
+Require not env dir_outsider
+</RequireAll>
+</Directory>
+""", {}),
+    # a section with its own LogLevel: the stand-in stays quiet
+    "loud": ("""<Location "/loud/">
+LogLevel debug
+Require local
+</Location>
+""", {}),
+}
+
+HTACCESS = r"""RewriteEngine On
+RewriteCond %{REMOTE_ADDR} !^127\.0\.0\.1$
+RewriteRule ^ - [F]
+"""
+
+
+def rewrite_server(make_server):
+    s = make_server(modules=("authz_host",))
+    names = list(CASES) + ["hta", "open"]
+    for name in names:
+        s.write(f"htdocs/{name}/page.html", HTML.format(t=name))
+    s.write("htdocs/login.html", HTML.format(t="login"))
+    s.write("htdocs/hta/.htaccess", HTACCESS)
+    conf = [c.format(docroot=s.docroot) if "{docroot}" in c else c
+            for c, _ in CASES.values()]
+    conf.append(f'<Directory "{s.docroot}/hta">\nAllowOverride FileInfo\n</Directory>\n')
+    s.conf_text = "\n".join(conf)
+    s.start()
+    return s
+
+
+def test_rewrite_and_if_restrictions_are_not_recorded(make_server):
+    s = rewrite_server(make_server)
+    restricted = [f"/{n}/page.html" for n in list(CASES) + ["hta"]]
+    for name, (_, headers) in list(CASES.items()) + [("hta", ({}, {}))]:
+        r = s.get(f"/{name}/page.html", headers=headers or None)
+        assert r.status == 200, f"{name}: {r.status} (the test client must be let in)"
+        assert f"<title>{name}</title>".encode() in r.body
+    s.get_ok("/open/page.html")
+    s.wait_recorded("/open/page.html")
+    s.assert_not_recorded(*restricted)
+    # the stand-in's refusals never reach the error log, a section's own
+    # LogLevel debug notwithstanding
+    assert not [ln for ln in s.log_text().splitlines() if "192.0.2.1" in ln]
+
+
+def test_headers_and_cookies_restrict_only_their_pages(make_server):
+    """Without the header or the cookie the client is refused, as the
+    stand-in is; the same client's unrestricted pages are recorded, with
+    the header and the cookie sent."""
+    s = rewrite_server(make_server)
+    s.expect_log(r"AH01630: client denied by server configuration")
+    assert s.get("/xint/page.html").status == 403
+    assert s.get("/cookie/page.html").status == 403
+    s.get_ok("/open/page.html", headers={"X-Internal": "1", "Cookie": "staff=yes"})
+    s.get_ok("/login.html")
+    s.wait_recorded("/open/page.html", "/login.html")
