@@ -7,8 +7,9 @@
  * a cookie), so httpd is asked again, for a stand-in visitor: from
  * 192.0.2.1 (TEST-NET-1, documentation only: no real client has it) with
  * no name (a "Require host" never resolves it: the lookup is marked as
- * failed, so no DNS query is made), no user, no request headers (no
- * cookie, no Authorization), no environment variables and no notes.
+ * failed, so no DNS query is made), no user, no request header but Host
+ * (no cookie, no Authorization, no User-Agent), no environment variables
+ * and no notes.
  *
  * The stand-in looks the URL the client asked for up as httpd's own
  * lookups do (ap_sub_req_method_uri, the handler never runs): every phase
@@ -127,6 +128,7 @@ static request_rec *stand_in(request_rec *orig)
 {
     request_rec *anon;
     conn_rec *c;
+    const char *host;
 
     c = apr_pmemdup(orig->pool, orig->connection, sizeof(*c));
     c->client_addr = anonymous_addr;
@@ -144,7 +146,11 @@ static request_rec *stand_in(request_rec *orig)
     anon->double_reverse = -1;
     anon->user = NULL;
     anon->ap_auth_type = NULL;
+    /* Only the Host every visitor of the page's URL sends (a vhost's
+     * <If> or RewriteCond on %{HTTP_HOST} routes on it), nothing else. */
     anon->headers_in = apr_table_make(orig->pool, 1);
+    if ((host = apr_table_get(orig->headers_in, "Host")))
+        apr_table_setn(anon->headers_in, "Host", host);
     anon->trailers_in = apr_table_make(orig->pool, 1);
     anon->subprocess_env = apr_table_make(orig->pool, 4);
     anon->notes = apr_table_make(orig->pool, 1);

@@ -49,6 +49,11 @@ Require not env dir_outsider
 </RequireAll>
 </Directory>
 """, {}),
+    # a rule on the Host every visitor sends is judged with it: recorded
+    "hosted": (r"""RewriteEngine On
+RewriteCond %{HTTP_HOST} !^127\.0\.0\.1:\d+$
+RewriteRule ^/hosted/ /login.html [L]
+""", {}),
     # a section with its own LogLevel: the stand-in stays quiet
     "loud": ("""<Location "/loud/">
 LogLevel debug
@@ -56,6 +61,8 @@ Require local
 </Location>
 """, {}),
 }
+
+PUBLIC = ("hosted",)
 
 HTACCESS = r"""RewriteEngine On
 RewriteCond %{REMOTE_ADDR} !^127\.0\.0\.1$
@@ -80,13 +87,14 @@ def rewrite_server(make_server):
 
 def test_rewrite_and_if_restrictions_are_not_recorded(make_server):
     s = rewrite_server(make_server)
-    restricted = [f"/{n}/page.html" for n in list(CASES) + ["hta"]]
+    restricted = [f"/{n}/page.html" for n in list(CASES) + ["hta"]
+                  if n not in PUBLIC]
     for name, (_, headers) in list(CASES.items()) + [("hta", ({}, {}))]:
         r = s.get(f"/{name}/page.html", headers=headers or None)
         assert r.status == 200, f"{name}: {r.status} (the test client must be let in)"
         assert f"<title>{name}</title>".encode() in r.body
     s.get_ok("/open/page.html")
-    s.wait_recorded("/open/page.html")
+    s.wait_recorded("/open/page.html", "/hosted/page.html")
     s.assert_not_recorded(*restricted)
     # the stand-in's refusals never reach the error log, a section's own
     # LogLevel debug notwithstanding
