@@ -199,7 +199,10 @@ int sitemap_anonymous_allowed(request_rec *orig, const request_rec *last)
     const char *uri = orig->unparsed_uri;
     int hops, allowed = 0;
 
-    /* An absolute-form request line is not judged: not published. */
+    /* An absolute-form target's path (its authority chose the vhost, as
+     * the request's Host does); anything else is not judged. */
+    if (uri && uri[0] != '/' && (uri = strstr(uri, "://")))
+        uri = strchr(uri + 3, '/');
     if (!anonymous_addr || !uri || uri[0] != '/')
         return 0;
     anon = stand_in(orig);
