@@ -22,12 +22,15 @@
  * and without headers: httpd runs it in post_read_request and
  * header_parser, which a lookup skips, so this module runs header_parser
  * for the stand-in (stand_in_perdir).  An internal rewrite (a RewriteRule
- * in a directory context: "redirect:") is followed as httpd would, up to
- * MAX_REWRITES times.
+ * in a directory context: "redirect:") is followed as mod_rewrite's
+ * handler would.  Where the visitor's request was redirected internally
+ * by its handler (an Action, a CGI script's local Location), the stand-in
+ * goes on from that request to where the visitor was sent.  At most
+ * MAX_LOOKUPS lookups in all.
  *
- * The page is published only if that lookup ends in the same place: no
- * error or redirect status (401, 403, 3xx, 404, 410...), and the same
- * file (or proxied URL) as the request that served it.  A visitor sent to
+ * The page is published only if that ends in the same place: no error
+ * or redirect status (401, 403, 3xx, 404, 410...), and the same file (or
+ * proxied URL) as the request that served it.  A visitor sent to
  * another file (a rule rewriting outsiders to a "members only" page
  * answered 200) is not served this page, so it is not published either;
  * so is a page MultiViews negotiates on Accept-Language when the client's
@@ -45,8 +48,9 @@
  * not publishing.  The check runs only for responses about to be recorded
  * (not for repeats), and the stand-in's log level is kept at emerg (also
  * over a section's own LogLevel) so its refusals never reach the error
- * log.  Everything it makes lives in the subrequest's pool, destroyed
- * before returning; the connection it names is a copy. */
+ * log.  Each lookup has its own pool, destroyed at once; the stand-in
+ * itself (a copy of the request and of the connection, in the request's
+ * pool) has no filters, so nothing a lookup adds reaches the visitor's. */
 #include "mod_sitemap.h"
 
 #include "http_config.h"
@@ -59,8 +63,9 @@
 APLOG_USE_MODULE(sitemap);
 
 #define ANONYMOUS_IP "192.0.2.1"
-/* Internal rewrites followed (httpd's LimitInternalRecursion: 10). */
-#define MAX_REWRITES 5
+/* Lookups for one page: internal rewrites and redirects followed
+ * (httpd's LimitInternalRecursion: 10). */
+#define MAX_LOOKUPS 10
 /* mod_rewrite's handler for a rewrite in a directory context. */
 #define REWRITE_REDIRECT "redirect-handler"
 
@@ -193,11 +198,42 @@ static int same_place(const request_rec *sub, const request_rec *last)
            && !strcmp(last->filename + len - n, sub->filename);
 }
 
+/* Where in the visitor's requests, from "at" to the final one, did the
+ * stand-in's lookup of uri end?  NULL when refused or elsewhere.  A
+ * rewrite in a directory context ("redirect:") is followed, as
+ * mod_rewrite's handler would; *lookups counts them all. */
+static const request_rec *lookup(request_rec *anon, const char *uri,
+                                 const request_rec *at, int *lookups)
+{
+    request_rec *sub;
+    const request_rec *found = NULL;
+
+    while (uri && ++*lookups <= MAX_LOOKUPS) {
+        sub = ap_sub_req_method_uri("GET", uri, anon, NULL);
+        uri = NULL;
+        if (sub->status == HTTP_OK && sub->handler && sub->filename
+            && !strcmp(sub->handler, REWRITE_REDIRECT)
+            && !strncmp(sub->filename, "redirect:", 9))
+            uri = apr_pstrcat(anon->pool, sub->filename + 9,
+                              sub->args ? "?" : NULL, sub->args, NULL);
+        else if (sub->status == HTTP_OK)
+            for (found = at; found && !same_place(sub, found);
+                 found = found->next)
+                ;
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, anon, "anonymous "
+                      "lookup of %s: status %d, %s", sub->unparsed_uri,
+                      sub->status, sub->filename ? sub->filename : "-");
+        ap_destroy_sub_req(sub);
+    }
+    return found;
+}
+
 int sitemap_anonymous_allowed(request_rec *orig, const request_rec *last)
 {
-    request_rec *anon, *sub;
+    request_rec *anon;
+    const request_rec *from = orig, *at;
     const char *uri = orig->unparsed_uri;
-    int hops, allowed = 0;
+    int lookups = 0;
 
     /* An absolute-form target's path (its authority chose the vhost, as
      * the request's Host does); anything else is not judged. */
@@ -206,22 +242,13 @@ int sitemap_anonymous_allowed(request_rec *orig, const request_rec *last)
     if (!anonymous_addr || !uri || uri[0] != '/')
         return 0;
     anon = stand_in(orig);
-    for (hops = 0; hops <= MAX_REWRITES; hops++) {
-        sub = ap_sub_req_method_uri("GET", uri, anon, NULL);
-        uri = NULL;
-        if (sub->status == HTTP_OK && sub->handler && sub->filename
-            && !strcmp(sub->handler, REWRITE_REDIRECT)
-            && !strncmp(sub->filename, "redirect:", 9))
-            uri = apr_pstrcat(anon->pool, sub->filename + 9,
-                              sub->args ? "?" : NULL, sub->args, NULL);
-        else
-            allowed = sub->status == HTTP_OK && same_place(sub, last);
-        ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, orig, "anonymous "
-                      "lookup of %s: status %d, %s", sub->unparsed_uri,
-                      sub->status, sub->filename ? sub->filename : "-");
-        ap_destroy_sub_req(sub);
-        if (!uri)
-            break;
+    /* A handler that redirected internally (an Action, a CGI script's
+     * local Location) did so after the request it ran for: the stand-in
+     * goes on from there to where the visitor was sent, until the final
+     * request is reached. */
+    while ((at = lookup(anon, uri, from, &lookups)) && at != last) {
+        from = at->next;
+        uri = from->unparsed_uri;
     }
-    return allowed;
+    return at == last;
 }

@@ -112,3 +112,27 @@ def test_headers_and_cookies_restrict_only_their_pages(make_server):
     s.get_ok("/open/page.html", headers={"X-Internal": "1", "Cookie": "staff=yes"})
     s.get_ok("/login.html")
     s.wait_recorded("/open/page.html", "/login.html")
+
+
+LOCAL_REDIRECT = """
+printf 'Location: {target}\\r\\n\\r\\n'
+"""
+
+
+def test_handler_redirects_are_followed(make_server):
+    """A CGI script's local Location (its handler redirects internally):
+    the stand-in goes on to where the visitor was sent, so a script that
+    sends everyone to a public page is recorded under its own URL, and one
+    sending to a page restricted by address is not."""
+    s = make_server()
+    s.write("htdocs/open/page.html", HTML.format(t="open"))
+    s.write("htdocs/internal/page.html", HTML.format(t="internal"))
+    s.cgi("to-open.cgi", LOCAL_REDIRECT.format(target="/open/page.html"))
+    s.cgi("to-internal.cgi", LOCAL_REDIRECT.format(target="/internal/page.html"))
+    s.conf_text = CASES["internal"][0]
+    s.start()
+    for name in ("to-open", "to-internal"):
+        r = s.get_ok(f"/cgi-bin/{name}.cgi")
+        assert b"<title>" in r.body
+    s.wait_recorded("/cgi-bin/to-open.cgi")
+    s.assert_not_recorded("/cgi-bin/to-internal.cgi")
