@@ -136,3 +136,27 @@ def test_handler_redirects_are_followed(make_server):
         assert b"<title>" in r.body
     s.wait_recorded("/cgi-bin/to-open.cgi")
     s.assert_not_recorded("/cgi-bin/to-internal.cgi")
+
+
+def test_multiviews_records_what_a_visitor_without_language_gets(make_server):
+    """MultiViews chooses a file on Accept-Language: the page is recorded
+    from a visit that got what a visitor without one gets (the stand-in
+    sends no Accept-Language), not from one that got another file."""
+    s = make_server(modules=("negotiation",))
+    s.write("htdocs/mv/page.html.en", HTML.format(t="en"))
+    s.write("htdocs/mv/page.html.de", HTML.format(t="de"))
+    s.write("htdocs/mv/other.html.en", HTML.format(t="en"))
+    s.write("htdocs/mv/other.html.de", HTML.format(t="de"))
+    s.conf_text = f"""AddLanguage en .en
+AddLanguage de .de
+LanguagePriority en de
+ForceLanguagePriority Prefer Fallback
+<Directory "{s.docroot}/mv">
+Options +MultiViews
+</Directory>
+"""
+    s.start()
+    assert b"<title>de</title>" in s.get_ok("/mv/page", headers={"Accept-Language": "de"}).body
+    assert b"<title>en</title>" in s.get_ok("/mv/other", headers={"Accept-Language": "en"}).body
+    s.wait_recorded("/mv/other")
+    s.assert_not_recorded("/mv/page")
