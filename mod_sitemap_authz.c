@@ -220,7 +220,7 @@ static const request_rec *lookup(request_rec *anon, const char *uri,
             for (found = at; found && !same_place(sub, found);
                  found = found->next)
                 ;
-        ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, anon, "anonymous "
+        ap_log_rerror(APLOG_MARK, APLOG_TRACE2, 0, at, "anonymous "
                       "lookup of %s: status %d, %s", sub->unparsed_uri,
                       sub->status, sub->filename ? sub->filename : "-");
         ap_destroy_sub_req(sub);
