@@ -71,7 +71,7 @@ RewriteRule ^ - [F]
 
 
 def rewrite_server(make_server):
-    s = make_server(modules=("authz_host",))
+    s = make_server(modules=("authz_host",), loglevel="warn sitemap:trace2")
     names = list(CASES) + ["hta", "open"]
     for name in names:
         s.write(f"htdocs/{name}/page.html", HTML.format(t=name))
@@ -99,6 +99,9 @@ def test_rewrite_and_if_restrictions_are_not_recorded(make_server):
     # the stand-in's refusals never reach the error log, a section's own
     # LogLevel debug notwithstanding
     assert not [ln for ln in s.log_text().splitlines() if "192.0.2.1" in ln]
+    # what each lookup ended in, at trace2 under the visitor's request
+    s.wait_log(r"anonymous lookup of /internal/page\.html: status 403")
+    s.wait_log(r"anonymous lookup of /members/page\.html: status 200, .*/login\.html")
 
 
 def test_headers_and_cookies_restrict_only_their_pages(make_server):
