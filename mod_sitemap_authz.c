@@ -142,6 +142,7 @@ static request_rec *stand_in(request_rec *orig)
     c->double_reverse = -1;
     c->remote_logname = NULL;
     c->log = NULL;
+    c->notes = apr_table_make(orig->pool, 1);   /* nothing leaks into it */
 
     anon = apr_pmemdup(orig->pool, orig, sizeof(*anon));
     anon->connection = c;
