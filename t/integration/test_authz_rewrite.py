@@ -6,6 +6,8 @@ run), or to a client sending the right header or cookie, that a visitor
 from elsewhere without them would not get is never published; an
 unrestricted neighbour is."""
 
+import http.server
+
 HTML = "<html><head><title>{t}</title></head><body>x</body></html>\n"
 
 # name -> (configuration, request headers that let the test client in)
@@ -163,3 +165,43 @@ Options +MultiViews
     assert b"<title>en</title>" in s.get_ok("/mv/other", headers={"Accept-Language": "en"}).body
     s.wait_recorded("/mv/other")
     s.assert_not_recorded("/mv/page")
+
+
+class _Backend(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = HTML.format(t="proxied").encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_proxied_pages_are_judged_too(make_server, http_backend):
+    """Pages behind mod_proxy, by ProxyPass or by SetHandler "proxy:..."
+    (php-fpm's way: its handler puts the backend's URL before the file's
+    name), are recorded when open and left out when restricted."""
+    port = http_backend(_Backend)
+    s = make_server(modules=("proxy", "proxy_http"))
+    for name in ("sh", "shx"):
+        s.write(f"htdocs/{name}/page.html", "placeholder\n")
+    s.conf_text = f"""ProxyPass /pp/ http://127.0.0.1:{port}/pp/
+ProxyPass /ppx/ http://127.0.0.1:{port}/ppx/
+<Directory "{s.docroot}/sh">
+SetHandler "proxy:http://127.0.0.1:{port}"
+</Directory>
+<Directory "{s.docroot}/shx">
+SetHandler "proxy:http://127.0.0.1:{port}"
+</Directory>
+RewriteEngine On
+RewriteCond %{{REMOTE_ADDR}} !^127\\.0\\.0\\.1$
+RewriteRule ^/(ppx|shx)/ - [F]
+"""
+    s.start()
+    for path in ("/pp/page.html", "/ppx/page.html", "/sh/page.html", "/shx/page.html"):
+        assert b"<title>proxied</title>" in s.get_ok(path).body
+    s.wait_recorded("/pp/page.html", "/sh/page.html")
+    s.assert_not_recorded("/ppx/page.html", "/shx/page.html")
