@@ -51,6 +51,12 @@ Require not env dir_outsider
 </RequireAll>
 </Directory>
 """, {}),
+    # the stand-in sends no User-Agent: a rule refusing requests without
+    # one keeps the page out (errs towards publishing less)
+    "noua": (r"""RewriteEngine On
+RewriteCond %{HTTP_USER_AGENT} ^$
+RewriteRule ^/noua/ - [F]
+""", {"User-Agent": "test"}),
     # a rule on the Host every visitor sends is judged with it: recorded
     "hosted": (r"""RewriteEngine On
 RewriteCond %{HTTP_HOST} !^127\.0\.0\.1:\d+$
