@@ -180,23 +180,28 @@ static request_rec *stand_in(request_rec *orig)
     return anon;
 }
 
-/* Did the stand-in's lookup end where the visitor's request was served?
- * The same file, or the same one behind mod_proxy's SetHandler, whose
- * handler puts "proxy:URL" before the file's name. */
-static int same_place(const request_rec *sub, const request_rec *last)
+/* Did the stand-in's lookup end where this request of the visitor's was
+ * served?  The same file; or the same one behind a SetHandler
+ * "proxy:URL" (php-fpm's way), for which mod_proxy's handler names the
+ * file "proxy:URL/file", made canonical, with "?query" when there is one. */
+static int same_place(const request_rec *sub, const request_rec *real)
 {
+    const char *f = real->filename, *q;
     apr_size_t n, len;
 
-    if (!sub->filename || !last->filename)
-        return !sub->filename && !last->filename
-               && !strcmp(sub->uri, last->uri);
-    if (!strcmp(sub->filename, last->filename))
+    if (!sub->filename || !f)
+        return !sub->filename && !f && !strcmp(sub->uri, real->uri);
+    if (!strcmp(sub->filename, f))
         return 1;
+    if (!real->handler || strncmp(real->handler, "proxy:", 6) != 0
+        || strncmp(f, "proxy:", 6) != 0
+        || !strncmp(sub->filename, "proxy:", 6))
+        return 0;
     n = strlen(sub->filename);
-    len = strlen(last->filename);
-    return !strncmp(last->filename, "proxy:", 6) && len > n
-           && strncmp(sub->filename, "proxy:", 6) != 0
-           && !strcmp(last->filename + len - n, sub->filename);
+    len = strlen(f);
+    if (real->args && (q = strrchr(f, '?')) && !strcmp(q + 1, real->args))
+        len = (apr_size_t)(q - f);
+    return len > n && !strncmp(f + len - n, sub->filename, n);
 }
 
 /* Where in the visitor's requests, from "at" to the final one, did the

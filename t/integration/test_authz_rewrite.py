@@ -194,7 +194,8 @@ def test_proxied_pages_are_judged_too(make_server, http_backend):
     s = make_server(modules=("proxy", "proxy_http"))
     for name in ("sh", "shx"):
         s.write(f"htdocs/{name}/page.html", "placeholder\n")
-    s.conf_text = f"""ProxyPass /pp/ http://127.0.0.1:{port}/pp/
+    s.conf_text = f"""SitemapAllowQuery id
+ProxyPass /pp/ http://127.0.0.1:{port}/pp/
 ProxyPass /ppx/ http://127.0.0.1:{port}/ppx/
 <Directory "{s.docroot}/sh">
 SetHandler "proxy:http://127.0.0.1:{port}"
@@ -207,7 +208,10 @@ RewriteCond %{{REMOTE_ADDR}} !^127\\.0\\.0\\.1$
 RewriteRule ^/(ppx|shx)/ - [F]
 """
     s.start()
-    for path in ("/pp/page.html", "/ppx/page.html", "/sh/page.html", "/shx/page.html"):
+    for path in ("/pp/page.html", "/ppx/page.html", "/sh/page.html",
+                 "/shx/page.html", "/pp/page.html?id=1", "/sh/page.html?id=1",
+                 "/shx/page.html?id=1"):
         assert b"<title>proxied</title>" in s.get_ok(path).body
-    s.wait_recorded("/pp/page.html", "/sh/page.html")
-    s.assert_not_recorded("/ppx/page.html", "/shx/page.html")
+    s.wait_recorded("/pp/page.html", "/sh/page.html", "/pp/page.html?id=1",
+                    "/sh/page.html?id=1")
+    s.assert_not_recorded("/ppx/page.html", "/shx/page.html", "/shx/page.html?id=1")
