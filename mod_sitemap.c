@@ -581,6 +581,7 @@ static void register_hooks(apr_pool_t *p)
     sitemap_status_register(p);
     sitemap_http_register(p);
     sitemap_indexnow_register(p);
+    sitemap_authz_register(p);
 }
 
 AP_DECLARE_MODULE(sitemap) = {

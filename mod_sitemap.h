@@ -216,7 +216,10 @@ int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
  * start-up and with -t, logged at a restart). */
 int sitemap_check_store_places(apr_pool_t *ptemp, server_rec *main_s);
 apr_status_t sitemap_authz_init(apr_pool_t *pconf);
-int sitemap_anonymous_allowed(request_rec *r);
+/* Would an anonymous visitor from elsewhere, asking for orig's URL, be
+ * served where last was?  (mod_sitemap_authz.c) */
+int sitemap_anonymous_allowed(request_rec *orig, const request_rec *last);
+void sitemap_authz_register(apr_pool_t *p);
 /* A directory for the children (renditions, a URI store's spills): made
  * when missing (with its missing parents) without following a link
  * (sm_fs_open_dir), and given to the server's User when we are root (a

@@ -381,14 +381,12 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     resp->cache_control = h->cache_control;
     verdict = sm_rules_decide(r->pool, &conf->rules, resp, &url, &why);
     /* Only what anyone may fetch is published: a page that Require ip,
-     * host, local (or any rule beyond "all granted") kept from an
-     * anonymous visitor elsewhere is forgotten, in case it was stored
-     * before the rule came.  Asked of the final request (its section
-     * served the page) and of the one the client asked for. */
-    if (verdict == SM_RECORD
-        && (!sitemap_anonymous_allowed(last)
-            || (orig != last && orig->per_dir_config != last->per_dir_config
-                && !sitemap_anonymous_allowed(orig)))) {
+     * host, local, a RewriteRule or an <If> (anything beyond "all
+     * granted") keeps from an anonymous visitor elsewhere, or serves him
+     * from another file, is forgotten, in case it was stored before the
+     * rule came.  The client's URL is looked up again for him; it must
+     * end where the final request was served. */
+    if (verdict == SM_RECORD && !sitemap_anonymous_allowed(orig, last)) {
         ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (not "
                       "for anonymous visitors from anywhere): %s",
                       orig->unparsed_uri);
