@@ -226,13 +226,14 @@ static int write_part(sm_recorder *rec, apr_pool_t *p, const char **why,
     changes = apr_palloc(p, sizeof(*changes) * (apr_size_t)n);
     for (i = 0; i < n; i++)
         changes[i] = rec->out[i]->change;
+    rec->out_held = apr_pcalloc(p, (apr_size_t)(unsigned)n + 1);
     for (done = 0; done < n; done += chunk) {
         sm_apply_stats part;
         int k = n - done < chunk ? n - done : chunk;
 
         memset(&part, 0, sizeof(part));
-        if (sm_store_apply(rec->store, changes + done, k, &part)
-            != APR_SUCCESS) {
+        if (sm_store_apply_held(rec->store, changes + done, k, &part,
+                                rec->out_held + done) != APR_SUCCESS) {
             apr_cpystrn(rec->reason, sm_store_error(rec->store),
                         sizeof(rec->reason));
             *why = rec->reason;
@@ -247,6 +248,7 @@ static int write_part(sm_recorder *rec, apr_pool_t *p, const char **why,
         stats->touched += part.touched;
         stats->removed += part.removed;
         stats->refused_full += part.refused_full;
+        stats->held += part.held;
     }
     rec->last_used = now;
     run_expiry(rec, now);
@@ -291,6 +293,12 @@ static void settle_part(sm_recorder *rec, int done, const char *why,
             sm_rec_works(rec, rec->held < done ? rec->held : done);
             rec->held = 0;
         }
+        /* A URL held for IndexNow's corroboration: forgotten, so that
+         * the next request for it, whoever sends it, is written. */
+        for (i = 0; stats->held && rec->out_held && i < done; i++)
+            if (rec->out_held[i])
+                sm_memory_drop(&w->memory,
+                               sm_rec_memory_key(rec, rec->out[i]->key));
         if (stats->refused_full) {
             /* Refused URLs must be offered again once there is room. */
             rec->refused_unlogged += stats->refused_full;
@@ -406,6 +414,7 @@ int sm_rec_flush_locked(sm_writer *w, int how)
         apr_thread_mutex_unlock(w->lock);
         all_ok &= done == rec->out_n;
         rec->out = NULL;
+        rec->out_held = NULL;
         rec->out_n = 0;
     }
 

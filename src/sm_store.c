@@ -13,7 +13,23 @@ const char *sm_etag_opaque(const char *e)
 apr_status_t sm_store_apply(sm_store *st, const sm_change *changes, int n,
                             sm_apply_stats *stats)
 {
-    return st->ops->apply(st, changes, n, stats);
+    return sm_store_apply_held(st, changes, n, stats, NULL);
+}
+
+apr_status_t sm_store_apply_held(sm_store *st, const sm_change *changes,
+                                 int n, sm_apply_stats *stats,
+                                 unsigned char *held_v)
+{
+    apr_status_t rv;
+
+    if (held_v && n > 0)
+        memset(held_v, 0, (apr_size_t)n);
+    st->held_v = held_v;
+    rv = st->ops->apply(st, changes, n, stats);
+    st->held_v = NULL;
+    if (rv != APR_SUCCESS && held_v && n > 0)
+        memset(held_v, 0, (apr_size_t)n);
+    return rv;
 }
 
 apr_status_t sm_store_expire(sm_store *st, const sm_site_conf *site,

@@ -105,6 +105,9 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     "  at bigint NOT NULL,"
     "  PRIMARY KEY(site_id, url));"
     "CREATE INDEX sitemap_verdicts_by_seq ON sitemap_verdicts(site_id, seq);",
+    /* 5 -> 6: IndexNow's corroboration (see sm_store_sqlite_schema.c):
+     * held keeps a held URL's first day and client tag, 0: not held. */
+    "ALTER TABLE sitemap_urls ADD COLUMN held bigint NOT NULL DEFAULT 0;",
 };
 
 /* ---- statements -------------------------------------------------------- */
