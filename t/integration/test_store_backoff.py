@@ -15,7 +15,8 @@ import time
 
 from conftest import children_of, pid_alive
 from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
-from test_indexnow import endpoint, indexnow_conf  # noqa: F401
+from test_indexnow import corroborate, endpoint, indexnow_conf  # noqa: F401
+from test_pg_indexnow import pg_held
 from test_store_faults import fault_server, fill, serve_fast, small_fs  # noqa: F401
 
 BASE = "https://www.example.com"
@@ -196,6 +197,7 @@ def test_stop_with_database_hung_indexnow(make_server, pg_db, pg_cluster,
     s.expect_log(r"no answer from the database|works again|spill|IndexNow")
     s.start()
     s.get_ok("/crawl/first")
+    corroborate(s, "/crawl/first", held=pg_held(pg_db))
     endpoint.wait_delivered([f"{BASE}/crawl/first"])
     procs = []
     for p in pg_processes(pg_cluster):
