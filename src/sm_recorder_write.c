@@ -129,13 +129,14 @@ static apr_status_t ensure_store(sm_recorder *rec, apr_time_t now)
         apr_cpystrn(rec->reason, "out of memory", sizeof(rec->reason));
         return rv;
     }
-    rv = sm_store_open(&rec->store, rec->store_pool,
-                       rec->conf.db_uri ? rec->conf.db_uri : rec->conf.db_path,
-                       SM_STORE_CREATE, rec->conf.busy_timeout_ms,
-                       rec->conf.log, rec->reason, sizeof(rec->reason));
-    /* A stop cuts a wait on a hung database short (the busy timeout). */
-    if (rv == APR_SUCCESS)
-        rec->store->stopping = &rec->w->stopping;
+    /* A stop cuts a wait on a hung database short (the busy timeout),
+     * from the first: its opening included. */
+    rv = sm_store_open_stoppable(&rec->store, rec->store_pool,
+                                 rec->conf.db_uri ? rec->conf.db_uri
+                                                  : rec->conf.db_path,
+                                 SM_STORE_CREATE, rec->conf.busy_timeout_ms,
+                                 rec->conf.log, &rec->w->stopping,
+                                 rec->reason, sizeof(rec->reason));
     /* The sites' rows and settings, so the sitemap's Last-Modified follows
      * configuration changes even before any traffic: once per file (a
      * store closed while idle and opened again is the same file, unless
@@ -155,6 +156,14 @@ static apr_status_t ensure_store(sm_recorder *rec, apr_time_t now)
         apr_pool_destroy(rec->store_pool);
         rec->store_pool = NULL;
         forget_written(rec);
+        /* An open the stop cut short (or that failed while stopping) is
+         * not tried again by the last write (SM_REC_FLUSH_FINAL): that
+         * would wait a busy timeout more on the same hung database. */
+        if (__atomic_load_n(&rec->w->stopping, __ATOMIC_RELAXED)) {
+            apr_thread_mutex_lock(rec->w->lock);
+            rec->faulted = 1;
+            apr_thread_mutex_unlock(rec->w->lock);
+        }
         return rv;
     }
     rec->last_used = now;

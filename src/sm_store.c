@@ -232,11 +232,28 @@ apr_status_t sm_store_open(sm_store **out, apr_pool_t *p, const char *where,
                            const sm_logger *log, char *errmsg,
                            apr_size_t errlen)
 {
-    return sm_store_is_pg(where)
-        ? sm_store_open_pg(out, p, where, flags, busy_timeout_ms, log,
-                           errmsg, errlen)
-        : sm_store_open_sqlite(out, p, where, flags, busy_timeout_ms, log,
-                               errmsg, errlen);
+    return sm_store_open_stoppable(out, p, where, flags, busy_timeout_ms,
+                                   log, NULL, errmsg, errlen);
+}
+
+apr_status_t sm_store_open_stoppable(sm_store **out, apr_pool_t *p,
+                                     const char *where, int flags,
+                                     int busy_timeout_ms,
+                                     const sm_logger *log,
+                                     const volatile int *stopping,
+                                     char *errmsg, apr_size_t errlen)
+{
+    apr_status_t rv;
+
+    if (sm_store_is_pg(where))
+        return sm_store_open_pg(out, p, where, flags, busy_timeout_ms, log,
+                                stopping, errmsg, errlen);
+    /* (SQLite's waits are the busy timeout's already) */
+    rv = sm_store_open_sqlite(out, p, where, flags, busy_timeout_ms, log,
+                              errmsg, errlen);
+    if (rv == APR_SUCCESS)
+        (*out)->stopping = stopping;
+    return rv;
 }
 
 apr_status_t sm_store_check(apr_pool_t *p, const char *where,

@@ -404,7 +404,8 @@ int sm_store_is_pg(const char *where);
 const char *sm_store_pg_uri_check(apr_pool_t *p, const char *uri);
 apr_status_t sm_store_open_pg(sm_store **out, apr_pool_t *p, const char *uri,
                               int flags, int busy_timeout_ms,
-                              const sm_logger *log, char *errmsg,
+                              const sm_logger *log,
+                              const volatile int *stopping, char *errmsg,
                               apr_size_t errlen);
 apr_status_t sm_store_check_pg(apr_pool_t *p, const char *uri,
                                int busy_timeout_ms,
@@ -418,6 +419,16 @@ apr_status_t sm_store_open(sm_store **out, apr_pool_t *p, const char *where,
                            int flags, int busy_timeout_ms,
                            const sm_logger *log, char *errmsg,
                            apr_size_t errlen);
+/* The same for a thread that stops (the writer, the IndexNow sender): the
+ * store's stopping is set before its first wait, so that a stop asked
+ * while it opens (connecting to a hung PostgreSQL, its first statements)
+ * ends that wait within the busy timeout too. */
+apr_status_t sm_store_open_stoppable(sm_store **out, apr_pool_t *p,
+                                     const char *where, int flags,
+                                     int busy_timeout_ms,
+                                     const sm_logger *log,
+                                     const volatile int *stopping,
+                                     char *errmsg, apr_size_t errlen);
 apr_status_t sm_store_check(apr_pool_t *p, const char *where,
                             int busy_timeout_ms, apr_array_header_t *problems,
                             sm_store_about *about, char *errmsg,

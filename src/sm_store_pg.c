@@ -736,7 +736,8 @@ static const sm_store_ops pg_ops = {
 
 apr_status_t sm_store_open_pg(sm_store **out, apr_pool_t *p, const char *uri,
                               int flags, int busy_timeout_ms,
-                              const sm_logger *log, char *errmsg,
+                              const sm_logger *log,
+                              const volatile int *stopping, char *errmsg,
                               apr_size_t errlen)
 {
     pg_store *s = apr_pcalloc(p, sizeof(*s));
@@ -746,17 +747,17 @@ apr_status_t sm_store_open_pg(sm_store **out, apr_pool_t *p, const char *uri,
     s->base.path = sm_uri_mask(p, uri);
     s->base.pool = p;
     s->base.log = log;
+    /* From the first wait on: connecting and the schema's statements end
+     * within the busy timeout of a stop, as later statements do. */
+    s->base.stopping = stopping;
     s->uri = apr_pstrdup(p, uri);
     s->readonly = (flags & SM_STORE_READONLY) != 0;
     s->lock_timeout_ms = busy_timeout_ms > 0 ? busy_timeout_ms : 1000;
     if (apr_pool_create(&s->tx.pool, p) != APR_SUCCESS)
         return APR_ENOMEM;
-    s->conn = sm_pg_connect_to(uri);
     apr_pool_cleanup_register(p, s, store_cleanup, apr_pool_cleanup_null);
-    if (!s->conn || PQstatus(s->conn) != CONNECTION_OK) {
-        sm_pg_set_error(s, "cannot connect", NULL);
+    if (sm_pg_connect(s) != 0)
         goto fail;
-    }
     if (sm_pg_migrate(s, (flags & SM_STORE_CREATE) && !s->readonly) != 0)
         goto fail;
     *out = &s->base;

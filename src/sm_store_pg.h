@@ -100,7 +100,11 @@ int sm_pg_connection(pg_store *s);
 /* sm_pg_begin on a working connection (made again when it broke, also
  * when that shows only at BEGIN). */
 int sm_pg_start(pg_store *s, const char *mode, apr_int64_t *now);
-PGconn *sm_pg_connect_to(const char *uri);
+/* Connect s->conn to s->uri (closing what it had), waiting at most
+ * connect_timeout an address, and at most the busy timeout once the
+ * writer stops (s->base.stopping), as statements do: 0, or -1 (errmsg
+ * set, s->conn NULL). */
+int sm_pg_connect(pg_store *s);
 /* The schema's version; 0 when its tables are not there. */
 int sm_pg_schema_version(pg_store *s, int *version);
 /* Create or upgrade the schema when create, else only check it. */
