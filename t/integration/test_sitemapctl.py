@@ -283,7 +283,7 @@ def test_list_stats_prune(make_server):
     assert "oldest lastmod: 2025-10-09T08:53:20+00:00" in r.stdout
     assert "newest lastmod: " + time.strftime('%Y-%m-%dT%H:%M:%S+00:00',
                                               time.gmtime(t_old)) in r.stdout
-    assert "schema version: 6" in r.stdout
+    assert "schema version: 7" in r.stdout
     r = ctl("stats", db, want=EX_OK)
     assert "sites:          1" in r.stdout
 
