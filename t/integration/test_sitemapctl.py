@@ -453,6 +453,44 @@ def test_store_created_by_root_goes_to_the_directory_owner(tmp_root):
     assert (st.st_uid, st.st_gid) == (RUN_UID, RUN_GID)
 
 
+@pytest.mark.skipif(not IS_ROOT, reason="needs root")
+@pytest.mark.parametrize("existing", [True, False], ids=["store", "new"])
+def test_root_refuses_a_store_its_owner_cannot_reach(tmp_root, existing):
+    """A store of the User's (or a new one in the User's directory) under
+    a 0700 directory of root's, which the User cannot pass: root neither
+    opens it as root (its content is the User's) nor can it become the
+    User and open it (SQLite opens it by its path): every command refuses,
+    saying why, with the status of a store not safe to open, and leaves
+    it as it was; reachable again, it works, as the User."""
+    shut = os.path.join(tmp_root, "shut")
+    d = os.path.join(shut, "x")
+    os.makedirs(d)
+    os.chown(d, RUN_UID, RUN_GID)
+    db = os.path.join(d, "s.db")
+    if existing:
+        ctl("add", db, "--site", BASE, "/one", want=EX_OK)
+        assert os.stat(db).st_uid == RUN_UID
+        before = {f: os.stat(os.path.join(d, f)).st_mtime_ns
+                  for f in os.listdir(d)}
+    os.chmod(shut, 0o700)
+    for cmd in (["add", "--site", BASE, "/two"], ["list", "--site", BASE],
+                ["stats"], ["check"], ["remove", "--site", BASE, "/one"],
+                ["export", "--site", BASE, os.path.join(tmp_root, "out")]):
+        r = ctl(cmd[0], db, *cmd[1:], want=EX_NO_STORE)
+        assert f"refusing the store {db} as root" in r.stderr, r.stderr
+        assert f"uid {RUN_UID}, who cannot reach {d}" in r.stderr, r.stderr
+    if existing:
+        assert {f: os.stat(os.path.join(d, f)).st_mtime_ns
+                for f in os.listdir(d)} == before
+    else:
+        assert os.listdir(d) == []
+    os.chmod(shut, 0o755)
+    ctl("add", db, "--site", BASE, "/two", want=EX_OK)
+    assert set(rows(db)) == ({"/one", "/two"} if existing else {"/two"})
+    assert all(os.stat(os.path.join(d, f)).st_uid == RUN_UID
+               for f in os.listdir(d))
+
+
 # ---------------------------------------------------------------------------
 # errors and exit statuses
 
