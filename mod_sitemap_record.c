@@ -417,6 +417,9 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     change.same_as = NULL;
     change.why = change.detail = NULL;
     change.status = resp->status;
+    /* Who was served, as a tag (IndexNow's corroboration; mod_remoteip's
+     * address when it gives one). */
+    change.client = sm_client_tag(r->useragent_ip);
     /* A forget keeps its verdict (sitemapctl why): the reason (a 404, 410
      * or 301 has none from the rules: its status), what it names. */
     if (verdict == SM_FORGET && !sitemap_own_answer(r)) {

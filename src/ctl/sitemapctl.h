@@ -52,8 +52,6 @@ typedef struct {
     int all;                            /* --all */
     apr_array_header_t *args;           /* positional, after DB */
     int as_owner;                       /* root acting as the store's owner */
-    int give_created;                   /* root, for an owner who cannot
-                                           reach the directory */
     uid_t owner_uid;
     gid_t owner_gid;
 } ctl;

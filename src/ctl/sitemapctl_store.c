@@ -99,7 +99,7 @@ int guard_store(ctl *c, int become_owner, int writing)
     const char *dir, *name;
     struct stat sb, dsb;
     char err[512];
-    int dirfd, take_over;
+    int dirfd, take_over, fresh;
     apr_size_t i;
 
     if (geteuid() != 0 || c->as_owner)
@@ -115,9 +115,35 @@ int guard_store(ctl *c, int become_owner, int writing)
         close(dirfd);
         return EX_NO_STORE;
     }
-    if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+    if ((fresh = fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0))
         sb = dsb;                       /* a new store: the directory's */
     take_over = become_owner && writing && sb.st_uid == 0 && dsb.st_uid != 0;
+    if (take_over)
+        sb = dsb;
+    if (become_owner && sb.st_uid != 0) {
+        c->owner_uid = sb.st_uid;
+        c->owner_gid = sb.st_gid;
+        /* Refused, not opened as root, when the owner cannot reach the
+         * directory (a 0700 parent of root's): an existing store's
+         * content is the owner's (SQLite parsing it as root would lend
+         * any flaw root's rights), and the owner may still hold a
+         * descriptor or a working directory in it, which the parent does
+         * not shut.  Nor opened as the owner through a descriptor of
+         * root's: SQLite opens the store and its journals by their full
+         * path, through the parents the owner cannot search. */
+        if (owner_reaches(c, dir) == 0) {
+            say("refusing the store %s as root: %s belongs to uid %ld, who "
+                "cannot reach %s (a parent directory shuts it out); as "
+                "root, sitemapctl opens another user's store only as that "
+                "user: let uid %ld search the parent directories, or give "
+                "%s to root", c->db, fresh || take_over
+                ? "its directory" : "it", (long)c->owner_uid, dir,
+                (long)c->owner_uid, fresh || take_over ? "the directory"
+                : "the store and its directory");
+            close(dirfd);
+            return EX_NO_STORE;
+        }
+    }
     for (i = 0; i < sizeof(journals) / sizeof(journals[0]); i++) {
         const char *f = apr_pstrcat(c->pool, name, journals[i], NULL);
         apr_status_t rv = sm_fs_give_file(dirfd, f, take_over ? dsb.st_uid
@@ -132,51 +158,12 @@ int guard_store(ctl *c, int become_owner, int writing)
         }
     }
     close(dirfd);
-    if (take_over)
-        sb = dsb;
     if (!become_owner || sb.st_uid == 0)
         return EX_OK;
-    c->owner_uid = sb.st_uid;
-    c->owner_gid = sb.st_gid;
-    if (owner_reaches(c, dir) == 0) {
-        /* The owner cannot reach the directory (a 0700 parent of root's),
-         * so cannot have planted anything in it either: root works there
-         * itself, and gives a store it creates to the owner, as the
-         * module would find it. */
-        c->give_created = 1;
-        return EX_OK;
-    }
     if (!drop_to_owner(c))
         return EX_NO_STORE;
     c->as_owner = 1;
     return EX_OK;
-}
-
-/* A store root created for an owner who cannot reach its directory. */
-static void give_created(ctl *c)
-{
-    static const char *const journals[] = { "", "-wal", "-shm" };
-    const char *dir, *name;
-    char err[512];
-    int dirfd;
-    apr_size_t i;
-
-    sm_fs_split(c->pool, c->db, &dir, &name);
-    if (sm_fs_open_dir(dir, 0, SM_FS_KEEP_ID, SM_FS_KEEP_ID, &dirfd, err,
-                       sizeof(err)) != APR_SUCCESS) {
-        say("warning: cannot give %s to uid %ld: %s", c->db,
-            (long)c->owner_uid, err);
-        return;
-    }
-    for (i = 0; i < sizeof(journals) / sizeof(journals[0]); i++) {
-        const char *f = apr_pstrcat(c->pool, name, journals[i], NULL);
-        apr_status_t rv = sm_fs_give_file(dirfd, f, c->owner_uid,
-                                          c->owner_gid, err, sizeof(err));
-        if (rv != APR_SUCCESS && !APR_STATUS_IS_ENOENT(rv))
-            say("warning: cannot give %s%s to uid %ld: %s", c->db,
-                journals[i], (long)c->owner_uid, err);
-    }
-    close(dirfd);
 }
 
 /* Can we write the store and create its journals beside it?  (errno says
@@ -194,7 +181,6 @@ int open_store(ctl *c, int mode, sm_store **st)
 {
     char err[512];
     struct stat sb;
-    int created = 0;
     int flags = mode == OPEN_READ ? SM_STORE_READONLY
               : mode == OPEN_CREATE ? SM_STORE_CREATE | SM_STORE_BULK : 0;
     int rc;
@@ -217,7 +203,6 @@ int open_store(ctl *c, int mode, sm_store **st)
             return EX_NO_STORE;
         }
         say("%s does not exist: creating a new store", c->db);
-        created = 1;
     }
     else if (!S_ISREG(sb.st_mode)) {
         say("cannot open the store %s: not a regular file", c->db);
@@ -252,8 +237,6 @@ int open_store(ctl *c, int mode, sm_store **st)
         say("cannot open the store %s: %s", c->db, err);
         return EX_NO_STORE;
     }
-    if (created && c->give_created)
-        give_created(c);
     return EX_OK;
 }
 

@@ -324,9 +324,9 @@ static sm_store *open_store(sm_indexnow *in)
         in->store = NULL;
         apr_pool_clear(in->store_pool);
     }
-    if (sm_store_open(&in->store, in->store_pool, in->db_path, 0,
-                      in->busy_timeout_ms, in->log, err, sizeof(err))
-        != APR_SUCCESS) {
+    if (sm_store_open_stoppable(&in->store, in->store_pool, in->db_path, 0,
+                                in->busy_timeout_ms, in->log, &in->stopping,
+                                err, sizeof(err)) != APR_SUCCESS) {
         /* At most once a minute. */
         if (now - in->store_failed > apr_time_from_sec(60)) {
             sm_log(in->log, SM_LOG_WARN, 0, "IndexNow: cannot open the store "
@@ -335,8 +335,6 @@ static sm_store *open_store(sm_indexnow *in)
         }
         in->store = NULL;
     }
-    else
-        in->store->stopping = &in->stopping;
     return in->store;
 }
 

@@ -184,6 +184,7 @@ struct sm_recorder {
     apr_time_t last_fault_log, last_full_log;
     apr_uint64_t faults_unlogged, refused_unlogged;
     sm_rec_item **out;          /* this store's part of the batch written */
+    unsigned char *out_held;    /* of which held (sm_store_apply_held) */
     int out_n;
     int out_tx;                 /* transactions it took */
     char reason[600];           /* why the last write failed */

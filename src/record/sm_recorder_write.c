@@ -129,13 +129,14 @@ static apr_status_t ensure_store(sm_recorder *rec, apr_time_t now)
         apr_cpystrn(rec->reason, "out of memory", sizeof(rec->reason));
         return rv;
     }
-    rv = sm_store_open(&rec->store, rec->store_pool,
-                       rec->conf.db_uri ? rec->conf.db_uri : rec->conf.db_path,
-                       SM_STORE_CREATE, rec->conf.busy_timeout_ms,
-                       rec->conf.log, rec->reason, sizeof(rec->reason));
-    /* A stop cuts a wait on a hung database short (the busy timeout). */
-    if (rv == APR_SUCCESS)
-        rec->store->stopping = &rec->w->stopping;
+    /* A stop cuts a wait on a hung database short (the busy timeout),
+     * from the first: its opening included. */
+    rv = sm_store_open_stoppable(&rec->store, rec->store_pool,
+                                 rec->conf.db_uri ? rec->conf.db_uri
+                                                  : rec->conf.db_path,
+                                 SM_STORE_CREATE, rec->conf.busy_timeout_ms,
+                                 rec->conf.log, &rec->w->stopping,
+                                 rec->reason, sizeof(rec->reason));
     /* The sites' rows and settings, so the sitemap's Last-Modified follows
      * configuration changes even before any traffic: once per file (a
      * store closed while idle and opened again is the same file, unless
@@ -155,6 +156,14 @@ static apr_status_t ensure_store(sm_recorder *rec, apr_time_t now)
         apr_pool_destroy(rec->store_pool);
         rec->store_pool = NULL;
         forget_written(rec);
+        /* An open the stop cut short (or that failed while stopping) is
+         * not tried again by the last write (SM_REC_FLUSH_FINAL): that
+         * would wait a busy timeout more on the same hung database. */
+        if (__atomic_load_n(&rec->w->stopping, __ATOMIC_RELAXED)) {
+            apr_thread_mutex_lock(rec->w->lock);
+            rec->faulted = 1;
+            apr_thread_mutex_unlock(rec->w->lock);
+        }
         return rv;
     }
     rec->last_used = now;
@@ -254,13 +263,14 @@ static int write_part(sm_recorder *rec, apr_pool_t *p, const char **why,
     changes = apr_palloc(p, sizeof(*changes) * (apr_size_t)n);
     for (i = 0; i < n; i++)
         changes[i] = rec->out[i]->change;
+    rec->out_held = apr_pcalloc(p, (apr_size_t)(unsigned)n + 1);
     for (done = 0; done < n; done += chunk) {
         sm_apply_stats part;
         int k = n - done < chunk ? n - done : chunk;
 
         memset(&part, 0, sizeof(part));
-        if (sm_store_apply(rec->store, changes + done, k, &part)
-            != APR_SUCCESS) {
+        if (sm_store_apply_held(rec->store, changes + done, k, &part,
+                                rec->out_held + done) != APR_SUCCESS) {
             apr_cpystrn(rec->reason, sm_store_error(rec->store),
                         sizeof(rec->reason));
             *why = rec->reason;
@@ -275,6 +285,7 @@ static int write_part(sm_recorder *rec, apr_pool_t *p, const char **why,
         stats->touched += part.touched;
         stats->removed += part.removed;
         stats->refused_full += part.refused_full;
+        stats->held += part.held;
     }
     rec->last_used = now;
     run_expiry(rec, now);
@@ -319,6 +330,12 @@ static void settle_part(sm_recorder *rec, int done, const char *why,
             sm_rec_works(rec, rec->held < done ? rec->held : done);
             rec->held = 0;
         }
+        /* A URL held for IndexNow's corroboration: forgotten, so that
+         * the next request for it, whoever sends it, is written. */
+        for (i = 0; stats->held && rec->out_held && i < done; i++)
+            if (rec->out_held[i])
+                sm_memory_drop(&w->memory,
+                               sm_rec_memory_key(rec, rec->out[i]->key));
         if (stats->refused_full) {
             /* Refused URLs must be offered again once there is room. */
             rec->refused_unlogged += stats->refused_full;
@@ -434,6 +451,7 @@ int sm_rec_flush_locked(sm_writer *w, int how)
         apr_thread_mutex_unlock(w->lock);
         all_ok &= done == rec->out_n;
         rec->out = NULL;
+        rec->out_held = NULL;
         rec->out_n = 0;
     }
 

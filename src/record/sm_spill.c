@@ -111,6 +111,9 @@ static apr_status_t write_changes(apr_file_t *f, const sm_change *changes,
             apr_file_puts("\tA", f);
             put_field(f, c->alternates);
         }
+        /* The client's tag (sm_client_tag; absent: not known). */
+        if (c->client)
+            apr_file_printf(f, "\tC%u", c->client);
         apr_file_putc('\n', f);
     }
     apr_file_printf(f, "end %d\n", n);
@@ -211,11 +214,12 @@ static char *read_own_file(apr_pool_t *p, const char *path, const char **why)
 
 /* Parse one line into c (base into *base); 0 when it is not a change.
  * Six fields, then optional ones named by their first letter, in order:
- * T (the title), A (the alternates; spills of older modules have none). */
+ * T (the title), A (the alternates; spills of older modules have none),
+ * C (the client's tag, sm_client_tag; likewise). */
 static int parse_line(apr_pool_t *p, char *line, sm_change *c,
                       const char **base)
 {
-    static const char optional[] = "TA";
+    static const char optional[] = "TAC";
     char *f[6], *opt[sizeof(optional) - 1] = { NULL }, *o, *last;
     char *end;
     int i, next = 0;
@@ -262,6 +266,14 @@ static int parse_line(apr_pool_t *p, char *line, sm_change *c,
         if (!get_field(opt[1]) || !sm_alternates_valid(p, opt[1]))
             return 0;
         c->alternates = opt[1];
+    }
+    if (opt[2]) {
+        apr_int64_t tag;
+        errno = 0;
+        tag = apr_strtoi64(opt[2], &end, 10);
+        if (errno || *end || tag < 1 || tag > 0xffff)
+            return 0;
+        c->client = (unsigned)tag;
     }
     return 1;
 }

@@ -13,7 +13,23 @@ const char *sm_etag_opaque(const char *e)
 apr_status_t sm_store_apply(sm_store *st, const sm_change *changes, int n,
                             sm_apply_stats *stats)
 {
-    return st->ops->apply(st, changes, n, stats);
+    return sm_store_apply_held(st, changes, n, stats, NULL);
+}
+
+apr_status_t sm_store_apply_held(sm_store *st, const sm_change *changes,
+                                 int n, sm_apply_stats *stats,
+                                 unsigned char *held_v)
+{
+    apr_status_t rv;
+
+    if (held_v && n > 0)
+        memset(held_v, 0, (apr_size_t)n);
+    st->held_v = held_v;
+    rv = st->ops->apply(st, changes, n, stats);
+    st->held_v = NULL;
+    if (rv != APR_SUCCESS && held_v && n > 0)
+        memset(held_v, 0, (apr_size_t)n);
+    return rv;
 }
 
 apr_status_t sm_store_expire(sm_store *st, const sm_site_conf *site,
@@ -246,10 +262,11 @@ static const char *pg_missing(apr_pool_t *p, const char *where)
 static apr_status_t pg_open_missing(sm_store **out, apr_pool_t *p,
                                     const char *where, int flags,
                                     int busy_timeout_ms,
-                                    const sm_logger *log, char *errmsg,
-                                    apr_size_t errlen)
+                                    const sm_logger *log,
+                                    const volatile int *stopping,
+                                    char *errmsg, apr_size_t errlen)
 {
-    (void)flags; (void)busy_timeout_ms; (void)log;
+    (void)flags; (void)busy_timeout_ms; (void)log; (void)stopping;
     *out = NULL;
     if (errmsg && errlen)
         apr_cpystrn(errmsg, pg_missing(p, where), errlen);
@@ -265,10 +282,26 @@ static apr_status_t pg_check_missing(apr_pool_t *p, const char *where,
     sm_store *none;
 
     (void)problems; (void)about;
-    return pg_open_missing(&none, p, where, 0, busy_timeout_ms, NULL,
+    return pg_open_missing(&none, p, where, 0, busy_timeout_ms, NULL, NULL,
                            errmsg, errlen);
 }
 #endif
+
+/* SQLite's waits are the busy timeout's already: stopping is only kept
+ * for the store's later use. */
+static apr_status_t sqlite_open(sm_store **out, apr_pool_t *p,
+                                const char *where, int flags,
+                                int busy_timeout_ms, const sm_logger *log,
+                                const volatile int *stopping, char *errmsg,
+                                apr_size_t errlen)
+{
+    apr_status_t rv = sm_store_open_sqlite(out, p, where, flags,
+                                           busy_timeout_ms, log, errmsg,
+                                           errlen);
+    if (rv == APR_SUCCESS)
+        (*out)->stopping = stopping;
+    return rv;
+}
 
 /* In the order they are asked; the last takes every location. */
 static const sm_store_backend backends[] = {
@@ -279,7 +312,7 @@ static const sm_store_backend backends[] = {
     { "postgresql", 0, sm_store_is_pg, pg_missing, pg_open_missing,
       pg_check_missing, NULL },
 #endif
-    { "sqlite", 1, any_location, NULL, sm_store_open_sqlite,
+    { "sqlite", 1, any_location, NULL, sqlite_open,
       sm_store_check_sqlite, sm_store_sqlite_init },
 };
 #define N_BACKENDS (sizeof(backends) / sizeof(backends[0]))
@@ -329,9 +362,20 @@ apr_status_t sm_store_open(sm_store **out, apr_pool_t *p, const char *where,
                            const sm_logger *log, char *errmsg,
                            apr_size_t errlen)
 {
+    return sm_store_open_stoppable(out, p, where, flags, busy_timeout_ms,
+                                   log, NULL, errmsg, errlen);
+}
+
+apr_status_t sm_store_open_stoppable(sm_store **out, apr_pool_t *p,
+                                     const char *where, int flags,
+                                     int busy_timeout_ms,
+                                     const sm_logger *log,
+                                     const volatile int *stopping,
+                                     char *errmsg, apr_size_t errlen)
+{
     return sm_store_backend_of(where)->open(out, p, where, flags,
-                                            busy_timeout_ms, log, errmsg,
-                                            errlen);
+                                            busy_timeout_ms, log, stopping,
+                                            errmsg, errlen);
 }
 
 apr_status_t sm_store_check(apr_pool_t *p, const char *where,

@@ -30,7 +30,7 @@
 #define SM_PAGE_OVERHEAD   256
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SM_SCHEMA_VERSION  6
+#define SM_SCHEMA_VERSION  7
 /* Days of removal counts the store keeps per site (the status page's
  * chart shows 42). */
 #define SM_REMOVED_DAYS 60
@@ -47,7 +47,8 @@ typedef struct {
     const char *settings;
     /* SitemapIndexNow On: every URL added, whose lastmod moved, or removed
      * is also put on the site's IndexNow pending list, in the same
-     * transaction. */
+     * transaction; a URL added by traffic once it is corroborated
+     * (sm_store_tx.h). */
     int indexnow;
 } sm_site_conf;
 
@@ -153,6 +154,10 @@ typedef struct {
     const char *why;
     const char *detail;
     int status;
+    /* Who was served (SM_CHANGE_RECORD): sm_client_tag of the client's
+     * address, never the address; 0: not known.  IndexNow's corroboration
+     * (sm_store_tx.h) compares it with the tag of the URL's first client. */
+    unsigned client;
 } sm_change;
 
 /* The latest verdict kept of a URL that was left out or removed. */
@@ -178,10 +183,19 @@ typedef struct {
  * a file's ETag weak for its first second, strong afterwards. */
 const char *sm_etag_opaque(const char *etag);
 
+/* A client address's tag for sm_change.client: 16 bits of a hash, never 0
+ * (sm_store_tx.c).  So few bits that it names no one (each tag stands for
+ * tens of thousands of IPv4 addresses); two clients sharing one only
+ * delay a corroboration, never make one. */
+unsigned sm_client_tag(const char *addr);
+
 /* What one sm_store_apply did. */
 typedef struct {
     int added, updated, touched, removed;
     int refused_full;       /* new URLs refused by max_urls */
+    /* RECORDs of URLs that wait for IndexNow's corroboration after the
+     * write (sm_store_tx.h; sm_store_apply_held says which). */
+    int held;
 } sm_apply_stats;
 
 /* The summary of one page, as the handler needs it. */
@@ -352,6 +366,8 @@ struct sm_store {
      * busy timeout, answer or not, so that a stop never waits for a hung
      * database.  NULL: none. */
     const volatile int *stopping;
+    /* During sm_store_apply_held: its held_v (NULL: not wanted). */
+    unsigned char *held_v;
 };
 
 /* Once per process, before any store is opened (later calls change
@@ -398,6 +414,16 @@ apr_status_t sm_store_open(sm_store **out, apr_pool_t *p, const char *where,
                            int flags, int busy_timeout_ms,
                            const sm_logger *log, char *errmsg,
                            apr_size_t errlen);
+/* The same for a thread that stops (the writer, the IndexNow sender): the
+ * store's stopping is set before its first wait, so that a stop asked
+ * while it opens (connecting to a hung PostgreSQL, its first statements)
+ * ends that wait within the busy timeout too. */
+apr_status_t sm_store_open_stoppable(sm_store **out, apr_pool_t *p,
+                                     const char *where, int flags,
+                                     int busy_timeout_ms,
+                                     const sm_logger *log,
+                                     const volatile int *stopping,
+                                     char *errmsg, apr_size_t errlen);
 /* Check the store at where without changing it (sitemapctl check): its
  * integrity, that it is a mod_sitemap store of a schema this code reads,
  * and that its page summaries and counts agree with its URLs.  APR_ENOENT
@@ -417,6 +443,13 @@ const char *sm_uri_mask(apr_pool_t *p, const char *where);
 /* Apply a batch in one transaction: all or nothing. */
 apr_status_t sm_store_apply(sm_store *st, const sm_change *changes, int n,
                             sm_apply_stats *stats);
+/* The same, and held_v[i] (n bytes) is 1 when changes[i] left its URL
+ * held for IndexNow's corroboration (sm_store_tx.h), 0 otherwise (all 0
+ * when the write failed): the recorder forgets those URLs, so that the
+ * next client's request reaches the store. */
+apr_status_t sm_store_apply_held(sm_store *st, const sm_change *changes,
+                                 int n, sm_apply_stats *stats,
+                                 unsigned char *held_v);
 /* Remove the site's URLs not served since now - site->expire.  every > 0:
  * only when no process of any generation did it for that long (the store
  * records when it last ran); 0: now.  Walks the site in short

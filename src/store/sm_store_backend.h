@@ -15,10 +15,11 @@ typedef struct {
     int (*names)(const char *where);
     /* NULL when where is valid for this backend, else why not; NULL: any. */
     const char *(*location_problem)(apr_pool_t *p, const char *where);
+    /* stopping: see sm_store_open_stoppable */
     apr_status_t (*open)(sm_store **out, apr_pool_t *p, const char *where,
                          int flags, int busy_timeout_ms,
-                         const sm_logger *log, char *errmsg,
-                         apr_size_t errlen);
+                         const sm_logger *log, const volatile int *stopping,
+                         char *errmsg, apr_size_t errlen);
     apr_status_t (*check)(apr_pool_t *p, const char *where,
                           int busy_timeout_ms, apr_array_header_t *problems,
                           sm_store_about *about, char *errmsg,
@@ -48,12 +49,13 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
  * schema when it is missing and the role may; READONLY: never write; BULK
  * and PROBE change nothing).  busy_timeout_ms bounds every wait for a lock
  * (lock_timeout); connecting and statements have their own bounds. */
-#define SM_PG_SCHEMA_VERSION 5
+#define SM_PG_SCHEMA_VERSION 6
 /* NULL when libpq can parse uri, otherwise why not (from p). */
 const char *sm_store_pg_uri_check(apr_pool_t *p, const char *uri);
 apr_status_t sm_store_open_pg(sm_store **out, apr_pool_t *p, const char *uri,
                               int flags, int busy_timeout_ms,
-                              const sm_logger *log, char *errmsg,
+                              const sm_logger *log,
+                              const volatile int *stopping, char *errmsg,
                               apr_size_t errlen);
 apr_status_t sm_store_check_pg(apr_pool_t *p, const char *uri,
                                int busy_timeout_ms,

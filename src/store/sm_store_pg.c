@@ -350,7 +350,7 @@ int sm_pg_plan_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
 static int add_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
                    apr_int64_t lastmod, apr_int64_t seen, int *added)
 {
-    apr_int64_t entry, page, id;
+    apr_int64_t entry, page, id, held = sm_tx_held_new(c);
     apr_int64_t n = 0;
     params ps = { .n = 0 };
     int rc;
@@ -366,12 +366,13 @@ static int add_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
     p_i64(&ps, seen);
     p_i64(&ps, entry);
     p_i64(&ps, id);
-    /* (eight parameters at most: the title and the alternates are set by
+    p_i64(&ps, held);
+    /* (nine parameters at most: the title and the alternates are set by
      * more statements when there are some) */
     if (sm_pg_run(s, "cannot add a URL",
-                  "INSERT INTO sitemap_urls(id, site_id,"
-                  " url, page, lastmod, etag, first_seen, last_seen, xml_len)"
-                  " VALUES ($8, $1, $2, $3, $4, $5, $6, $6, $7)"
+                  "INSERT INTO sitemap_urls(id, site_id, url, page, lastmod,"
+                  " etag, first_seen, last_seen, xml_len, held)"
+                  " VALUES ($8, $1, $2, $3, $4, $5, $6, $6, $7, $9)"
                   " ON CONFLICT (site_id, url) DO NOTHING", &ps, &n) != 0)
         return -1;
     if (n == 0)
@@ -383,6 +384,10 @@ static int add_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
     if (SM_TX_ALTERNATES(c)
         && set_shown(s, id, 1, SM_TX_ALTERNATES(c)) != 0)
         return -1;
+    if (held) {
+        s->tx.held = 1;
+        return 0;
+    }
     return sm_pg_indexnow_note(s, ts, c->url);
 }
 
@@ -421,13 +426,15 @@ static int record(pg_store *s, const sm_change *c, sm_tx_site *ts,
     p_i64(&ps, ts->row.id);
     p_str(&ps, c->url);
     if (!(res = sm_pg_q(s, "cannot read a URL",
-                        "SELECT id, lastmod, etag, page, title, alternates"
-                        " FROM sitemap_urls WHERE site_id = $1 AND url = $2",
+                        "SELECT id, lastmod, etag, page, title, alternates,"
+                        " held FROM sitemap_urls"
+                        " WHERE site_id = $1 AND url = $2",
                         &ps)))
         return -1;
     if (PQntuples(res) == 1) {
         apr_int64_t id = i64(res, 0, 0), old_lastmod = i64(res, 0, 1);
         apr_int64_t page = i64(res, 0, 3), new_lastmod;
+        apr_int64_t held = i64(res, 0, 6);
         int changes = sm_tx_url_changes(c, old_lastmod, PQgetisnull(res, 0, 2)
                                         ? NULL : PQgetvalue(res, 0, 2),
                                         &new_lastmod);
@@ -439,6 +446,8 @@ static int record(pg_store *s, const sm_change *c, sm_tx_site *ts,
         params up = { .n = 0 };
 
         PQclear(res);
+        if (held && sm_pg_indexnow_vouch(s, c, ts, id, &held) != 0)
+            return -1;
         /* A title shown by the HTML site map moved: so does the page's
          * version, which its validators follow. */
         if (retitled) {
@@ -467,7 +476,7 @@ static int record(pg_store *s, const sm_change *c, sm_tx_site *ts,
         if (new_lastmod == old_lastmod)
             return 0;
         sm_tx_count(&s->tx, ts, page, 0, 0, new_lastmod);
-        return sm_pg_indexnow_note(s, ts, c->url);
+        return held ? 0 : sm_pg_indexnow_note(s, ts, c->url);
     }
     PQclear(res);
     if (c->op == SM_CHANGE_SEED
@@ -493,7 +502,9 @@ static int delete_rows(pg_store *s, sm_tx_site *ts, const char *what,
         sm_tx_count(&s->tx, ts, i64(res, i, 0), -1, i64(res, i, 1),
                     s->tx.now);
         (*removed)++;
-        if (sm_pg_indexnow_note(s, ts, PQgetvalue(res, i, 2)) != 0) {
+        /* A held URL was never submitted: its removal is not either. */
+        if (i64(res, i, 3) == 0
+            && sm_pg_indexnow_note(s, ts, PQgetvalue(res, i, 2)) != 0) {
             PQclear(res);
             return -1;
         }
@@ -534,11 +545,40 @@ static int forget(pg_store *s, const sm_change *c, sm_tx_site *ts,
     p_str(&ps, c->url);
     if (delete_rows(s, ts, "cannot remove a URL", "DELETE FROM"
                     " sitemap_urls WHERE site_id = $1 AND url = $2"
-                    " RETURNING page, xml_len, url", &ps, &stats->removed)
+                    " RETURNING page, xml_len, url, held", &ps,
+                    &stats->removed)
         != 0)
         return -1;
     return c->why ? sm_pg_verdict_put(s, ts->row.id, c,
                                       stats->removed > before) : 0;
+}
+
+/* One change of pg_apply's transaction. */
+static int apply_one(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
+                     sm_apply_stats *stats)
+{
+    sm_tx_site *ts = sm_tx_site_find(&s->tx, c->site->base);
+    const char *key = sm_pg_row_key(nr->p, ts, c->url);
+    int same = 0;
+
+    if (c->op == SM_CHANGE_NOTE)
+        return sm_pg_verdict_put(s, ts->row.id, c, 0);
+    if (c->op == SM_CHANGE_RECORD && c->same_as && c->etag
+        && (same = same_page_stored(s, c, ts)) < 0)
+        return -1;
+    if (same)
+        return sm_pg_write_new(s, nr) != 0 || forget(s, c, ts, stats) != 0
+               ? -1 : 0;
+    if (c->op != SM_CHANGE_FORGET
+        && !apr_hash_get(nr->stored, key, APR_HASH_KEY_STRING)
+        && !apr_hash_get(nr->pending, key, APR_HASH_KEY_STRING))
+        return sm_pg_queue_new(s, nr, c, ts, key, stats);
+    /* One by one, after the new rows before it. */
+    if (sm_pg_write_new(s, nr) != 0
+        || (c->op == SM_CHANGE_FORGET ? forget(s, c, ts, stats)
+                                      : record(s, c, ts, stats)) != 0)
+        return -1;
+    return 0;
 }
 
 static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
@@ -561,36 +601,9 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
     if (sm_pg_find_stored(s, &nr, changes, n) != 0)
         goto fail;
     for (i = 0; i < n; i++) {
-        const sm_change *c = &changes[i];
-        sm_tx_site *ts = sm_tx_site_find(&s->tx, c->site->base);
-        const char *key = sm_pg_row_key(nr.p, ts, c->url);
-        int same = 0;
-
-        if (c->op == SM_CHANGE_NOTE) {
-            if (sm_pg_verdict_put(s, ts->row.id, c, 0) != 0)
-                goto fail;
-            continue;
-        }
-        if (c->op == SM_CHANGE_RECORD && c->same_as && c->etag
-            && (same = same_page_stored(s, c, ts)) < 0)
+        if (apply_one(s, &nr, &changes[i], stats) != 0)
             goto fail;
-        if (same) {
-            if (sm_pg_write_new(s, &nr) != 0 || forget(s, c, ts, stats) != 0)
-                goto fail;
-            continue;
-        }
-        if (c->op != SM_CHANGE_FORGET
-            && !apr_hash_get(nr.stored, key, APR_HASH_KEY_STRING)
-            && !apr_hash_get(nr.pending, key, APR_HASH_KEY_STRING)) {
-            if (sm_pg_queue_new(s, &nr, c, ts, key, stats) != 0)
-                goto fail;
-            continue;
-        }
-        /* One by one, after the new rows before it. */
-        if (sm_pg_write_new(s, &nr) != 0
-            || (c->op == SM_CHANGE_FORGET ? forget(s, c, ts, stats)
-                                          : record(s, c, ts, stats)) != 0)
-            goto fail;
+        sm_tx_held_count(&s->tx, st, stats, i);
     }
     if (sm_pg_write_new(s, &nr) != 0 || tx_commit(s) != 0)
         goto fail;
@@ -598,6 +611,7 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
 
 fail:
     tx_rollback(s);
+    s->tx.held = 0;
     memset(stats, 0, sizeof(*stats));
     return APR_EGENERAL;
 }
@@ -659,7 +673,7 @@ static apr_status_t pg_expire(sm_store *st, const sm_site_conf *site,
         p_i64(&ps, before);
         if (delete_rows(s, ts, "cannot expire old URLs", "DELETE FROM"
                         " sitemap_urls WHERE id >= $1 AND id < $2"
-                        " AND last_seen < $3 RETURNING page, xml_len, url", &ps,
+                        " AND last_seen < $3 RETURNING page, xml_len, url, held", &ps,
                         removed) != 0
             || tx_commit(s) != 0)
             goto fail;
@@ -723,7 +737,8 @@ static const sm_store_ops pg_ops = {
 
 apr_status_t sm_store_open_pg(sm_store **out, apr_pool_t *p, const char *uri,
                               int flags, int busy_timeout_ms,
-                              const sm_logger *log, char *errmsg,
+                              const sm_logger *log,
+                              const volatile int *stopping, char *errmsg,
                               apr_size_t errlen)
 {
     pg_store *s = apr_pcalloc(p, sizeof(*s));
@@ -733,17 +748,17 @@ apr_status_t sm_store_open_pg(sm_store **out, apr_pool_t *p, const char *uri,
     s->base.path = sm_uri_mask(p, uri);
     s->base.pool = p;
     s->base.log = log;
+    /* From the first wait on: connecting and the schema's statements end
+     * within the busy timeout of a stop, as later statements do. */
+    s->base.stopping = stopping;
     s->uri = apr_pstrdup(p, uri);
     s->readonly = (flags & SM_STORE_READONLY) != 0;
     s->lock_timeout_ms = busy_timeout_ms > 0 ? busy_timeout_ms : 1000;
     if (apr_pool_create(&s->tx.pool, p) != APR_SUCCESS)
         return APR_ENOMEM;
-    s->conn = sm_pg_connect_to(uri);
     apr_pool_cleanup_register(p, s, store_cleanup, apr_pool_cleanup_null);
-    if (!s->conn || PQstatus(s->conn) != CONNECTION_OK) {
-        sm_pg_set_error(s, "cannot connect", NULL);
+    if (sm_pg_connect(s) != 0)
         goto fail;
-    }
     if (sm_pg_migrate(s, (flags & SM_STORE_CREATE) && !s->readonly) != 0)
         goto fail;
     *out = &s->base;

@@ -49,7 +49,7 @@ typedef struct {
 
 /* ---- statements (sm_store_pg_conn.c) ----------------------------------- */
 
-#define MAX_PARAMS 10
+#define MAX_PARAMS 11
 
 typedef struct {
     const char *v[MAX_PARAMS];
@@ -100,7 +100,11 @@ int sm_pg_connection(pg_store *s);
 /* sm_pg_begin on a working connection (made again when it broke, also
  * when that shows only at BEGIN). */
 int sm_pg_start(pg_store *s, const char *mode, apr_int64_t *now);
-PGconn *sm_pg_connect_to(const char *uri);
+/* Connect s->conn to s->uri (closing what it had), waiting at most
+ * connect_timeout an address, and at most the busy timeout once the
+ * writer stops (s->base.stopping), as statements do: 0, or -1 (errmsg
+ * set, s->conn NULL). */
+int sm_pg_connect(pg_store *s);
 /* The schema's version; 0 when its tables are not there. */
 int sm_pg_schema_version(pg_store *s, int *version);
 /* Create or upgrade the schema when create, else only check it. */
@@ -143,7 +147,8 @@ typedef struct {
     apr_pool_t *p;
     apr_hash_t *stored;         /* "site id/url" of the stored URLs */
     apr_hash_t *pending;        /* "site id/url" of the rows below */
-    apr_array_header_t *site, *id, *page, *lastmod, *seen, *len;  /* int64 */
+    apr_array_header_t *site, *id, *page, *lastmod, *seen, *len,
+                       *held;                                   /* int64 */
     apr_array_header_t *url, *etag, *title, *alternates;      /* char * */
 } sm_pg_new_rows;
 
@@ -165,6 +170,11 @@ int sm_pg_write_new(pg_store *s, sm_pg_new_rows *nr);
 /* Put url on the pending list of ts's site, when it has SitemapIndexNow On,
  * in the caller's write transaction: 0, or -1 (errmsg set). */
 int sm_pg_indexnow_note(pg_store *s, sm_tx_site *ts, const char *url);
+/* A RECORD c of the held URL id (*held non-zero, sm_store_tx.h): when it
+ * corroborates, the URL is held no more and goes on the list (*held 0);
+ * otherwise it stays held (s->tx.held).  0, or -1 (errmsg set). */
+int sm_pg_indexnow_vouch(pg_store *s, const sm_change *c, sm_tx_site *ts,
+                         apr_int64_t id, apr_int64_t *held);
 
 /* ---- verdicts (sm_store_pg_why.c) -------------------------------------- */
 

@@ -28,7 +28,7 @@ void sm_pg_new_rows_init(sm_pg_new_rows *nr, apr_pool_t *p)
 #define I64S apr_array_make(p, 64, sizeof(apr_int64_t))
 #define STRS apr_array_make(p, 64, sizeof(char *))
     nr->site = I64S; nr->id = I64S; nr->page = I64S; nr->lastmod = I64S;
-    nr->seen = I64S; nr->len = I64S;
+    nr->seen = I64S; nr->len = I64S; nr->held = I64S;
     nr->url = STRS; nr->etag = STRS; nr->title = STRS; nr->alternates = STRS;
 #undef I64S
 #undef STRS
@@ -78,7 +78,7 @@ int sm_pg_queue_new(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
     apr_int64_t seen = apr_time_sec(c->seen);
     apr_int64_t lastmod = c->last_modified ? apr_time_sec(c->last_modified)
                                            : seen;
-    apr_int64_t entry, page, id;
+    apr_int64_t entry, page, id, held = sm_tx_held_new(c);
     int rc = sm_pg_plan_url(s, c, ts, &page, &id, &entry);
 
     if (rc <= 0) {
@@ -92,6 +92,7 @@ int sm_pg_queue_new(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
     APR_ARRAY_PUSH(nr->lastmod, apr_int64_t) = lastmod;
     APR_ARRAY_PUSH(nr->seen, apr_int64_t) = seen;
     APR_ARRAY_PUSH(nr->len, apr_int64_t) = entry;
+    APR_ARRAY_PUSH(nr->held, apr_int64_t) = held;
     APR_ARRAY_PUSH(nr->url, const char *) = c->url;
     APR_ARRAY_PUSH(nr->etag, const char *) = c->etag;
     APR_ARRAY_PUSH(nr->title, const char *) = SM_TX_TITLE(c);
@@ -99,6 +100,11 @@ int sm_pg_queue_new(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
     apr_hash_set(nr->pending, key, APR_HASH_KEY_STRING, "");
     sm_tx_added(&s->tx, ts, page, id, entry, lastmod);
     stats->added++;
+    /* Held: submitted once corroborated (sm_store_tx.h). */
+    if (held) {
+        s->tx.held = 1;
+        return 0;
+    }
     return sm_pg_indexnow_note(s, ts, c->url);
 }
 
@@ -123,16 +129,17 @@ int sm_pg_write_new(pg_store *s, sm_pg_new_rows *nr)
     p_str(&ps, INTS(nr->len));
     p_str(&ps, TEXTS(nr->title));
     p_str(&ps, TEXTS(nr->alternates));
+    p_str(&ps, INTS(nr->held));
 #undef INTS
 #undef TEXTS
     if (sm_pg_run(s, "cannot add URLs", "INSERT INTO sitemap_urls(id,"
                   " site_id, url, page, lastmod, etag, first_seen, last_seen,"
-                  " xml_len, title, alternates)"
-                  " SELECT i, si, u, pg, lm, e, se, se, l, t, a"
+                  " xml_len, title, alternates, held)"
+                  " SELECT i, si, u, pg, lm, e, se, se, l, t, a, h"
                   " FROM unnest($1::bigint[], $2::bigint[], $3::text[],"
                   " $4::bigint[], $5::bigint[], $6::text[], $7::bigint[],"
-                  " $8::bigint[], $9::text[], $10::text[])"
-                  " AS x(i, si, u, pg, lm, e, se, l, t, a)", &ps, &done) != 0)
+                  " $8::bigint[], $9::text[], $10::text[], $11::bigint[])"
+                  " AS x(i, si, u, pg, lm, e, se, l, t, a, h)", &ps, &done) != 0)
         return -1;
     if (done != n) {
         apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg), "cannot add "
@@ -143,6 +150,7 @@ int sm_pg_write_new(pg_store *s, sm_pg_new_rows *nr)
     apr_array_clear(nr->site); apr_array_clear(nr->id);
     apr_array_clear(nr->page); apr_array_clear(nr->lastmod);
     apr_array_clear(nr->seen); apr_array_clear(nr->len);
+    apr_array_clear(nr->held);
     apr_array_clear(nr->url); apr_array_clear(nr->etag);
     apr_array_clear(nr->title); apr_array_clear(nr->alternates);
     return 0;

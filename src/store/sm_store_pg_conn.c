@@ -105,6 +105,9 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     "  at bigint NOT NULL,"
     "  PRIMARY KEY(site_id, url));"
     "CREATE INDEX sitemap_verdicts_by_seq ON sitemap_verdicts(site_id, seq);",
+    /* 5 -> 6: IndexNow's corroboration (see sm_store_sqlite_schema.c):
+     * held keeps a held URL's first day and client tag, 0: not held. */
+    "ALTER TABLE sitemap_urls ADD COLUMN held bigint NOT NULL DEFAULT 0;",
 };
 
 /* ---- statements -------------------------------------------------------- */
@@ -311,19 +314,10 @@ int sm_pg_connection(pg_store *s)
                     sizeof(s->base.errmsg));
         return -1;
     }
-    if (!s->conn) {
-        /* given up on (await_result) */
-        s->conn = sm_pg_connect_to(s->uri);
-    }
-    else if (PQstatus(s->conn) != CONNECTION_OK) {
-        PQreset(s->conn);
-        if (PQstatus(s->conn) == CONNECTION_OK)
-            PQsetnonblocking(s->conn, 1);
-    }
-    if (PQstatus(s->conn) != CONNECTION_OK) {
-        sm_pg_set_error(s, "cannot connect", NULL);
+    /* given up on (await_result), or broken: a new connection */
+    if ((!s->conn || PQstatus(s->conn) != CONNECTION_OK)
+        && sm_pg_connect(s) != 0)
         return -1;
-    }
     s->gave_up = 0;
     sm_pg_rollback(s);        /* a transaction a failure left open */
     return 0;
@@ -462,7 +456,35 @@ const char *sm_store_pg_uri_check(apr_pool_t *p, const char *uri)
     return why;
 }
 
-PGconn *sm_pg_connect_to(const char *uri)
+/* libpq's connect_timeout for conn (the URI may set it): the longest a
+ * connection attempt to one address may take; 0 or none: PG_ANSWER_WAIT. */
+static apr_interval_time_t connect_wait(PGconn *conn)
+{
+    PQconninfoOption *opts = PQconninfo(conn), *o;
+    apr_interval_time_t wait = PG_ANSWER_WAIT;
+
+    for (o = opts; o && o->keyword; o++)
+        if (strcmp(o->keyword, "connect_timeout") == 0 && o->val
+            && atoi(o->val) > 0)
+            /* libpq takes at least 2 s */
+            wait = apr_time_from_sec(atoi(o->val) < 2 ? 2 : atoi(o->val));
+    PQconninfoFree(opts);
+    return wait < PG_ANSWER_WAIT ? wait : PG_ANSWER_WAIT;
+}
+
+static int connect_failed(pg_store *s, const char *why)
+{
+    if (why)
+        apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg),
+                     "cannot connect: %s", why);
+    else
+        sm_pg_set_error(s, "cannot connect", NULL);
+    PQfinish(s->conn);
+    s->conn = NULL;
+    return -1;
+}
+
+int sm_pg_connect(pg_store *s)
 {
     /* Defaults the URI may override (it is expanded last): bounded waits
      * for connecting and for a peer that vanished mid-query. */
@@ -472,15 +494,63 @@ PGconn *sm_pg_connect_to(const char *uri)
         "client_encoding", "dbname", NULL
     };
     const char *vals[] = {
-        "5", "10", "5", "3", "30000", "mod_sitemap", "UTF8", uri, NULL
+        "5", "10", "5", "3", "30000", "mod_sitemap", "UTF8", s->uri, NULL
     };
-    PGconn *conn = PQconnectdbParams(keys, vals, 1);
+    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+    apr_time_t now = apr_time_now(), deadline;
+    apr_interval_time_t wait;
+    int fd = -1;
 
-    /* Statements are sent without blocking, and waited for with a
-     * deadline (await_result). */
-    if (conn && PQstatus(conn) == CONNECTION_OK)
-        PQsetnonblocking(conn, 1);
-    return conn;
+    if (s->conn)
+        PQfinish(s->conn);
+    /* Not PQconnectdbParams: it blocks for connect_timeout per address,
+     * whatever a stop says (a hung postmaster accepts the connection and
+     * never answers), and a first open would hold up the stop for that
+     * long.  So the same waits as await_result's. */
+    if (!(s->conn = PQconnectStartParams(keys, vals, 1)))
+        return connect_failed(s, "out of memory");
+    if (PQstatus(s->conn) == CONNECTION_BAD)
+        return connect_failed(s, NULL);
+    wait = connect_wait(s->conn);
+    deadline = now + wait;
+    for (;;) {
+        struct pollfd pfd;
+        apr_time_t end;
+        int slice, r;
+
+        if (st == PGRES_POLLING_OK) {
+            PQsetnonblocking(s->conn, 1);
+            return 0;
+        }
+        if (st == PGRES_POLLING_FAILED)
+            return connect_failed(s, NULL);
+        /* libpq moved on to another address (of a name, or of a URI's
+         * hosts): connect_timeout is per address, as libpq has it. */
+        if (PQsocket(s->conn) != fd) {
+            fd = PQsocket(s->conn);
+            deadline = apr_time_now() + wait;
+        }
+        now = apr_time_now();
+        end = stop_seen(s, now) && s->stop_deadline < deadline
+              ? s->stop_deadline : deadline;
+        if (now >= end)
+            return connect_failed(s, end != deadline
+                                  ? "no answer from the database before the"
+                                    " stop's deadline (the busy timeout)"
+                                  : "no answer from the database in time"
+                                    " (connect_timeout)");
+        slice = (int)apr_time_as_msec(end - now) + 1;
+        if (slice > PG_POLL_SLICE_MS)
+            slice = PG_POLL_SLICE_MS;
+        pfd.fd = fd;
+        pfd.events = st == PGRES_POLLING_READING ? POLLIN : POLLOUT;
+        pfd.revents = 0;
+        r = poll(&pfd, 1, slice);
+        if (r < 0 && errno != EINTR)
+            return connect_failed(s, "poll failed");
+        if (r > 0)
+            st = PQconnectPoll(s->conn);
+    }
 }
 
 /* By hand: libpq has no array builder (PQescapeLiteral makes one string

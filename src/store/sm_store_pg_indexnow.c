@@ -34,6 +34,23 @@ static apr_status_t rollback(pg_store *s)
 
 /* ---- the writers' side -------------------------------------------------- */
 
+int sm_pg_indexnow_vouch(pg_store *s, const sm_change *c, sm_tx_site *ts,
+                         apr_int64_t id, apr_int64_t *held)
+{
+    params ps = { .n = 0 };
+
+    if (!sm_tx_corroborates(c, *held)) {
+        s->tx.held = c->op == SM_CHANGE_RECORD;
+        return 0;
+    }
+    p_i64(&ps, id);
+    if (sm_pg_run(s, "cannot mark a URL corroborated", "UPDATE sitemap_urls"
+                  " SET held = 0 WHERE id = $1", &ps, NULL) != 0)
+        return -1;
+    *held = 0;
+    return sm_pg_indexnow_note(s, ts, c->url);
+}
+
 int sm_pg_indexnow_note(pg_store *s, sm_tx_site *ts, const char *url)
 {
     params ps = { .n = 0 };

@@ -575,9 +575,8 @@ apr_status_t sm_store_check_pg(apr_pool_t *p, const char *uri,
     memset(about, 0, sizeof(*about));
     s->base.pool = p;
     s->lock_timeout_ms = busy_timeout_ms > 0 ? busy_timeout_ms : 1000;
-    s->conn = sm_pg_connect_to(uri);
-    if (!s->conn || PQstatus(s->conn) != CONNECTION_OK) {
-        sm_pg_set_error(s, "cannot connect", NULL);
+    s->uri = apr_pstrdup(p, uri);
+    if (sm_pg_connect(s) != 0) {
         if (errmsg)
             apr_cpystrn(errmsg, s->base.errmsg, errlen);
         sm_pg_close(&s->base);

@@ -45,26 +45,29 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "SELECT url_count, xml_bytes, lastmod FROM pages"
         " WHERE site_id = ?1 AND page = ?2",
     [STMT_URL_GET] =
-        "SELECT id, lastmod, etag, page, title, alternates FROM urls"
+        "SELECT id, lastmod, etag, page, title, alternates, held FROM urls"
         " WHERE site_id = ?1 AND url = ?2",
     [STMT_URL_ADD] =
         "INSERT INTO urls(id, site_id, url, page, lastmod, etag, first_seen,"
-        " last_seen, xml_len, title, alternates)"
-        " VALUES (?8, ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?9, ?10)"
+        " last_seen, xml_len, title, alternates, held)"
+        " VALUES (?8, ?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7, ?9, ?10, ?11)"
         " ON CONFLICT(site_id, url) DO NOTHING",
     [STMT_URL_CHANGE] =
         "UPDATE urls SET lastmod = ?2, etag = ?3, last_seen = max(last_seen, ?4)"
         " WHERE id = ?1",
+    /* Corroborated (sm_store_tx.h): no longer held. */
+    [STMT_URL_VOUCH] =
+        "UPDATE urls SET held = 0 WHERE id = ?1",
     [STMT_URL_TOUCH] =
         "UPDATE urls SET last_seen = ?2 WHERE id = ?1 AND last_seen < ?2",
     [STMT_URL_DEL] =
         "DELETE FROM urls WHERE site_id = ?1 AND url = ?2"
-        " RETURNING page, xml_len, url",
+        " RETURNING page, xml_len, url, held",
     /* Expiry walks the site's range of ids: no index on last_seen to keep
      * up to date on every insert and refresh. */
     [STMT_EXPIRE] =
         "DELETE FROM urls WHERE id >= ?1 AND id < ?2 AND last_seen < ?3"
-        " RETURNING page, xml_len, url",
+        " RETURNING page, xml_len, url, held",
     [STMT_EXPIRE_CLAIM] =
         "UPDATE sites SET expiry_claimed = ?2 WHERE id = ?1"
         " AND expiry_claimed <= ?3",

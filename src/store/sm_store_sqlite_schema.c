@@ -204,6 +204,12 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "  at INTEGER NOT NULL,"
     "  PRIMARY KEY(site_id, url)) WITHOUT ROWID;"
     "CREATE INDEX verdicts_by_seq ON verdicts(site_id, seq);",
+    /* 6 -> 7: IndexNow's corroboration (sm_store_tx.h): a URL recorded
+     * with IndexNow on is held (not submitted) until a second client or a
+     * later day serves it; held keeps the first day and client's tag, 0:
+     * not held.  URLs stored before are not held.  Writers of schema 6
+     * still running (a graceful restart) hold nothing. */
+    "ALTER TABLE urls ADD COLUMN held INTEGER NOT NULL DEFAULT 0;",
 };
 
 

@@ -374,7 +374,7 @@ static int touch(sqlite_store *s, sqlite3_int64 id, sqlite3_int64 seen,
 static int add_url(sqlite_store *s, const sm_change *c, sm_tx_site *ts,
                    sqlite3_int64 lastmod, sqlite3_int64 seen, int *added)
 {
-    apr_int64_t entry = sm_tx_entry_bytes(c), page;
+    apr_int64_t entry = sm_tx_entry_bytes(c), page, held;
     sqlite3_int64 id = ts->row.next_id;
     sqlite3_stmt *q;
     int rc;
@@ -405,11 +405,17 @@ static int add_url(sqlite_store *s, const sm_change *c, sm_tx_site *ts,
     sqlite3_bind_int64(q, 8, id);
     sm_sqlite_text(q, 9, SM_TX_TITLE(c));
     sm_sqlite_text(q, 10, SM_TX_ALTERNATES(c));
+    sqlite3_bind_int64(q, 11, held = sm_tx_held_new(c));
     if ((rc = sm_sqlite_run(s, q, "cannot add a URL")) != SQLITE_OK
         || sqlite3_changes(s->db) == 0)
         return rc;
     sm_tx_added(&s->tx, ts, page, id, entry, lastmod);
     *added = 1;
+    /* Held: submitted once corroborated (sm_store_tx.h). */
+    if (held) {
+        s->tx.held = 1;
+        return SQLITE_OK;
+    }
     return indexnow_note(s, ts, c->url);
 }
 
@@ -432,6 +438,29 @@ static int set_shown(sqlite_store *s, sm_tx_site *ts, sqlite3_int64 id,
 }
 
 static int forget(sqlite_store *s, const sm_change *c, sm_apply_stats *stats);
+
+/* A RECORD of a held URL (*held non-zero): corroborated, it is held no
+ * more and goes on IndexNow's list now, once (*held 0); otherwise it
+ * stays held (s->tx.held). */
+static int vouch(sqlite_store *s, const sm_change *c, sm_tx_site *ts,
+                 sqlite3_int64 id, sqlite3_int64 *held)
+{
+    sqlite3_stmt *q;
+    int rc;
+
+    if (!sm_tx_corroborates(c, *held)) {
+        s->tx.held = c->op == SM_CHANGE_RECORD;
+        return SQLITE_OK;
+    }
+    if (!(q = sm_sqlite_stmt(s, STMT_URL_VOUCH)))
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, id);
+    if ((rc = sm_sqlite_run(s, q, "cannot mark a URL corroborated"))
+        != SQLITE_OK)
+        return rc;
+    *held = 0;
+    return indexnow_note(s, ts, c->url);
+}
 
 /* Is c->same_as stored with c's ETag (the same content)?  Then c is that
  * page again under the script's path info (sm_change.same_as). */
@@ -503,8 +532,12 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
                                            sqlite3_column_text(q, 4));
         int realternated = sm_tx_alternates_change(c, (const char *)
                                                    sqlite3_column_text(q, 5));
+        sqlite3_int64 held = sqlite3_column_int64(q, 6);
         sqlite3_reset(q);
         sqlite3_clear_bindings(q);
+
+        if (held && (rc = vouch(s, c, ts, id, &held)) != SQLITE_OK)
+            return rc;
 
         if (retitled && (rc = set_shown(s, ts, id, page, STMT_URL_TITLE,
                                         SM_TX_TITLE(c))) != SQLITE_OK)
@@ -528,7 +561,8 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
         if ((rc = sm_sqlite_run(s, q, "cannot update a URL")) == SQLITE_OK
             && new_lastmod != old_lastmod) {
             sm_tx_count(&s->tx, ts, page, 0, 0, new_lastmod);
-            rc = indexnow_note(s, ts, c->url);
+            if (!held)
+                rc = indexnow_note(s, ts, c->url);
         }
         return rc;
     }
@@ -557,8 +591,11 @@ static int delete_rows(sqlite_store *s, sqlite3_stmt *q, sm_tx_site *ts,
         sm_tx_count(&s->tx, ts, sqlite3_column_int64(q, 0), -1,
                     sqlite3_column_int64(q, 1), s->tx.now);
         (*removed)++;
-        if ((in_rc = indexnow_note(s, ts, (const char *)
-                                   sqlite3_column_text(q, 2))) != SQLITE_OK) {
+        /* A held URL was never submitted: its removal is not either. */
+        if (sqlite3_column_int64(q, 3) == 0
+            && (in_rc = indexnow_note(s, ts, (const char *)
+                                      sqlite3_column_text(q, 2)))
+               != SQLITE_OK) {
             sqlite3_reset(q);
             sqlite3_clear_bindings(q);
             return in_rc;
@@ -615,6 +652,7 @@ apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
            : record(s, &changes[i], stats);
         if (rc != SQLITE_OK)
             goto fail;
+        sm_tx_held_count(&s->tx, st, stats, i);
     }
     if ((rc = tx_commit(s)) != SQLITE_OK)
         goto fail;
@@ -622,6 +660,7 @@ apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
 
 fail:
     tx_rollback(s);
+    s->tx.held = 0;
     memset(stats, 0, sizeof(*stats));
     return APR_EGENERAL;
 }

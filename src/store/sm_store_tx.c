@@ -2,6 +2,7 @@
 /* sm_store_tx.c: the write transaction's summaries (see sm_store_tx.h). */
 #include "store/sm_store_tx.h"
 #include "head/sm_fingerprint.h"
+#include "util/sm_hash.h"
 
 #include <apr_strings.h>
 #include <string.h>
@@ -167,4 +168,55 @@ int sm_tx_title_changes(const sm_change *c, const char *old)
 int sm_tx_alternates_change(const sm_change *c, const char *old)
 {
     return c->alternates && strcmp(c->alternates, old ? old : "") != 0;
+}
+
+/* ---- IndexNow's corroboration ---------------------------------------------
+ * held = day << 16 | client tag; days since the epoch (UTC). */
+#define HELD_CLIENT(h) ((unsigned)((h) & 0xffff))
+#define HELD_DAY(h) ((h) >> 16)
+
+static apr_int64_t utc_day(apr_time_t t)
+{
+    return apr_time_sec(t) / 86400;
+}
+
+apr_int64_t sm_tx_held_new(const sm_change *c)
+{
+    if (c->op != SM_CHANGE_RECORD || !c->site->indexnow)
+        return 0;
+    /* Day 0 is 1970-01-01: no traffic comes from it, held stays > 0. */
+    return (utc_day(c->seen) << 16) | (apr_int64_t)(c->client & 0xffff);
+}
+
+int sm_tx_corroborates(const sm_change *c, apr_int64_t held)
+{
+    unsigned first = HELD_CLIENT(held), now = c->client & 0xffff;
+
+    if (c->op != SM_CHANGE_RECORD)
+        return 0;
+    if (utc_day(c->seen) > HELD_DAY(held))
+        return 1;
+    /* An unknown client (0) is nobody's second. */
+    return first && now && first != now;
+}
+
+void sm_tx_held_count(sm_tx *tx, sm_store *st, sm_apply_stats *stats,
+                      int i)
+{
+    if (!tx->held)
+        return;
+    stats->held++;
+    if (st->held_v)
+        st->held_v[i] = 1;
+    tx->held = 0;
+}
+
+unsigned sm_client_tag(const char *addr)
+{
+    apr_uint64_t h;
+
+    if (!addr || !*addr)
+        return 0;
+    h = sm_hash_str(SM_HASH_SEED, addr);
+    return (unsigned)((h ^ (h >> 16) ^ (h >> 32) ^ (h >> 48)) % 0xffff) + 1;
 }

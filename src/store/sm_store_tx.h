@@ -47,6 +47,9 @@ typedef struct {
     apr_hash_t *sites;          /* base -> sm_tx_site */
     apr_hash_t *pages;          /* (site id, page) -> sm_tx_page */
     apr_int64_t now;            /* seconds */
+    int held;                   /* the change just written left its URL
+                                   held (sm_tx_held_new); the backend sets
+                                   and clears it */
 } sm_tx;
 
 void sm_tx_begin(sm_tx *tx, apr_int64_t now);
@@ -102,5 +105,25 @@ int sm_tx_alternates_change(const sm_change *c, const char *old);
  * Last-Modified came).  Returns 0 when only last_seen moves. */
 int sm_tx_url_changes(const sm_change *c, apr_int64_t old_lastmod,
                       const char *old_etag, apr_int64_t *lastmod);
+
+/* ---- IndexNow's corroboration -----------------------------------------
+ * A URL new in the store is listed at once, but submitted to IndexNow only
+ * once it is corroborated: served as a page to a second, different client
+ * (by sm_change.client), or on a later UTC day than it was first seen.
+ * Until then the URL's held value (a column of the URL's row, 0: not held)
+ * keeps the day it was first seen and its first client's tag: a change of
+ * its lastmod or its removal is not submitted either (nothing of it was).
+ * So one visitor of a site that answers 200 for any path cannot push the
+ * paths it invents. */
+
+/* The held value a URL added by c gets: 0 (submitted as usual) unless c
+ * is a RECORD of a site with IndexNow on. */
+apr_int64_t sm_tx_held_new(const sm_change *c);
+/* Does c corroborate a URL stored with held (non-zero)? */
+int sm_tx_corroborates(const sm_change *c, apr_int64_t held);
+/* After changes[i] of a write: if it left its URL held (tx->held), count
+ * it in stats and mark it in st's held_v; tx->held cleared. */
+void sm_tx_held_count(sm_tx *tx, sm_store *st, sm_apply_stats *stats,
+                      int i);
 
 #endif

@@ -243,7 +243,8 @@ def _dechunk(data):
 
 
 def http_request(port, method, target, host, headers=None, body=None,
-                 timeout=15.0, version="HTTP/1.1"):
+                 timeout=15.0, version="HTTP/1.1", source=None):
+    """source: the client's address (another 127.0.0.x: another client)."""
     if isinstance(target, str):
         target = target.encode("utf-8")
     lines = [method.encode() + b" " + target + b" " + version.encode()]
@@ -260,7 +261,9 @@ def http_request(port, method, target, host, headers=None, body=None,
         lines.append(f"{k}: {v}".encode("latin-1"))
     raw = b"\r\n".join(lines) + b"\r\n\r\n" + (body or b"")
     t0 = time.monotonic()
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout,
+                                  source_address=(source, 0) if source
+                                  else None) as s:
         s.sendall(raw)
         chunks = []
         while True:

@@ -136,11 +136,13 @@ def make_cert(directory):
     return crt, key
 
 
-def tls_get(port, path, host):
+def tls_get(port, path, host, source=None):
     ctx = ssl.create_default_context()
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
-    with socket.create_connection(("127.0.0.1", port), timeout=15) as raw:
+    with socket.create_connection(("127.0.0.1", port), timeout=15,
+                                  source_address=(source, 0) if source
+                                  else None) as raw:
         with ctx.wrap_socket(raw) as s:
             s.sendall(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n"
                       "Connection: close\r\n\r\n".encode())
@@ -225,9 +227,11 @@ def test_tls_vhost_on_a_high_port_is_https(make_server, http_backend, how):
     status, body = tls_get(tls, "/site-map.html", host)
     assert status == 200
     assert f'<link rel="canonical" href="{base}/site-map.html"'.encode() in body
-    # IndexNow: the key's location and the URLs
+    # IndexNow: the key's location and the URLs (a new URL is submitted
+    # once a second client has been served it: test_indexnow.py)
     deadline = time.monotonic() + 20
     while not posts and time.monotonic() < deadline:
+        assert tls_get(tls, "/page.html", host, source="127.0.0.2")[0] == 200
         time.sleep(0.1)
     assert posts, "no IndexNow submission"
     assert posts[0]["keyLocation"] == f"{base}/0123456789abcdef.txt"

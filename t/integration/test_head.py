@@ -812,6 +812,7 @@ def test_hreflang_postgresql_schema_3_upgraded_in_place(make_server, pg_db):
                         "/kept"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     pg_db.sql("DROP TABLE sitemap_verdicts;"
+              " ALTER TABLE sitemap_urls DROP COLUMN held;"
               " ALTER TABLE sitemap_urls DROP COLUMN alternates;"
               " UPDATE sitemap_urls SET title = 'Kept';"
               " UPDATE sitemap_meta SET value = '3'"
@@ -828,7 +829,7 @@ def test_hreflang_postgresql_schema_3_upgraded_in_place(make_server, pg_db):
         srv.get_ok(p)
     pg_db.wait_urls(base, {"/kept"} | set(paths.values()))
     assert pg_db.sql("SELECT value FROM sitemap_meta"
-                     " WHERE key = 'schema_version'") == [["5"]]
+                     " WHERE key = 'schema_version'") == [["6"]]
     assert pg_db.sql("SELECT title FROM sitemap_urls"
                      " WHERE url = '/kept'") == [["Kept"]]
     doc = fetch(srv, base=base).doc

@@ -91,6 +91,43 @@ def indexnow_conf(ep, extra=""):
             f"SitemapIndexNowInterval 200ms\n{extra}")
 
 
+OTHER = "127.0.0.2"      # a second client
+
+
+def sqlite_held(srv, base=None):
+    def held(path):
+        rows = srv.query("SELECT u.held FROM urls u JOIN sites s"
+                         " ON s.id = u.site_id WHERE s.base = ? AND u.url = ?",
+                         (base or srv.base, path))
+        return rows[0][0] if rows else None
+    return held
+
+
+def corroborate(srv, *paths, host=None, held=None, timeout=20):
+    """IndexNow submits a new URL only once a second client (or a later UTC
+    day) has been served it: serve each of paths (fetched already by the
+    first client, 127.0.0.1) to 127.0.0.2 until the store holds it no
+    more.  The second fetch counts only once the first is written (before,
+    the recorder skips it as a repeat), so it is made again until then.
+    held(path): the URL's held value, None while it is not stored
+    (default: srv's SQLite store)."""
+    held = held or sqlite_held(srv)
+    left = list(paths)
+    deadline = time.monotonic() + timeout
+    while True:
+        for p in list(left):
+            h = held(p)
+            if h == 0:
+                left.remove(p)
+            elif h is not None:
+                srv.get_ok(p, host=host, source=OTHER)
+        if not left:
+            return
+        assert time.monotonic() < deadline, \
+            f"still held after {timeout}s: {left}\n{srv.log_tail(20)}"
+        time.sleep(0.1)
+
+
 def settle(ep, seconds=1.5):
     """Give stray senders time to send anything twice."""
     time.sleep(seconds)
@@ -104,6 +141,7 @@ def test_new_changed_removed_sent_once_each(make_server, endpoint):
     srv.start()
     for name in ("a.html", "b.html", "doomed.html"):
         srv.get_ok("/" + name)
+    corroborate(srv, "/a.html", "/b.html", "/doomed.html")
     base = srv.base
     endpoint.wait_delivered([base + "/a.html", base + "/b.html",
                              base + "/doomed.html"])
@@ -188,6 +226,8 @@ def test_off_by_default_and_key_required(make_server, endpoint):
     srv.wait_recorded("/page.html")
     srv.get_ok("/page.html", host="on.test")
     on = f"http://on.test:{srv.port}"
+    corroborate(srv, "/page.html", host="on.test",
+                held=sqlite_held(srv, on))
     endpoint.wait_delivered([on + "/page.html"])
     assert all(p[2]["host"] == "on.test" for p in endpoint.posts), endpoint.posts
     assert srv.base + "/page.html" not in endpoint.delivered()
@@ -222,6 +262,7 @@ def test_first_switch_on_sends_only_new_changes(make_server, endpoint):
     srv.write("htdocs/new.html", HTML)
     srv.get_ok("/new.html")
     srv.get_ok("/page.html")
+    corroborate(srv, "/new.html")
     endpoint.wait_delivered([srv.base + "/new.html"])
     assert settle(endpoint) == [srv.base + "/new.html"]
 
@@ -234,6 +275,7 @@ def test_retried_then_delivered(make_server, endpoint, failures):
                    r"retrying in \d+s")
     srv.start()
     srv.get_ok("/page.html")
+    corroborate(srv, "/page.html")
     endpoint.wait_delivered([srv.base + "/page.html"], timeout=30)
     assert [p[0] for p in endpoint.posts] == failures + [200]
     assert settle(endpoint) == [srv.base + "/page.html"]
@@ -246,9 +288,11 @@ def test_refusal_logged_and_dropped(make_server, endpoint):
                    r"not valid.* 1 URLs dropped")
     srv.start()
     srv.get_ok("/page.html")
+    corroborate(srv, "/page.html")
     srv.wait_log(r"answered HTTP 403", level="error")
     srv.write("htdocs/later.html", HTML)
     srv.get_ok("/later.html")                           # the next goes
+    corroborate(srv, "/later.html")
     endpoint.wait_delivered([srv.base + "/later.html"])
     # and nothing in between: the refused batch was not retried
     assert [p[0] for p in endpoint.posts] == [403, 200], endpoint.posts
@@ -262,7 +306,7 @@ def test_hung_endpoint_does_not_slow_pages(make_server, endpoint):
     srv = make_server(conf=indexnow_conf(endpoint))
     srv.start()
     srv.get_ok("/page.html")
-    srv.wait_recorded("/page.html")
+    corroborate(srv, "/page.html")
     time.sleep(1)           # the sender's POST is under way, hanging
     assert endpoint.posts == []
     worst = 0
@@ -275,6 +319,7 @@ def test_hung_endpoint_does_not_slow_pages(make_server, endpoint):
     assert worst < 3, worst
     endpoint.release.set()
     endpoint.hang.clear()
+    corroborate(srv, *[f"/p{i}.html" for i in range(20)])
     endpoint.wait_delivered([srv.base + f"/p{i}.html" for i in range(20)],
                             timeout=40)
 
@@ -292,6 +337,7 @@ def test_prefork_children_send_each_once(make_server, endpoint):
     srv.start()
     for n in names:
         srv.get_ok(n)
+    corroborate(srv, *names, timeout=45)
     want = [srv.base + n for n in names]
     try:
         # Four processes' writers and senders share one SQLite file: under
@@ -324,6 +370,8 @@ def test_two_servers_one_store_send_each_once(make_server, endpoint, tmp_root):
     for n in names:
         a.get_ok(n)
         b.get_ok(n)
+    # both servers saw one client: a second one, on either of them
+    corroborate(a, *names, held=sqlite_held(a, "http://farm.example"))
     want = ["http://farm.example" + n for n in names]
     endpoint.wait_delivered(want)
     got = settle(endpoint, 2)
@@ -337,6 +385,7 @@ def test_backlog_delivered_after_restart(make_server, endpoint):
     srv.expect_log(r"IndexNow .* not accepted by .*HTTP 503.* retrying")
     srv.start()
     srv.get_ok("/page.html")
+    corroborate(srv, "/page.html")
     deadline = time.monotonic() + 10
     while not endpoint.posts and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -355,6 +404,7 @@ def test_sitemapctl_queues_chosen_urls_and_whole_site(make_server, endpoint):
     srv.start()
     srv.get_ok("/page.html")
     srv.get_ok("/other.html")
+    corroborate(srv, "/page.html", "/other.html")
     endpoint.wait_delivered([srv.base + "/page.html", srv.base + "/other.html"])
     before = len(settle(endpoint, 1))
     out = srv_ctl(srv, "indexnow", "--site", srv.base, "/page.html")
@@ -371,3 +421,46 @@ def test_sitemapctl_queues_chosen_urls_and_whole_site(make_server, endpoint):
            and time.monotonic() < deadline):
         time.sleep(0.1)
     assert sorted(settle(endpoint, 1)[before + 1:]) == [srv.base + u for u in stored]
+
+
+# A site that answers 200 for any path: a front controller behind
+# FallbackResource (test_front_controller.py's CGI).
+CATCH_ALL = """AddHandler cgi-script .cgi
+<Directory "{docroot}">
+    Options +ExecCGI
+    FallbackResource /index.cgi
+</Directory>
+"""
+
+
+def test_catch_all_one_client_cannot_push_invented_paths(make_server,
+                                                          endpoint):
+    from test_front_controller import CONTROLLER
+    srv = make_server()
+    srv.conf_text = indexnow_conf(endpoint) + CATCH_ALL.format(
+        docroot=srv.docroot)
+    srv.write("htdocs/index.cgi", CONTROLLER, mode=0o755)
+    srv.write("htdocs/real.html", HTML)
+    srv.start()
+    invented = ["/invented-1", "/no/such/page"]
+    for p in invented * 2:
+        r = srv.get_ok(p)
+        assert b"Page " + p.encode() in r.body
+    srv.wait_recorded(*invented)
+    # Listed after one client's fetch (a quiet site's pages are listed)...
+    body = srv.get_ok("/sitemap.xml").body.decode()
+    assert all(f"<loc>{srv.base}{p}</loc>" in body for p in invented), body
+    # ... but not submitted: a corroborated page written after them is
+    # delivered, they are not.  The same client again changes nothing.
+    srv.get_ok(invented[0])
+    srv.get_ok("/real.html")
+    corroborate(srv, "/real.html")
+    endpoint.wait_delivered([srv.base + "/real.html"])
+    posted = [u for _, _, b in endpoint.posts for u in b["urlList"]]
+    assert not [u for u in posted if "/real.html" not in u], endpoint.posts
+    assert all(sqlite_held(srv)(p) for p in invented)
+    # A second client: submitted, once.
+    corroborate(srv, invented[0])
+    endpoint.wait_delivered([srv.base + invented[0]])
+    assert sorted(settle(endpoint)) == [srv.base + invented[0],
+                                        srv.base + "/real.html"]

@@ -8,7 +8,8 @@ import os
 import time
 
 from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
-from test_indexnow import KEY, endpoint, indexnow_conf, settle  # noqa: F401
+from test_indexnow import (KEY, corroborate, endpoint,  # noqa: F401
+                           indexnow_conf, settle)
 from test_pg_farm import BASE, ctl, farm, sitemap
 
 
@@ -20,6 +21,15 @@ def wait_pending(pg_db, n, timeout=10):
         if have == n or time.monotonic() > deadline:
             return have
         time.sleep(0.1)
+
+
+def pg_held(pg_db):
+    def held(path):
+        rows = pg_db.sql("SELECT u.held FROM sitemap_urls u JOIN"
+                         " sitemap_sites s ON s.id = u.site_id WHERE"
+                         f" s.base = '{BASE}' AND u.url = '{path}'")
+        return int(rows[0][0]) if rows else None
+    return held
 
 
 def wait_count(endpoint, n, timeout=20):
@@ -37,6 +47,8 @@ def test_farm_sends_each_change_once(make_server, pg_db, endpoint):
         a.get_ok(f"/p{j}.html")
     for j in range(6, 18):
         b.get_ok(f"/p{j}.html")
+    # one client on both nodes: a second one, on a
+    corroborate(a, *[f"/p{j}.html" for j in range(18)], held=pg_held(pg_db))
     first = [f"{BASE}/p{j}.html" for j in range(18)]
     endpoint.wait_delivered(first)
     assert sorted(settle(endpoint, 2)) == sorted(first)
@@ -68,6 +80,7 @@ def test_backlog_delivered_after_restart(make_server, pg_db, endpoint):
     s, = farm(make_server, pg_db, n=1, conf=indexnow_conf(endpoint))
     s.expect_log(r"IndexNow .* not accepted by .*HTTP 503.* retrying")
     s.get_ok("/p0.html")
+    corroborate(s, "/p0.html", held=pg_held(pg_db))
     deadline = time.monotonic() + 10
     while not endpoint.posts and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -88,6 +101,7 @@ def test_first_switch_on_sends_only_new_changes(make_server, pg_db, endpoint):
     s.graceful(conf=f"SitemapBaseURL {BASE}\n" + indexnow_conf(endpoint))
     s.get_ok("/p1.html")
     s.get_ok("/p0.html")
+    corroborate(s, "/p1.html", held=pg_held(pg_db))
     endpoint.wait_delivered([f"{BASE}/p1.html"])
     assert settle(endpoint) == [f"{BASE}/p1.html"]
 
@@ -96,6 +110,7 @@ def test_sitemapctl_indexnow_on_the_uri(make_server, pg_db, endpoint):
     s, = farm(make_server, pg_db, n=1, conf=indexnow_conf(endpoint))
     for j in range(3):
         s.get_ok(f"/p{j}.html")
+    corroborate(s, *[f"/p{j}.html" for j in range(3)], held=pg_held(pg_db))
     endpoint.wait_delivered([f"{BASE}/p{j}.html" for j in range(3)])
     before = len(settle(endpoint, 1))
     # A URL given twice is queued once, in the order given.
@@ -124,6 +139,7 @@ def test_schema_1_upgraded_in_place(make_server, pg_db):
               " DROP TABLE sitemap_removed_days;"
               " ALTER TABLE sitemap_urls DROP COLUMN title;"
               " ALTER TABLE sitemap_urls DROP COLUMN alternates;"
+              " ALTER TABLE sitemap_urls DROP COLUMN held;"
               " UPDATE sitemap_meta SET value = '1'"
               " WHERE key = 'schema_version'")
     r = ctl("check", pg_db.uri)
@@ -133,8 +149,27 @@ def test_schema_1_upgraded_in_place(make_server, pg_db):
     s.get_ok("/p0.html")
     pg_db.wait_urls(BASE, {"/kept", "/p0.html"})
     assert pg_db.sql("SELECT value FROM sitemap_meta"
-                     " WHERE key = 'schema_version'") == [["5"]]
+                     " WHERE key = 'schema_version'") == [["6"]]
     assert pg_db.sql("SELECT to_regclass('sitemap_indexnow_state')"
                      " IS NOT NULL") == [["t"]]
     r = ctl("check", pg_db.uri)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_one_client_held_until_a_second(make_server, pg_db, endpoint):
+    """The corroboration rule on PostgreSQL, as on SQLite (test_indexnow.py's
+    catch-all test): one client's new URL is listed, not submitted."""
+    s, = farm(make_server, pg_db, n=1, conf=indexnow_conf(endpoint))
+    held = pg_held(pg_db)
+    s.get_ok("/p0.html")
+    s.get_ok("/p0.html")
+    pg_db.wait_urls(BASE, {"/p0.html"})
+    s.get_ok("/p1.html")
+    corroborate(s, "/p1.html", held=held)
+    endpoint.wait_delivered([f"{BASE}/p1.html"])
+    assert [u for _, _, b in endpoint.posts for u in b["urlList"]] \
+        == [f"{BASE}/p1.html"], endpoint.posts
+    assert held("/p0.html")
+    corroborate(s, "/p0.html", held=held)
+    endpoint.wait_delivered([f"{BASE}/p0.html"])
+    assert sorted(settle(endpoint)) == [f"{BASE}/p0.html", f"{BASE}/p1.html"]

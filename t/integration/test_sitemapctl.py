@@ -283,7 +283,7 @@ def test_list_stats_prune(make_server):
     assert "oldest lastmod: 2025-10-09T08:53:20+00:00" in r.stdout
     assert "newest lastmod: " + time.strftime('%Y-%m-%dT%H:%M:%S+00:00',
                                               time.gmtime(t_old)) in r.stdout
-    assert "schema version: 6" in r.stdout
+    assert "schema version: 7" in r.stdout
     r = ctl("stats", db, want=EX_OK)
     assert "sites:          1" in r.stdout
 
@@ -451,6 +451,44 @@ def test_store_created_by_root_goes_to_the_directory_owner(tmp_root):
     ctl("add", db, "--site", BASE, "/x", want=EX_OK)
     st = os.stat(db)
     assert (st.st_uid, st.st_gid) == (RUN_UID, RUN_GID)
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="needs root")
+@pytest.mark.parametrize("existing", [True, False], ids=["store", "new"])
+def test_root_refuses_a_store_its_owner_cannot_reach(tmp_root, existing):
+    """A store of the User's (or a new one in the User's directory) under
+    a 0700 directory of root's, which the User cannot pass: root neither
+    opens it as root (its content is the User's) nor can it become the
+    User and open it (SQLite opens it by its path): every command refuses,
+    saying why, with the status of a store not safe to open, and leaves
+    it as it was; reachable again, it works, as the User."""
+    shut = os.path.join(tmp_root, "shut")
+    d = os.path.join(shut, "x")
+    os.makedirs(d)
+    os.chown(d, RUN_UID, RUN_GID)
+    db = os.path.join(d, "s.db")
+    if existing:
+        ctl("add", db, "--site", BASE, "/one", want=EX_OK)
+        assert os.stat(db).st_uid == RUN_UID
+        before = {f: os.stat(os.path.join(d, f)).st_mtime_ns
+                  for f in os.listdir(d)}
+    os.chmod(shut, 0o700)
+    for cmd in (["add", "--site", BASE, "/two"], ["list", "--site", BASE],
+                ["stats"], ["check"], ["remove", "--site", BASE, "/one"],
+                ["export", "--site", BASE, os.path.join(tmp_root, "out")]):
+        r = ctl(cmd[0], db, *cmd[1:], want=EX_NO_STORE)
+        assert f"refusing the store {db} as root" in r.stderr, r.stderr
+        assert f"uid {RUN_UID}, who cannot reach {d}" in r.stderr, r.stderr
+    if existing:
+        assert {f: os.stat(os.path.join(d, f)).st_mtime_ns
+                for f in os.listdir(d)} == before
+    else:
+        assert os.listdir(d) == []
+    os.chmod(shut, 0o755)
+    ctl("add", db, "--site", BASE, "/two", want=EX_OK)
+    assert set(rows(db)) == ({"/one", "/two"} if existing else {"/two"})
+    assert all(os.stat(os.path.join(d, f)).st_uid == RUN_UID
+               for f in os.listdir(d))
 
 
 # ---------------------------------------------------------------------------
@@ -742,7 +780,7 @@ def test_export_as_root_follows_no_planted_link(tmp_root):
 def test_check(tmp_root):
     db = make_store(tmp_root, *[f"/some/long/path/number/{i:05d}.html" for i in range(3000)])
     r = ctl("check", db, want=EX_OK)
-    assert ": ok (mod_sitemap store, schema version 6" in r.stdout
+    assert ": ok (mod_sitemap store, schema version 7" in r.stdout
     # summaries that disagree with the URLs
     con = sqlite3.connect(db)
     con.execute("UPDATE pages SET url_count = url_count + 1")
@@ -792,12 +830,12 @@ def test_older_schema_is_upgraded_by_a_write(tmp_root):
     con.close()
     for cmd in (("stats",), ("list", "--site", "http://a.example")):
         r = ctl(cmd[0], db, *cmd[1:], want=EX_NO_STORE)
-        assert "schema version 2 needs an upgrade to 6" in r.stderr, r.stderr
+        assert "schema version 2 needs an upgrade to 7" in r.stderr, r.stderr
     r = ctl("check", db, want=EX_CHECK)
-    assert "schema version 2: this sitemapctl knows 6" in r.stdout
+    assert "schema version 2: this sitemapctl knows 7" in r.stdout
     ctl("remove", db, "--site", "http://a.example", "/a1", want=EX_OK)
     r = ctl("check", db, want=EX_OK)
-    assert "schema version 6" in r.stdout
+    assert "schema version 7" in r.stdout
     r = ctl("list", db, "--site", "http://a.example", want=EX_OK)
     assert [ln.split("\t")[::2] for ln in r.stdout.splitlines()] == [
         ["http://a.example/a3", "1"], ["http://a.example/a4", "2"],

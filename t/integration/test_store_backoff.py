@@ -13,9 +13,12 @@ import socket
 import threading
 import time
 
+import pytest
+
 from conftest import children_of, pid_alive
 from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
-from test_indexnow import endpoint, indexnow_conf  # noqa: F401
+from test_indexnow import corroborate, endpoint, indexnow_conf  # noqa: F401
+from test_pg_indexnow import pg_held
 from test_store_faults import fault_server, fill, serve_fast, small_fs  # noqa: F401
 
 BASE = "https://www.example.com"
@@ -196,6 +199,7 @@ def test_stop_with_database_hung_indexnow(make_server, pg_db, pg_cluster,
     s.expect_log(r"no answer from the database|works again|spill|IndexNow")
     s.start()
     s.get_ok("/crawl/first")
+    corroborate(s, "/crawl/first", held=pg_held(pg_db))
     endpoint.wait_delivered([f"{BASE}/crawl/first"])
     procs = []
     for p in pg_processes(pg_cluster):
@@ -218,3 +222,103 @@ def test_stop_with_database_hung_indexnow(make_server, pg_db, pg_cluster,
         for p in procs:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(p, signal.SIGCONT)
+
+
+def first_open_server(make_server, uri):
+    """A prefork server of one child that has written to the store."""
+    s = make_server(db=uri, mpm="prefork",
+                    conf=f"SitemapBaseURL {BASE}\n{CRAWL}",
+                    mpm_conf="StartServers 1\nMinSpareServers 1\n"
+                             "MaxSpareServers 1\nServerLimit 2\n"
+                             "MaxRequestWorkers 2\n")
+    s.expect_log(FAULT)
+    s.expect_log(r"no answer from the database|works again|spill|"
+                 r"cannot connect|exit signal Killed")
+    s.start()
+    s.get_ok("/crawl/first")
+    pg_db_urls = {"/crawl/first"}
+    return s, pg_db_urls
+
+
+def replace_child(s):
+    """Kill the only child: the parent starts another, whose writer opens
+    the store first thing (its first open)."""
+    old = children_of(s.pid)
+    for k in old:
+        os.kill(k, signal.SIGKILL)
+    deadline = time.monotonic() + 20
+    while True:
+        new = [k for k in children_of(s.pid) if k not in old]
+        if new:
+            return new
+        assert time.monotonic() < deadline, "no new child"
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("hang", ["postmaster", "statement"])
+def test_stop_with_database_hung_at_first_open(make_server, pg_db,
+                                               pg_cluster, hang):
+    """The database hangs when a child first opens its store: postmaster
+    SIGSTOPped (TCP alive: the kernel accepts the connection, nobody
+    answers; the URI's connect_timeout is 30 s), or the open's first
+    statement blocked (another session holds sitemap_meta's lock).
+    `-k stop` ends that open's wait within the busy timeout (5 s) and a
+    margin, as it ends waits after the first open (not after
+    connect_timeout, nor 35 s); what was queued is kept in a spill file,
+    and the next process writes it in."""
+    s, first = first_open_server(make_server,
+                                 pg_db.uri + "&connect_timeout=30")
+    pg_db.wait_urls(BASE, first)
+    procs, locker = [], None
+    if hang == "postmaster":
+        for p in pg_processes(pg_cluster):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGSTOP)
+                procs.append(p)
+    else:
+        def hold_lock():
+            # (ends with an error when cancelled below)
+            with contextlib.suppress(Exception):
+                pg_db.sql("BEGIN; LOCK TABLE sitemap_meta IN ACCESS"
+                          " EXCLUSIVE MODE; SELECT pg_sleep(45); COMMIT")
+        locker = threading.Thread(target=hold_lock, daemon=True)
+        locker.start()
+        deadline = time.monotonic() + 10
+        while pg_db.sql("SELECT count(*) FROM pg_locks WHERE mode ="
+                        " 'AccessExclusiveLock' AND relation ="
+                        " 'sitemap_meta'::regclass") != [["1"]]:
+            assert time.monotonic() < deadline, "no lock"
+            time.sleep(0.1)
+    try:
+        replace_child(s)
+        served = set()
+        for i in range(20):
+            serve_fast(s, f"/crawl/f{i}")
+            served.add(f"/crawl/f{i}")
+        time.sleep(1.5)         # the new child's first open waits on it
+        pid, kids = s.pid, children_of(s.pid)
+        log_at = len(s.log_text())
+        t0 = time.monotonic()
+        s.stop(timeout=60)
+        took = time.monotonic() - t0
+        print(f"-k stop with the database hung ({hang}) at the first open:"
+              f" {took:.1f} s")
+        assert took < 9, f"the stop took {took:.1f} s"
+        assert not pid_alive(pid) and not any(pid_alive(k) for k in kids)
+        log = s.log_text()[log_at:]
+        assert "SIGKILL" not in log and "exit signal Killed" not in log
+        m = re.search(r"stopping with (\d+) changes not written: kept in "
+                      r"(\S+)\.spill-\*", log)
+        assert m, s.log_tail()
+        assert int(m.group(1)) >= len(served)
+    finally:
+        for p in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGCONT)
+        if locker:
+            pg_db.sql("SELECT pg_cancel_backend(pid) FROM pg_stat_activity"
+                      " WHERE query LIKE '%pg_sleep(45)%' AND pid <>"
+                      " pg_backend_pid()")
+            locker.join(30)
+    s.start()
+    pg_db.wait_urls(BASE, served, timeout=60)

@@ -27,13 +27,35 @@ static sm_store *open_at(unit_ctx *u, const char *path)
     return st;
 }
 
+/* One change, served to client (sm_change.client) at seen; *held: whether
+ * it left its URL held (NULL: not asked). */
+static void apply_from(sm_store *st, sm_change_op op,
+                       const sm_site_conf *site, const char *url,
+                       apr_time_t lm, unsigned client, apr_time_t seen,
+                       int *held)
+{
+    sm_change c = { op, site, url, lm, NULL, seen, NULL, NULL, NULL, NULL,
+                    NULL, 0, client };
+    sm_apply_stats stats;
+    unsigned char held_v[1] = { 9 };
+
+    if (sm_store_apply_held(st, &c, 1, &stats, held_v) != APR_SUCCESS)
+        fail_msg("apply %s: %s", url, sm_store_error(st));
+    assert_int_equal(stats.held, held_v[0]);
+    if (held)
+        *held = held_v[0];
+}
+
+/* A change as two clients see it: a new URL is corroborated (a RECORD
+ * from client 1, then client 2), as IndexNow's rule wants. */
 static void apply1(sm_store *st, sm_change_op op, const sm_site_conf *site,
                    const char *url, apr_time_t lm)
 {
-    sm_change c = { op, site, url, lm, NULL, apr_time_now(), NULL, NULL, NULL, NULL, NULL, 0 };
-    sm_apply_stats stats;
-    if (sm_store_apply(st, &c, 1, &stats) != APR_SUCCESS)
-        fail_msg("apply %s: %s", url, sm_store_error(st));
+    apr_time_t now = apr_time_now();
+
+    apply_from(st, op, site, url, lm, 1, now, NULL);
+    if (op == SM_CHANGE_RECORD)
+        apply_from(st, op, site, url, lm, 2, now, NULL);
 }
 
 static sqlite3_int64 pending(const char *path, const char *site)
@@ -203,6 +225,54 @@ static void test_claim_and_finish(void **state)
     sm_store_close(two);
 }
 
+/* Corroboration: one client's new URL is listed but not queued, whatever
+ * it does with it; a second client or a later day queues it, once; a
+ * URL never queued is not queued when removed. */
+static void test_corroboration(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/s.db", NULL);
+    sm_store *st = open_at(u, path);
+    apr_time_t day = apr_time_from_sec(86400);
+    apr_time_t t = apr_time_from_sec(1700000000 / 86400 * 86400) + day / 2;
+    int held;
+
+    apply_from(st, SM_CHANGE_RECORD, &site_on, "/x", 0, 7, t, &held);
+    assert_true(held);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM urls"
+                             " WHERE url = '/x'"), 1);
+    /* The same client again, its lastmod moved, an unknown client: held. */
+    apply_from(st, SM_CHANGE_RECORD, &site_on, "/x", t, 7, t + 1, &held);
+    assert_true(held);
+    apply_from(st, SM_CHANGE_RECORD, &site_on, "/x", t, 0, t + 2, &held);
+    assert_true(held);
+    assert_int_equal(pending(path, site_on.base), 0);
+    /* Removed while held: nothing was submitted, nothing is. */
+    apply_from(st, SM_CHANGE_FORGET, &site_on, "/x", 0, 7, t + 3, &held);
+    assert_false(held);
+    assert_int_equal(pending(path, site_on.base), 0);
+    /* A second client: queued once, and held no more. */
+    apply_from(st, SM_CHANGE_RECORD, &site_on, "/y", 0, 7, t, &held);
+    apply_from(st, SM_CHANGE_RECORD, &site_on, "/y", 0, 8, t + 1, &held);
+    assert_false(held);
+    assert_int_equal(pending(path, site_on.base), 1);
+    assert_int_equal(sql_int(path, "SELECT held FROM urls WHERE url = '/y'"),
+                     0);
+    /* The same client on a later UTC day (not 24 hours later). */
+    apply_from(st, SM_CHANGE_RECORD, &site_on, "/z", 0, 7, t, &held);
+    apply_from(st, SM_CHANGE_RECORD, &site_on, "/z", 0, 7, t + day / 4,
+               &held);
+    assert_true(held);
+    apply_from(st, SM_CHANGE_RECORD, &site_on, "/z", 0, 7, t + day * 3 / 4,
+               &held);
+    assert_false(held);
+    assert_int_equal(pending(path, site_on.base), 2);
+    /* A site with IndexNow Off holds nothing (nothing to submit). */
+    apply_from(st, SM_CHANGE_RECORD, &site_off, "/x", 0, 7, t, &held);
+    assert_false(held);
+    sm_store_close(st);
+}
+
 static void test_queue_by_hand_is_bounded(void **state)
 {
     unit_ctx *u = *state;
@@ -230,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_json_body),
         cmocka_unit_test_setup_teardown(test_changes_are_queued, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_claim_and_finish, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_corroboration, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_queue_by_hand_is_bounded, unit_setup, unit_teardown),
     };
     apr_initialize();
