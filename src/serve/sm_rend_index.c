@@ -460,6 +460,10 @@ apr_status_t sm_rend_index_evict(sm_rend_index *ix, int dfd,
             rc = shrink(ix, dfd, m.total, (apr_int64_t)max_bytes, removed);
         ix_check(ix, dfd, end(ix, rc));
     }
+    /* Closed at the end of each render (this is its last use of the
+     * index): a server of many vhosts, each with its own directory, keeps
+     * no descriptors open for them between renders, which are rare. */
+    ix_close(ix);
     apr_thread_mutex_unlock(ix->lock);
     /* Busy past BUSY_MS: the next render evicts. */
     return APR_SUCCESS;

@@ -272,11 +272,18 @@ def test_sitemapctl_journal_symlink(open_tmp, journal):
 @pytest.mark.parametrize("reachable", [True, False])
 def test_sitemapctl_acts_as_the_store_owner(open_tmp, tmp_path, reachable):
     """Whatever SQLite creates as sitemapctl works (journals included)
-    belongs to the store's owner, not to root; also when the owner cannot
-    reach the directory (tmp_path is under a 0700 directory of root's)."""
+    belongs to the store's owner, not to root.  When the owner cannot
+    reach the directory (tmp_path is under a 0700 directory of root's),
+    root refuses it and makes nothing there (issue 33: it would otherwise
+    parse the owner's file with root's rights)."""
     d = user_dir(open_tmp if reachable else tmp_path)
     db = d / "sitemap.db"
     r = ctl("add", db, "--site", BASE, *[f"/p{i}" for i in range(50)])
+    if not reachable:
+        assert r.returncode == 3, (r.returncode, r.stderr)
+        assert "cannot reach" in r.stderr, r.stderr
+        assert os.listdir(d) == []
+        return
     assert r.returncode == 0, r.stderr
     for f in os.listdir(d):
         st = os.stat(d / f)
