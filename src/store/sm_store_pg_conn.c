@@ -422,8 +422,8 @@ denied:
         apr_size_t len = strlen(s->base.errmsg);
         apr_snprintf(s->base.errmsg + len, sizeof(s->base.errmsg) - len,
                      " (the role needs CREATE on the schema once, or the "
-                     "tables created by their owner: see the README, "
-                     "\"PostgreSQL\")");
+                     "tables created by their owner: see docs/operations.md, "
+                     "\"A farm of servers: PostgreSQL\")");
     }
 fail:
     sm_pg_rollback(s);

@@ -554,8 +554,9 @@ static const struct {
       " 'sitemap_verdicts'])"
       " t WHERE NOT has_table_privilege(t,"
       " 'SELECT, INSERT, UPDATE, DELETE')",
-      "this role may not read and write all of the tables (see the README, "
-      "\"PostgreSQL\", for the grants)" },
+      "this role may not read and write all of the tables (see "
+      "docs/operations.md, \"A farm of servers: PostgreSQL\", for the "
+      "grants)" },
 };
 
 apr_status_t sm_store_check_pg(apr_pool_t *p, const char *uri,
@@ -597,7 +598,8 @@ apr_status_t sm_store_check_pg(apr_pool_t *p, const char *uri,
             ? "not a mod_sitemap store yet: no table sitemap_meta (the "
               "module creates the tables on first use)"
             : "not a mod_sitemap store yet: no table sitemap_meta, and this "
-              "role may not create tables (see the README, \"PostgreSQL\")";
+              "role may not create tables (see docs/operations.md, \"A "
+              "farm of servers: PostgreSQL\")";
         PQclear(res);
         goto out;
     }

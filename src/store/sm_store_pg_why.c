@@ -27,7 +27,8 @@ static int verdicts_allowed(pg_store *s)
     if (s->verdicts_ok < 0)
         sm_log(s->base.log, SM_LOG_WARN, 0, "store %s: this role may not "
                "write sitemap_verdicts: no verdicts are kept for sitemapctl "
-               "why (see the README, \"PostgreSQL\", for the grants)",
+               "why (see docs/operations.md, \"A farm of servers: "
+               "PostgreSQL\", for the grants)",
                s->base.path);
     return s->verdicts_ok > 0;
 }
