@@ -351,6 +351,69 @@ int sitemap_cache_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,
 void sitemap_cache_child_init(apr_pool_t *pchild, server_rec *s,
                               sitemap_server_conf *conf, apr_hash_t *opened);
 
+/* ---- The serving layer (mod_sitemap_serve.c) ------------------------------
+ * Every document the module answers (the sitemap, its text and HTML views,
+ * the CSS, the status page, the IndexNow key file) is a sitemap_doc_type
+ * served by sitemap_serve: the methods, a read snapshot of the site when
+ * the document reads the store, the validators and what they answer (304,
+ * HEAD), a store fault as the one 503, the body (fixed bytes, a rendition
+ * file, or streamed through a sink), and the snapshot closed once. */
+#define SITEMAP_XML_HANDLER "sitemap"
+#define SITEMAP_VIEW_HANDLER "sitemap-view"
+#define SITEMAP_STATUS_HANDLER "sitemap-status"
+#define SITEMAP_KEY_HANDLER "sitemap-indexnow-key"
+typedef struct sitemap_reply sitemap_reply;
+typedef struct {
+    int reads_store;            /* 1: a read snapshot of the site */
+    /* The headers, and the validators in the reply (the snapshot open):
+     * OK, or the status answered instead. */
+    int (*head)(sitemap_reply *rp);
+    /* NULL, or the body as a file (also for a HEAD): APR_SUCCESS, or any
+     * failure to stream it instead. */
+    apr_status_t (*file)(sitemap_reply *rp, sitemap_file *out);
+    /* The body, to sink: the sink's failure or the store's. */
+    apr_status_t (*body)(sitemap_reply *rp, sm_sink *sink, void *baton);
+} sitemap_doc_type;
+struct sitemap_reply {
+    request_rec *r;
+    sitemap_server_conf *conf;
+    apr_int64_t name;           /* the page read (sm_name_parse) */
+    void *ctx;                  /* the document's own */
+    /* The read snapshot (reads_store), and the document chosen in it. */
+    const sm_site_conf *own;
+    sm_store *st;
+    sm_site_info info;
+    sm_doc doc;
+    sm_doc_site site;
+    /* What head says: ETag from tag and tag_suffix when tagged,
+     * Last-Modified mtime unless 0, the body gzip-compressed when
+     * streamed, or bytes (also for a HEAD, with their length). */
+    int tagged;
+    apr_uint64_t tag;
+    const char *tag_suffix;
+    apr_time_t mtime;
+    int gzip;
+    const char *bytes;
+};
+/* Answer r as a document of type (name: the page its URL names): the
+ * status for the handler to return. */
+int sitemap_serve(request_rec *r, const sitemap_doc_type *type,
+                  apr_int64_t name, void *ctx);
+/* A read snapshot of conf's store, NULL with err set when there is none;
+ * sitemap_read_end lets it go (ok 0: after a fault, the reader dropped). */
+sm_store *sitemap_read_begin(const sitemap_server_conf *conf, char *err,
+                             apr_size_t len);
+void sitemap_read_end(const sitemap_server_conf *conf, sm_store *st, int ok);
+/* The documents' own parts: is r's URL one of theirs (the one
+ * translate_name asks), and their handlers (the one handler hook
+ * dispatches on r->handler). */
+int sitemap_views_claim(const sitemap_server_conf *conf, const char *uri);
+int sitemap_status_claim(request_rec *r);
+int sitemap_indexnow_claim(request_rec *r, const sitemap_server_conf *conf);
+int sitemap_xml_serve(request_rec *r);
+int sitemap_views_serve(request_rec *r);
+int sitemap_status_serve(request_rec *r);
+
 #define SITEMAP_CONF(s) \
     ((sitemap_server_conf *)ap_get_module_config((s)->module_config, \
                                                  &sitemap_module))

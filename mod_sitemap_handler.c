@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* mod_sitemap_handler.c: serves SitemapPath and its pages from the store.
+/* mod_sitemap_handler.c: SitemapPath and its pages, served from the store
+ * through the serving layer (mod_sitemap_serve.c).
  *
  * A document is produced from one read snapshot and streamed as it is
- * read: memory does not grow with its size.  Its ETag is derived from the
- * page summaries (no scan of the URLs), so conditional requests are cheap
- * and a 304 never touches the URL rows. */
+ * read, or sent from its rendition: memory does not grow with its size.
+ * Its ETag is derived from the page summaries (no scan of the URLs), so
+ * conditional requests are cheap and a 304 never touches the URL rows. */
 #include "mod_sitemap.h"
 
 #include "http_core.h"
 #include "http_log.h"
-#include "http_main.h"
 #include "http_protocol.h"
 #include "http_request.h"
-#include "ap_mpm.h"
 
 #include <apr_strings.h>
 
@@ -22,115 +21,6 @@
 #include "serve/sm_sitemap.h"
 
 APLOG_USE_MODULE(sitemap);
-
-#define SITEMAP_HANDLER "sitemap"
-#define RETRY_AFTER "60"
-#define LOG_503_EVERY apr_time_from_sec(60)
-
-/* ---- claiming the URLs --------------------------------------------------- */
-
-/* SitemapPath and its pages belong to the module in vhosts with Sitemap On,
- * whatever the document root or later rewrites would make of them. */
-SM_HOT int sitemap_translate_name(request_rec *r)
-{
-    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
-    int gz;
-
-    if (conf->enabled != 1 || !conf->site.base || r->main || !r->uri
-        || r->uri[0] != '/')
-        return DECLINED;
-    if (sm_name_parse_gz(conf->sitemap_path, r->uri, &gz)
-        == SM_NAME_NOT_OURS) {
-        sitemap_record_prefetch(r, conf);
-        return DECLINED;
-    }
-    return sitemap_claim(r, SITEMAP_HANDLER);
-}
-
-/* A 304 answered through the normal filters, not the error path:
- * mod_cache's save filter must see the 304 to its own revalidation (the
- * error path drops it).  OK, or AP_FILTER_ERROR. */
-int sitemap_not_modified(request_rec *r)
-{
-    apr_bucket_brigade *bb = apr_brigade_create(r->pool,
-                                                r->connection->bucket_alloc);
-
-    r->status = HTTP_NOT_MODIFIED;
-    sitemap_etag_as_sent(r);
-    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(
-                            r->connection->bucket_alloc));
-    return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS
-           ? OK : AP_FILTER_ERROR;
-}
-
-/* A URL one of our handlers answers, whatever the document root holds:
- * its filename is no file's, so that map_to_storage skips it. */
-int sitemap_claim(request_rec *r, const char *handler)
-{
-    sitemap_decode_etags(r);
-    r->handler = handler;
-    r->filename = apr_pstrcat(r->pool, "sitemap:", r->uri, NULL);
-    return OK;
-}
-
-/* Not a file: no directory walk, no stat (as mod_proxy does), for what
- * sitemap_claim claimed (its handler still ours: nothing replaced it). */
-SM_HOT int sitemap_map_to_storage(request_rec *r)
-{
-    if (r->filename && strncmp(r->filename, "sitemap:", 8) == 0
-        && r->handler && strncmp(r->handler, "sitemap", 7) == 0)
-        return OK;
-    return DECLINED;
-}
-
-/* ---- reader connections, one pool per store file per process ----------- */
-
-/* ---- answering ----------------------------------------------------------- */
-
-/* The gzip bytes have an ETag of their own (RFC 9110, 8.8.3). */
-static void set_etag(request_rec *r, apr_uint64_t h, int gzip)
-{
-    apr_table_setn(r->headers_out, "ETag",
-                   apr_psprintf(r->pool, "\"%016" APR_UINT64_T_HEX_FMT "%s\"",
-                                h, gzip ? "-gz" : ""));
-}
-
-int sitemap_nothing_yet(request_rec *r)
-{
-    ap_custom_response(r, HTTP_NOT_FOUND, "No page of this site has been "
-                       "recorded yet: mod_sitemap lists the pages this "
-                       "server answers with 200 once they are served.\n");
-    return HTTP_NOT_FOUND;
-}
-
-/* 503 for a store that cannot be read.  Anyone can ask for the sitemap
- * as often as they like, so the fault is logged at most once a minute per
- * process, with the number of 503s since the last line (the other
- * requests log at debug level).  Threads race on the two counters: at
- * worst a line is logged twice or a count is off by a few. */
-static int unavailable(request_rec *r, sitemap_server_conf *conf,
-                       const char *why)
-{
-    static apr_time_t last_logged;
-    static apr_uint32_t unlogged;
-    apr_time_t now = apr_time_now();
-
-    if (!last_logged || now - last_logged >= LOG_503_EVERY) {
-        last_logged = now;
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "store %s cannot be read "
-                      "(%s): answering 503 (%u more times in the last "
-                      "minute; logged at most once a minute per process)",
-                      conf->db_shown, why, unlogged);
-        unlogged = 0;
-    }
-    else {
-        unlogged++;
-        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "store %s cannot be "
-                      "read (%s): answering 503", conf->db_shown, why);
-    }
-    apr_table_setn(r->err_headers_out, "Retry-After", RETRY_AFTER);
-    return HTTP_SERVICE_UNAVAILABLE;
-}
 
 /* Say at most once a minute (per process; a race only logs twice) what
  * a document left out: pages past what an index may list (the
@@ -181,245 +71,148 @@ static void document_notes(request_rec *r, const sitemap_server_conf *conf,
                       stats->alternates_dropped, SM_PAGE_MAX_BYTES);
 }
 
+/* What the sitemap's steps share. */
 typedef struct {
-    request_rec *r;
-    apr_status_t out;       /* the first failure writing to the client */
-    int sent;               /* bytes went to the output filters */
-} stream_ctx;
-
-static apr_status_t to_client(void *baton, const char *data, apr_size_t len)
-{
-    stream_ctx *ctx = baton;
-    ctx->sent = 1;
-    if (ap_rwrite(data, (int)len, ctx->r) < 0) {
-        ctx->out = APR_ECONNABORTED;
-        return ctx->out;
-    }
-    return APR_SUCCESS;
-}
-
-/* The body could not be finished after the headers went out: make the
- * response visibly broken (no last chunk, connection closed), as
- * mod_proxy does for a backend that fails mid-body. */
-static void abort_response(request_rec *r)
-{
-    conn_rec *c = r->connection;
-    apr_bucket_brigade *bb = apr_brigade_create(r->pool, c->bucket_alloc);
-
-    ap_rflush(r);
-    APR_BRIGADE_INSERT_TAIL(bb, ap_bucket_error_create(HTTP_BAD_GATEWAY, NULL,
-                                                       r->pool,
-                                                       c->bucket_alloc));
-    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(c->bucket_alloc));
-    ap_pass_brigade(r->output_filters, bb);
-    c->keepalive = AP_CONN_CLOSE;
-}
-
-/* A request for the sitemap (r->handler is ours). */
-static SM_NOINLINE int serve(request_rec *r)
-{
-    sitemap_server_conf *conf;
-    const sm_site_conf *own;
-    apr_int64_t name;
-    sm_store *st;
-    sm_site_info info;
-    sm_doc doc;
-    sm_doc_site site;
+    int gz_file;                /* a .xml.gz name: a gzip file */
+    int cached;                 /* renditions on */
+    apr_uint64_t tag2;          /* the renditions' second key */
     sm_doc_stats stats;
-    sitemap_doc_req dr;
-    sitemap_file file;
+} xml_doc;
+
+/* The ETag from the store's id, the configuration and the chosen pages'
+ * versions; a second, independent hash of the same, for the renditions'
+ * key; and when the document last changed. */
+static void xml_validators(sitemap_reply *rp, xml_doc *x)
+{
+    const sm_site_info *info = &rp->info;
+    const sm_doc *doc = &rp->doc;
     apr_uint64_t tag, tag2;
     apr_time_t mtime = 0;
-    stream_ctx ctx;
-    sm_gzip *gz = NULL;
-    char err[256];
-    int status, i, gz_file, gzip, cached;
-    apr_status_t rv;
+    int i;
 
-    conf = SITEMAP_CONF(r->server);
-    if (conf->enabled != 1 || !conf->readers)
-        return DECLINED;
-    name = sm_name_parse_gz(conf->sitemap_path, r->uri, &gz_file);
-    if (name < 0)
-        return HTTP_NOT_FOUND;
-    /* A mass vhost's Host that is not allowed has no sitemap; an allowed
-     * one without a place here has what the store has of it. */
-    if (!(own = sitemap_site_to_read(r, conf)))
-        return HTTP_NOT_FOUND;
-    if ((status = sitemap_methods(r)) != DECLINED)
-        return status;
-
-    if (!(st = sm_readers_acquire(conf->readers, err, sizeof(err))))
-        return unavailable(r, conf, err);
-    if (sm_store_read_begin(st) != APR_SUCCESS
-        || sm_store_site_info(st, r->pool, own->base, name, &info)
-           != APR_SUCCESS) {
-        const char *why = apr_pstrdup(r->pool, sm_store_error(st));
-        sm_store_read_end(st);
-        sm_readers_invalidate(conf->readers, st);
-        return unavailable(r, conf, why);
-    }
-
-    /* Which document: a page, the one page at SitemapPath, the index, or
-     * (nothing recorded yet) none. */
-    sm_doc_choose(&info, name, &doc);
-    tag = sm_hash_bytes(SM_HASH_SEED, info.store_id,
-              strlen(info.store_id));
-    tag = sm_hash_bytes(tag, &conf->config_tag, sizeof(conf->config_tag));
-    /* A second, independent hash of the same, for the renditions' key. */
-    tag2 = sm_hash_str(SM_HASH_SEED, info.store_id);
-    tag2 = sm_hash_u64(tag2, conf->config_tag);
-    tag2 = sm_hash_u64(tag2, (apr_uint64_t)doc.kind);
-    switch (doc.kind) {
-    case SM_DOC_NONE:
-        sm_store_read_end(st);
-        sm_readers_release(conf->readers, st);
-        return HTTP_NOT_FOUND;
-    case SM_DOC_URLSET:
+    tag = sm_hash_bytes(SM_HASH_SEED, info->store_id,
+              strlen(info->store_id));
+    tag = sm_hash_bytes(tag, &rp->conf->config_tag,
+                        sizeof(rp->conf->config_tag));
+    tag2 = sm_hash_str(SM_HASH_SEED, info->store_id);
+    tag2 = sm_hash_u64(tag2, rp->conf->config_tag);
+    tag2 = sm_hash_u64(tag2, (apr_uint64_t)doc->kind);
+    if (doc->kind == SM_DOC_URLSET) {
         tag = sm_hash_bytes(tag, "page", 4);
-        tag = sm_hash_bytes(tag, &doc.page->page, sizeof(doc.page->page));
-        tag = sm_hash_bytes(tag, &doc.page->version, sizeof(doc.page->version));
-        tag2 = sm_hash_u64(tag2, (apr_uint64_t)doc.page->page);
-        tag2 = sm_hash_u64(tag2, (apr_uint64_t)doc.page->version);
-        mtime = doc.page->changed;
-        if (info.settings_changed > mtime)
-            mtime = info.settings_changed;
-        break;
-    case SM_DOC_EMPTY:
-        sm_store_read_end(st);
-        sm_readers_release(conf->readers, st);
-        return sitemap_nothing_yet(r);
-    case SM_DOC_INDEX:
+        tag = sm_hash_bytes(tag, &doc->page->page, sizeof(doc->page->page));
+        tag = sm_hash_bytes(tag, &doc->page->version,
+                            sizeof(doc->page->version));
+        tag2 = sm_hash_u64(tag2, (apr_uint64_t)doc->page->page);
+        tag2 = sm_hash_u64(tag2, (apr_uint64_t)doc->page->version);
+        mtime = doc->page->changed;
+        if (info->settings_changed > mtime)
+            mtime = info->settings_changed;
+    }
+    else {
         tag = sm_hash_bytes(tag, "index", 5);
-        for (i = 0; i < doc.entries; i++) {
-            const sm_page_info *pi = &APR_ARRAY_IDX(info.pages, i,
+        for (i = 0; i < doc->entries; i++) {
+            const sm_page_info *pi = &APR_ARRAY_IDX(info->pages, i,
                                                     sm_page_info);
             tag = sm_hash_bytes(tag, &pi->page, sizeof(pi->page));
             tag = sm_hash_bytes(tag, &pi->lastmod, sizeof(pi->lastmod));
             tag2 = sm_hash_u64(tag2, (apr_uint64_t)pi->page);
             tag2 = sm_hash_u64(tag2, (apr_uint64_t)pi->lastmod);
         }
-        tag2 = sm_hash_u64(tag2, (apr_uint64_t)doc.entries);
-        mtime = info.index_changed > info.settings_changed
-              ? info.index_changed : info.settings_changed;
-        break;
+        tag2 = sm_hash_u64(tag2, (apr_uint64_t)doc->entries);
+        mtime = info->index_changed > info->settings_changed
+              ? info->index_changed : info->settings_changed;
     }
-
     /* Settings not stored yet (this generation's writer is starting):
      * they are at most as old as this configuration. */
-    if ((!info.settings || strcmp(info.settings, own->settings) != 0)
-        && conf->loaded > mtime)
-        mtime = conf->loaded;
-    /* Which bytes: the .xml.gz forms are gzip files; with renditions on, a
-     * client accepting gzip gets the gzip rendition as Content-Encoding. */
-    cached = conf->cache == 1;
-    gzip = gz_file || (cached && sm_accepts_gzip(apr_table_get(
-                                     r->headers_in, "Accept-Encoding")));
-    if (cached && !gz_file)
+    if ((!info->settings || strcmp(info->settings, rp->own->settings) != 0)
+        && rp->conf->loaded > mtime)
+        mtime = rp->conf->loaded;
+    rp->tagged = 1;
+    rp->tag = tag;
+    rp->mtime = mtime;
+    x->tag2 = tag2;
+}
+
+/* Which document (a page, the one page at SitemapPath, the index, or none
+ * recorded yet) and which bytes: the .xml.gz forms are gzip files; with
+ * renditions on, a client accepting gzip gets the gzip rendition as
+ * Content-Encoding (the gzip bytes have an ETag of their own, RFC 9110,
+ * 8.8.3). */
+static int xml_head(sitemap_reply *rp)
+{
+    request_rec *r = rp->r;
+    xml_doc *x = rp->ctx;
+
+    if (rp->doc.kind == SM_DOC_NONE)
+        return HTTP_NOT_FOUND;
+    if (rp->doc.kind == SM_DOC_EMPTY)
+        return sitemap_nothing_yet(r);
+    xml_validators(rp, x);
+    x->cached = rp->conf->cache == 1;
+    rp->gzip = x->gz_file || (x->cached && sm_accepts_gzip(apr_table_get(
+                                  r->headers_in, "Accept-Encoding")));
+    if (x->cached && !x->gz_file)
         apr_table_mergen(r->headers_out, "Vary", "Accept-Encoding");
-    if (gzip) {
+    if (rp->gzip) {
         /* Already compressed: mod_deflate must leave it alone. */
         apr_table_setn(r->subprocess_env, "no-gzip", "1");
-        if (!gz_file)
+        if (!x->gz_file)
             apr_table_setn(r->headers_out, "Content-Encoding", "gzip");
+        rp->tag_suffix = "-gz";
     }
-    ap_set_content_type(r, gz_file ? "application/gzip"
-                                   : "application/xml; charset=utf-8");
+    ap_set_content_type(r, x->gz_file ? "application/gzip"
+                                      : "application/xml; charset=utf-8");
     apr_table_setn(r->headers_out, "X-Robots-Tag", "noindex");
-    set_etag(r, tag, gzip);
-    if (mtime) {
-        ap_update_mtime(r, mtime);
-        ap_set_last_modified(r);
-    }
-    status = ap_meets_conditions(r);
-    /* A HEAD with renditions goes on: the file gives its Content-Length
-     * (httpd sends no body for a HEAD). */
-    if (status != OK || (r->header_only && !cached)) {
-        sm_store_read_end(st);
-        sm_readers_release(conf->readers, st);
-        if (status == HTTP_NOT_MODIFIED)
-            return sitemap_not_modified(r);
-        return status;
-    }
-
-    ctx.r = r;
-    ctx.out = APR_SUCCESS;
-    ctx.sent = 0;
-    site.base = own->base;
-    site.sitemap_path = conf->sitemap_path;
-    site.changefreq = conf->changefreq;
-    site.priority = conf->priority;
-    site.stylesheet = conf->stylesheet;
-    site.max_bytes = 0;                 /* the protocol's */
-    if (cached) {
-        /* From its rendition: the snapshot is let go before the bytes
-         * are sent, however slow the client. */
-        dr.site = &site;
-        dr.doc = &doc;
-        dr.info = &info;
-        dr.key.a = tag;
-        dr.key.b = tag2;
-        dr.gzip = gzip;
-        if (sitemap_rendition(r, conf, st, &dr, &file, &stats)
-            == APR_SUCCESS) {
-            document_notes(r, conf, own->base, &doc, &stats);
-            sm_store_read_end(st);
-            sm_readers_release(conf->readers, st);
-            return sitemap_send_file(r, &file);
-        }
-    }
-    if (r->header_only) {       /* no rendition: the length is unknown */
-        sm_store_read_end(st);
-        sm_readers_release(conf->readers, st);
-        return OK;
-    }
-    /* Streamed as it is read; gzip as the rendition would be. */
-    if (gzip && sm_gzip_create(&gz, r->pool, SM_GZIP_LEVEL, to_client, &ctx)
-                != APR_SUCCESS) {
-        sm_store_read_end(st);
-        sm_readers_release(conf->readers, st);
-        return HTTP_INTERNAL_SERVER_ERROR;
-    }
-    rv = sm_doc_write(r->pool, st, &site, &doc, &info,
-                      gz ? sm_gzip_write : to_client,
-                      gz ? (void *)gz : (void *)&ctx, &stats);
-    if (gz && rv == APR_SUCCESS)
-        rv = sm_gzip_finish(gz);
-    document_notes(r, conf, own->base, &doc, &stats);
-    if (rv != APR_SUCCESS && ctx.out == APR_SUCCESS && !ctx.sent) {
-        /* The store failed before a byte left the XML writer's buffer
-         * (16 KiB): nothing is sent yet, so the answer can still be a
-         * clean 503. */
-        const char *why = apr_pstrdup(r->pool, sm_store_error(st));
-        sm_store_read_end(st);
-        sm_readers_invalidate(conf->readers, st);
-        r->content_type = NULL;
-        apr_table_unset(r->headers_out, "ETag");
-        apr_table_unset(r->headers_out, "Last-Modified");
-        apr_table_unset(r->headers_out, "X-Robots-Tag");
-        apr_table_unset(r->headers_out, "Vary");
-        apr_table_unset(r->headers_out, "Content-Encoding");
-        return unavailable(r, conf, why);
-    }
-    if (rv != APR_SUCCESS && ctx.out == APR_SUCCESS) {
-        /* The store failed after the headers went out. */
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, rv, r, "store %s failed while "
-                      "streaming %s: %s", conf->db_shown, r->uri,
-                      sm_store_error(st));
-        sm_store_read_end(st);
-        sm_readers_invalidate(conf->readers, st);
-        abort_response(r);
-        return OK;
-    }
-    sm_store_read_end(st);
-    sm_readers_release(conf->readers, st);
     return OK;
 }
 
-/* Every request asks: only the sitemap's own go further (serve). */
-SM_HOT int sitemap_handler(request_rec *r)
+/* From its rendition (renditions on); a HEAD too: the file gives its
+ * Content-Length (httpd sends no body for a HEAD). */
+static apr_status_t xml_file(sitemap_reply *rp, sitemap_file *out)
 {
-    if (!r->handler || strcmp(r->handler, SITEMAP_HANDLER) != 0)
+    xml_doc *x = rp->ctx;
+    sitemap_doc_req dr;
+    apr_status_t rv;
+
+    if (!x->cached)
+        return APR_ENOTIMPL;
+    dr.site = &rp->site;
+    dr.doc = &rp->doc;
+    dr.info = &rp->info;
+    dr.key.a = rp->tag;
+    dr.key.b = x->tag2;
+    dr.gzip = rp->gzip;
+    rv = sitemap_rendition(rp->r, rp->conf, rp->st, &dr, out, &x->stats);
+    if (rv == APR_SUCCESS)
+        document_notes(rp->r, rp->conf, rp->own->base, &rp->doc, &x->stats);
+    return rv;
+}
+
+static apr_status_t xml_body(sitemap_reply *rp, sm_sink *sink, void *baton)
+{
+    xml_doc *x = rp->ctx;
+    apr_status_t rv = sm_doc_write(rp->r->pool, rp->st, &rp->site, &rp->doc,
+                                   &rp->info, sink, baton, &x->stats);
+
+    document_notes(rp->r, rp->conf, rp->own->base, &rp->doc, &x->stats);
+    return rv;
+}
+
+static const sitemap_doc_type xml_type = { 1, xml_head, xml_file, xml_body };
+
+/* A request for the sitemap (r->handler is ours). */
+int sitemap_xml_serve(request_rec *r)
+{
+    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    apr_int64_t name;
+    xml_doc x;
+
+    if (conf->enabled != 1)
         return DECLINED;
-    return serve(r);
+    name = sm_name_parse_gz(conf->sitemap_path, r->uri, &x.gz_file);
+    if (name < 0)
+        return HTTP_NOT_FOUND;
+    x.cached = 0;
+    memset(&x.stats, 0, sizeof(x.stats));
+    return sitemap_serve(r, &xml_type, name, &x);
 }

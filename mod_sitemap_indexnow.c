@@ -2,7 +2,8 @@
 /* mod_sitemap_indexnow.c: IndexNow's glue: the key file (GET /KEY.txt),
  * the settings resolved at start-up, and one sender thread per store file
  * in each child (src/indexnow/sm_indexnow.c; the store lets one sender at a time
- * send each batch). */
+ * send each batch).  The key file is served through the serving layer
+ * (mod_sitemap_serve.c). */
 #include "mod_sitemap.h"
 
 #include "http_core.h"
@@ -106,50 +107,49 @@ void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s)
     }
 }
 
-#define KEY_HANDLER "sitemap-indexnow-key"
-
-/* /KEY.txt is claimed as the sitemap is, before ProxyPass, rewrites and
- * front controllers (a WordPress .htaccess would send it to index.php, a
- * ProxyPass / to a backend that answers 404, and the engines would refuse
- * every submission with 403).  A file that exists at that path in the
- * document root wins: the module never hides what an administrator put
- * there (it must then hold the key). */
-static int key_translate_name(request_rec *r)
+/* /KEY.txt is claimed (by sitemap_translate_name) as the sitemap is,
+ * before ProxyPass, rewrites and front controllers (a WordPress .htaccess
+ * would send it to index.php, a ProxyPass / to a backend that answers 404,
+ * and the engines would refuse every submission with 403).  A file that
+ * exists at that path in the document root wins: the module never hides
+ * what an administrator put there (it must then hold the key). */
+int sitemap_indexnow_claim(request_rec *r, const sitemap_server_conf *conf)
 {
-    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
     apr_finfo_t fi;
 
-    if (!conf->indexnow_key_path || conf->enabled != 1 || r->main
-        || !r->uri || strcmp(r->uri, conf->indexnow_key_path) != 0)
-        return DECLINED;
-    if (apr_stat(&fi, apr_pstrcat(r->pool, ap_document_root(r), r->uri,
-                                  NULL), APR_FINFO_TYPE, r->pool)
-        == APR_SUCCESS)
-        return DECLINED;
-    return sitemap_claim(r, KEY_HANDLER);
+    if (!conf->indexnow_key_path || conf->enabled != 1
+        || strcmp(r->uri, conf->indexnow_key_path) != 0)
+        return 0;
+    return apr_stat(&fi, apr_pstrcat(r->pool, ap_document_root(r), r->uri,
+                                     NULL), APR_FINFO_TYPE, r->pool)
+           != APR_SUCCESS;
 }
 
-/* GET /KEY.txt answers the key, so that search engines can check the site
- * owns it. */
-int sitemap_indexnow_key_handler(request_rec *r)
+/* The key, so that search engines can check the site owns it: fixed
+ * bytes, no validators, also for a HEAD (as the CSS). */
+static int key_head(sitemap_reply *rp)
 {
-    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
-    int status;
-
-    if (!r->handler || strcmp(r->handler, KEY_HANDLER) != 0
-        || !conf->indexnow_key_path || conf->enabled != 1)
-        return DECLINED;
-    if ((status = sitemap_methods(r)) != DECLINED)
-        return status;
-    ap_set_content_type(r, "text/plain; charset=utf-8");
-    ap_set_content_length(r, (apr_off_t)strlen(conf->indexnow_key));
-    ap_rputs(conf->indexnow_key, r);  /* HEAD too: see serve_css */
+    ap_set_content_type(rp->r, "text/plain; charset=utf-8");
+    rp->bytes = rp->conf->indexnow_key;
     return OK;
 }
 
+static const sitemap_doc_type key_type = { 0, key_head, NULL, NULL };
+
+/* GET /KEY.txt (r->handler is the key's). */
+int sitemap_indexnow_key_handler(request_rec *r)
+{
+    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+
+    if (!r->handler || strcmp(r->handler, SITEMAP_KEY_HANDLER) != 0
+        || !conf->indexnow_key_path || conf->enabled != 1)
+        return DECLINED;
+    return sitemap_serve(r, &key_type, 0, NULL);
+}
+
+/* The URL and the handler are the serving layer's (mod_sitemap_serve.c):
+ * nothing of the key file's own to register. */
 void sitemap_indexnow_register(apr_pool_t *p)
 {
     (void)p;
-    ap_hook_translate_name(key_translate_name, NULL, NULL,
-                           APR_HOOK_REALLY_FIRST);
 }

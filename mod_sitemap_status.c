@@ -31,8 +31,6 @@
 
 APLOG_USE_MODULE(sitemap);
 
-#define STATUS_HANDLER "sitemap-status"
-
 static apr_time_t started;
 
 static int status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
@@ -167,16 +165,12 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
                                      - 1] = '\0';
         out->have_counters = 1;
     }
-    if (!conf->readers
-        || !(st = sm_readers_acquire(conf->readers, err, sizeof(err)))) {
-        out->store_error = conf->readers ? apr_pstrdup(p, err)
-                                         : "no reader in this process";
+    if (!(st = sitemap_read_begin(conf, err, sizeof(err)))) {
+        out->store_error = apr_pstrdup(p, err);
         sm_status_days(out, NULL, now);
         return;
     }
-    if (sm_store_read_begin(st) != APR_SUCCESS
-        || sm_store_site_info(st, p, conf->site.base, 0, &info)
-           != APR_SUCCESS
+    if (sm_store_site_info(st, p, conf->site.base, 0, &info) != APR_SUCCESS
         || sm_store_about_file(st, p, &out->about) != APR_SUCCESS
         || (conf->host_re
             && host_sites(p, conf, st, listed, out) != APR_SUCCESS)
@@ -189,13 +183,11 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
             && sm_store_left_out(st, p, conf->site.base, SM_VERDICTS_SHOWN,
                                  &out->left_out) != APR_SUCCESS)) {
         out->store_error = apr_pstrdup(p, sm_store_error(st));
-        sm_store_read_end(st);
-        sm_readers_invalidate(conf->readers, st);
+        sitemap_read_end(conf, st, 0);
         sm_status_days(out, NULL, now);
         return;
     }
-    sm_store_read_end(st);
-    sm_readers_release(conf->readers, st);
+    sitemap_read_end(conf, st, 1);
     out->pages = info.pages->nelts;
     for (i = 0; i < info.pages->nelts; i++)
         out->urls += APR_ARRAY_IDX(info.pages, i, sm_page_info).url_count;
@@ -233,12 +225,6 @@ static apr_array_header_t *all_sites(request_rec *r, int with_history)
 
 /* ---- answering ------------------------------------------------------------------ */
 
-static apr_status_t to_client(void *baton, const char *data, apr_size_t len)
-{
-    return ap_rwrite(data, (int)len, baton) < 0 ? APR_ECONNABORTED
-                                                : APR_SUCCESS;
-}
-
 static int wants_json(request_rec *r)
 {
     const char *accept = apr_table_get(r->headers_in, "Accept");
@@ -247,59 +233,73 @@ static int wants_json(request_rec *r)
     return !r->args && accept && ap_strstr_c(accept, "application/json");
 }
 
-/* A <Location> that says SetHandler sitemap-status is claimed before the
- * other translate_name hooks (mod_proxy's ProxyPass /, mod_rewrite) and,
- * being no file, before a <Directory>'s or .htaccess's rewrite rules can
- * send it to a front controller.  The location walk that precedes
- * translate_name has already merged that SetHandler into per_dir_config;
- * the access rules of the <Location> still apply. */
-static int status_translate_name(request_rec *r)
+/* A <Location> that says SetHandler sitemap-status is claimed (by
+ * sitemap_translate_name) before the other translate_name hooks
+ * (mod_proxy's ProxyPass /, mod_rewrite) and, being no file, before a
+ * <Directory>'s or .htaccess's rewrite rules can send it to a front
+ * controller.  The location walk that precedes translate_name has already
+ * merged that SetHandler into per_dir_config; the access rules of the
+ * <Location> still apply. */
+int sitemap_status_claim(request_rec *r)
 {
-    core_dir_config *d;
+    core_dir_config *d = ap_get_core_module_config(r->per_dir_config);
     const char *handler, *err = NULL;
 
-    if (r->main || !r->uri || r->uri[0] != '/')
-        return DECLINED;
-    d = ap_get_core_module_config(r->per_dir_config);
     if (!d || !d->expr_handler)
-        return DECLINED;
+        return 0;
     handler = ap_expr_str_exec(r, d->expr_handler, &err);
-    if (err || !handler || strcmp(handler, STATUS_HANDLER) != 0)
-        return DECLINED;
-    return sitemap_claim(r, STATUS_HANDLER);
+    return !err && handler && strcmp(handler, SITEMAP_STATUS_HANDLER) == 0;
 }
 
-static int status_handler(request_rec *r)
-{
-    apr_array_header_t *sites;
-    const sm_status_site *list;
-    int metrics;
+typedef enum { STATUS_HTML, STATUS_JSON, STATUS_METRICS } status_form;
 
-    if (!r->handler || strcmp(r->handler, STATUS_HANDLER) != 0)
-        return DECLINED;
-    if ((metrics = sitemap_methods(r)) != DECLINED)
-        return metrics;
-    metrics = r->args && strcmp(r->args, "metrics") == 0;
+/* Never cached, not indexed, by what the client accepts; no validators:
+ * a HEAD has the headers alone. */
+static int status_head(sitemap_reply *rp)
+{
+    request_rec *r = rp->r;
+    status_form *form = rp->ctx;
+
     apr_table_setn(r->headers_out, "Cache-Control", "no-store");
     apr_table_setn(r->headers_out, "X-Robots-Tag", "noindex");
     apr_table_mergen(r->headers_out, "Vary", "Accept");
-    if (metrics)
-        ap_set_content_type(r, "text/plain; version=0.0.4; charset=utf-8");
-    else if (wants_json(r))
-        ap_set_content_type(r, "application/json");
+    if (r->args && strcmp(r->args, "metrics") == 0)
+        *form = STATUS_METRICS;
     else
-        ap_set_content_type(r, "text/html; charset=utf-8");
-    if (r->header_only)
-        return OK;
-    sites = all_sites(r, !metrics);
-    list = (const sm_status_site *)sites->elts;
-    if (metrics)
-        sm_status_metrics(r->pool, list, sites->nelts, to_client, r);
-    else if (wants_json(r))
-        sm_status_json(r->pool, list, sites->nelts, started, to_client, r);
-    else
-        sm_status_html(r->pool, list, sites->nelts, started, to_client, r);
+        *form = wants_json(r) ? STATUS_JSON : STATUS_HTML;
+    ap_set_content_type(r, *form == STATUS_METRICS
+                           ? "text/plain; version=0.0.4; charset=utf-8"
+                           : *form == STATUS_JSON ? "application/json"
+                           : "text/html; charset=utf-8");
     return OK;
+}
+
+/* The sites' own snapshots are gathered here, a fault of one said on the
+ * page (the page itself is no 503). */
+static apr_status_t status_body(sitemap_reply *rp, sm_sink *sink,
+                                void *baton)
+{
+    request_rec *r = rp->r;
+    status_form form = *(status_form *)rp->ctx;
+    apr_array_header_t *sites = all_sites(r, form != STATUS_METRICS);
+    const sm_status_site *list = (const sm_status_site *)sites->elts;
+
+    if (form == STATUS_METRICS)
+        return sm_status_metrics(r->pool, list, sites->nelts, sink, baton);
+    if (form == STATUS_JSON)
+        return sm_status_json(r->pool, list, sites->nelts, started, sink,
+                              baton);
+    return sm_status_html(r->pool, list, sites->nelts, started, sink, baton);
+}
+
+static const sitemap_doc_type status_type = { 0, status_head, NULL,
+                                              status_body };
+
+int sitemap_status_serve(request_rec *r)
+{
+    status_form form;
+
+    return sitemap_serve(r, &status_type, 0, &form);
 }
 
 /* A line per site in mod_status's page (no history: cheap). */
@@ -343,9 +343,6 @@ void sitemap_status_register(apr_pool_t *p)
     (void)p;
     ap_hook_post_config(status_post_config, NULL, NULL, APR_HOOK_LAST);
     ap_hook_child_init(status_child_init, NULL, NULL, APR_HOOK_LAST);
-    ap_hook_translate_name(status_translate_name, NULL, NULL,
-                           APR_HOOK_REALLY_FIRST);
-    ap_hook_handler(status_handler, NULL, NULL, APR_HOOK_MIDDLE);
     APR_OPTIONAL_HOOK(ap, status_hook, status_line, NULL, NULL,
                       APR_HOOK_MIDDLE);
 }

@@ -3,7 +3,9 @@
  * (SitemapStylesheet On), the plain-text sitemap (SitemapTextPath) and the
  * HTML site map (SitemapHTMLPath).  The documents are written by the core
  * (sm_document.c, sm_html.c) from one read snapshot of the store, as the
- * XML is; this file claims the URLs and answers HTTP (ETag, 304, HEAD). */
+ * XML is; this file says which URLs are the views and what each one's
+ * headers, validators and body are; the serving layer
+ * (mod_sitemap_serve.c) answers HTTP (ETag, 304, HEAD, 503). */
 #include "mod_sitemap.h"
 
 #include "http_core.h"
@@ -20,9 +22,6 @@
 #include "serve/sm_sitemap.h"
 
 APLOG_USE_MODULE(sitemap);
-
-#define VIEW_HANDLER "sitemap-view"
-#define RETRY_AFTER "60"
 
 typedef enum { VIEW_CSS = 1, VIEW_TEXT, VIEW_HTML } view_kind;
 
@@ -42,260 +41,145 @@ static view_kind view_of(const sitemap_server_conf *conf, const char *uri,
     return 0;
 }
 
-/* Claimed like SitemapPath: whatever the document root holds. */
-static int views_translate_name(request_rec *r)
+/* Claimed like SitemapPath (sitemap_translate_name), in vhosts with
+ * Sitemap On: whatever the document root holds. */
+int sitemap_views_claim(const sitemap_server_conf *conf, const char *uri)
 {
-    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
     apr_int64_t name;
 
-    if (conf->enabled != 1 || !conf->site.base || r->main || !r->uri
-        || r->uri[0] != '/' || !view_of(conf, r->uri, &name))
-        return DECLINED;
-    return sitemap_claim(r, VIEW_HANDLER);
+    return view_of(conf, uri, &name) != 0;
 }
 
-/* ---- HTTP ------------------------------------------------------------------ */
+/* ---- the documents --------------------------------------------------------- */
 
-static void set_validators(request_rec *r, apr_uint64_t tag, apr_time_t mtime)
+/* The built-in CSS: fixed bytes, also for a HEAD (an encoding filter then
+ * gives it the GET's headers, Content-Length and ETag; httpd drops the
+ * body). */
+static int css_head(sitemap_reply *rp)
 {
-    apr_table_setn(r->headers_out, "ETag",
-                   apr_psprintf(r->pool, "\"%016" APR_UINT64_T_HEX_FMT "\"",
-                                tag));
-    if (mtime) {
-        ap_update_mtime(r, mtime);
-        ap_set_last_modified(r);
-    }
-}
-
-/* 304 through the normal filters (as the XML handler does, for
- * mod_cache), or the status of the conditions; OK: send the body. */
-static int conditions(request_rec *r)
-{
-    int status = ap_meets_conditions(r);
-
-    if (status == HTTP_NOT_MODIFIED)
-        return sitemap_not_modified(r) == OK ? DONE : AP_FILTER_ERROR;
-    return status;
-}
-
-static int serve_css(request_rec *r, const sitemap_server_conf *conf)
-{
-    int status;
-
-    ap_set_content_type(r, "text/css; charset=utf-8");
-    set_validators(r, sm_hash_str(SM_HASH_SEED, sm_css), conf->loaded);
-    if ((status = conditions(r)) != OK)
-        return status == DONE ? OK : status;
-    /* Also for a HEAD: an encoding filter then gives it the GET's headers
-     * (Content-Length, ETag); httpd drops the body. */
-    ap_set_content_length(r, (apr_off_t)strlen(sm_css));
-    ap_rputs(sm_css, r);
+    ap_set_content_type(rp->r, "text/css; charset=utf-8");
+    rp->tagged = 1;
+    rp->tag = sm_hash_str(SM_HASH_SEED, sm_css);
+    rp->mtime = rp->conf->loaded;
+    rp->bytes = sm_css;
     return OK;
 }
 
-static apr_status_t to_client(void *baton, const char *data, apr_size_t len)
+/* The validators of a view: the store, the configuration, the name read
+ * and every page's version; the newest change. */
+static void view_validators(sitemap_reply *rp, const char *view)
 {
-    request_rec *r = baton;
-    return ap_rwrite(data, (int)len, r) < 0 ? APR_ECONNABORTED : APR_SUCCESS;
-}
-
-/* One read snapshot of the site, for the page name names. */
-typedef struct {
-    sm_store *st;
-    sm_site_info info;
-    sm_doc doc;
-    sm_doc_site site;
-    apr_uint64_t tag;       /* the store, the configuration, the pages */
+    const sitemap_server_conf *conf = rp->conf;
+    apr_uint64_t tag;
     apr_time_t mtime;
-} snapshot;
-
-/* 503; said in the log at most once a minute per process (a race only
- * logs twice): a store fault must not flood it. */
-static int unavailable(request_rec *r, const sitemap_server_conf *conf,
-                       const char *why)
-{
-    static apr_time_t last;
-    apr_time_t now = apr_time_now();
-
-    if (!last || now - last >= apr_time_from_sec(60)) {
-        last = now;
-        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "store %s cannot be read "
-                      "(%s): answering 503 to %s", conf->db_shown, why,
-                      r->uri);
-    }
-    apr_table_setn(r->err_headers_out, "Retry-After", RETRY_AFTER);
-    return HTTP_SERVICE_UNAVAILABLE;
-}
-
-static int snapshot_open(request_rec *r, const sitemap_server_conf *conf,
-                         apr_int64_t name, snapshot *s)
-{
-    const sm_site_conf *own = sitemap_site_to_read(r, conf);
-    char err[256];
     int i;
 
-    /* A mass vhost's Host without a site has no views. */
-    if (!own)
-        return HTTP_NOT_FOUND;
-    if (!(s->st = sm_readers_acquire(conf->readers, err, sizeof(err))))
-        return unavailable(r, conf, err);
-    if (sm_store_read_begin(s->st) != APR_SUCCESS
-        || sm_store_site_info(s->st, r->pool, own->base, name, &s->info)
-           != APR_SUCCESS) {
-        const char *why = apr_pstrdup(r->pool, sm_store_error(s->st));
-        sm_store_read_end(s->st);
-        sm_readers_invalidate(conf->readers, s->st);
-        return unavailable(r, conf, why);
-    }
-    sm_doc_choose(&s->info, name, &s->doc);
-    s->site.base = own->base;
-    s->site.sitemap_path = conf->sitemap_path;
-    s->site.changefreq = conf->changefreq;
-    s->site.priority = conf->priority;
-    s->site.stylesheet = conf->stylesheet;
-    s->site.max_bytes = 0;
-    s->tag = sm_hash_str(SM_HASH_SEED, s->info.store_id);
-    s->tag = sm_hash_u64(s->tag, conf->config_tag);
-    s->tag = sm_hash_u64(s->tag, (apr_uint64_t)name);
-    s->mtime = s->info.settings_changed;
-    for (i = 0; i < s->info.pages->nelts; i++) {
-        const sm_page_info *pi = &APR_ARRAY_IDX(s->info.pages, i,
+    tag = sm_hash_str(SM_HASH_SEED, rp->info.store_id);
+    tag = sm_hash_u64(tag, conf->config_tag);
+    tag = sm_hash_u64(tag, (apr_uint64_t)rp->name);
+    mtime = rp->info.settings_changed;
+    for (i = 0; i < rp->info.pages->nelts; i++) {
+        const sm_page_info *pi = &APR_ARRAY_IDX(rp->info.pages, i,
                                                 sm_page_info);
-        s->tag = sm_hash_u64(s->tag, (apr_uint64_t)pi->page);
-        s->tag = sm_hash_u64(s->tag, (apr_uint64_t)pi->version);
-        if (pi->changed > s->mtime)
-            s->mtime = pi->changed;
+        tag = sm_hash_u64(tag, (apr_uint64_t)pi->page);
+        tag = sm_hash_u64(tag, (apr_uint64_t)pi->version);
+        if (pi->changed > mtime)
+            mtime = pi->changed;
     }
-    if (conf->loaded > s->mtime
-        && (!s->info.settings
-            || strcmp(s->info.settings, own->settings) != 0))
-        s->mtime = conf->loaded;
-    return OK;
-}
-
-static void snapshot_close(const sitemap_server_conf *conf, snapshot *s,
-                           apr_status_t rv)
-{
-    sm_store_read_end(s->st);
-    if (rv == APR_SUCCESS)
-        sm_readers_release(conf->readers, s->st);
-    else
-        sm_readers_invalidate(conf->readers, s->st);
-}
-
-/* The body failed after the headers went out: close the connection so the
- * client sees a broken response rather than a short one. */
-static void body_failed(request_rec *r, const sitemap_server_conf *conf,
-                        snapshot *s, apr_status_t rv)
-{
-    ap_log_rerror(APLOG_MARK, APLOG_INFO, rv, r, "store %s: %s not finished:"
-                  " %s", conf->db_shown, r->uri, sm_store_error(s->st));
-    r->connection->keepalive = AP_CONN_CLOSE;
-    r->connection->aborted = 1;
+    if (conf->loaded > mtime
+        && (!rp->info.settings
+            || strcmp(rp->info.settings, rp->own->settings) != 0))
+        mtime = conf->loaded;
+    rp->tagged = 1;
+    rp->tag = sm_hash_str(tag, view);
+    rp->mtime = mtime;
 }
 
 /* SitemapTextPath: the only page (or the root) at the path itself, pages
  * at "<stem>-N.txt"; a site of several pages has no text document at
  * SitemapTextPath (the protocol has no text index): 404 saying so. */
-static int serve_text(request_rec *r, const sitemap_server_conf *conf,
-                      apr_int64_t name)
+static int text_head(sitemap_reply *rp)
 {
-    snapshot s;
-    int status;
-    apr_status_t rv;
-
-    if ((status = snapshot_open(r, conf, name, &s)) != OK)
-        return status;
-    if (s.doc.kind != SM_DOC_URLSET) {
-        snapshot_close(conf, &s, APR_SUCCESS);
-        return s.doc.kind == SM_DOC_EMPTY ? sitemap_nothing_yet(r)
-                                          : HTTP_NOT_FOUND;
-    }
-    ap_set_content_type(r, "text/plain; charset=utf-8");
-    apr_table_setn(r->headers_out, "X-Robots-Tag", "noindex");
-    set_validators(r, sm_hash_str(s.tag, "text"), s.mtime);
-    if ((status = conditions(r)) != OK || r->header_only) {
-        snapshot_close(conf, &s, APR_SUCCESS);
-        return status == DONE ? OK : status;
-    }
-    rv = sm_doc_write_text(r->pool, s.st, &s.site, &s.doc, to_client, r,
-                           NULL);
-    if (rv != APR_SUCCESS)
-        body_failed(r, conf, &s, rv);
-    snapshot_close(conf, &s, rv);
+    if (rp->doc.kind != SM_DOC_URLSET)
+        return rp->doc.kind == SM_DOC_EMPTY ? sitemap_nothing_yet(rp->r)
+                                            : HTTP_NOT_FOUND;
+    ap_set_content_type(rp->r, "text/plain; charset=utf-8");
+    apr_table_setn(rp->r->headers_out, "X-Robots-Tag", "noindex");
+    view_validators(rp, "text");
     return OK;
+}
+
+static apr_status_t text_body(sitemap_reply *rp, sm_sink *sink, void *baton)
+{
+    return sm_doc_write_text(rp->r->pool, rp->st, &rp->site, &rp->doc, sink,
+                             baton, NULL);
 }
 
 /* SitemapHTMLPath: page 1 at the path itself ("<stem>-1.html" is the same
- * page), the others at "<stem>-N.html". */
-static int serve_html(request_rec *r, const sitemap_server_conf *conf,
-                      apr_int64_t name)
-{
-    snapshot s;
+ * page), the others at "<stem>-N.html"; every page is cut from the whole
+ * site's store pages (the snapshot of SM_NAME_INDEX). */
+typedef struct {
+    apr_int64_t name;           /* the HTML page the URL names */
     sm_html_site hs;
     sm_html_page hp;
-    int status;
-    apr_status_t rv;
+} html_view;
 
-    /* Every HTML page is cut from the whole site's store pages. */
-    if ((status = snapshot_open(r, conf, SM_NAME_INDEX, &s)) != OK)
-        return status;
-    memset(&hs, 0, sizeof(hs));
-    hs.base = s.site.base;
-    hs.html_path = conf->html_path;
-    hs.stylesheet = conf->html_stylesheet ? conf->html_stylesheet
-                                          : conf->own_css_path;
-    hs.server_name = r->server->server_hostname;
-    if (!sm_html_locate(&s.info, name ? name : 1, &hp)) {
-        snapshot_close(conf, &s, APR_SUCCESS);
+static int html_head(sitemap_reply *rp)
+{
+    html_view *v = rp->ctx;
+    const sitemap_server_conf *conf = rp->conf;
+
+    memset(&v->hs, 0, sizeof(v->hs));
+    v->hs.base = rp->site.base;
+    v->hs.html_path = conf->html_path;
+    v->hs.stylesheet = conf->html_stylesheet ? conf->html_stylesheet
+                                             : conf->own_css_path;
+    v->hs.server_name = rp->r->server->server_hostname;
+    if (!sm_html_locate(&rp->info, v->name ? v->name : 1, &v->hp))
         return HTTP_NOT_FOUND;
-    }
-    ap_set_content_type(r, "text/html; charset=utf-8");
+    ap_set_content_type(rp->r, "text/html; charset=utf-8");
     /* For visitors, and crawlers may follow its links; but it is made from
      * the store, so it is not recorded into it (the rules skip noindex). */
-    apr_table_setn(r->headers_out, "X-Robots-Tag", "noindex, follow");
-    set_validators(r, sm_hash_u64(sm_hash_str(s.tag, "html"),
-                                  (apr_uint64_t)hp.number), s.mtime);
-    if ((status = conditions(r)) != OK || r->header_only) {
-        snapshot_close(conf, &s, APR_SUCCESS);
-        return status == DONE ? OK : status;
-    }
-    rv = sm_html_write(r->pool, s.st, &hs, &s.info, &hp, to_client, r);
-    if (rv != APR_SUCCESS)
-        body_failed(r, conf, &s, rv);
-    snapshot_close(conf, &s, rv);
+    apr_table_setn(rp->r->headers_out, "X-Robots-Tag", "noindex, follow");
+    view_validators(rp, "html");
+    rp->tag = sm_hash_u64(rp->tag, (apr_uint64_t)v->hp.number);
     return OK;
 }
 
-static int views_handler(request_rec *r)
+static apr_status_t html_body(sitemap_reply *rp, sm_sink *sink, void *baton)
 {
-    sitemap_server_conf *conf;
+    html_view *v = rp->ctx;
+
+    return sm_html_write(rp->r->pool, rp->st, &v->hs, &rp->info, &v->hp,
+                         sink, baton);
+}
+
+static const sitemap_doc_type css_type = { 0, css_head, NULL, NULL };
+static const sitemap_doc_type text_type = { 1, text_head, NULL, text_body };
+static const sitemap_doc_type html_type = { 1, html_head, NULL, html_body };
+
+int sitemap_views_serve(request_rec *r)
+{
+    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
     apr_int64_t name;
     view_kind kind;
-    int status;
+    html_view v;
 
-    if (!r->handler || strcmp(r->handler, VIEW_HANDLER) != 0)
-        return DECLINED;
-    conf = SITEMAP_CONF(r->server);
     if (conf->enabled != 1 || !(kind = view_of(conf, r->uri, &name)))
         return DECLINED;
     if (name < 0)
         return HTTP_NOT_FOUND;
-    if ((status = sitemap_methods(r)) != DECLINED)
-        return status;
     if (kind == VIEW_CSS)
-        return serve_css(r, conf);
-    if (!conf->readers)
-        return unavailable(r, conf, "no reader in this process");
-    return kind == VIEW_TEXT ? serve_text(r, conf, name)
-                             : serve_html(r, conf, name);
+        return sitemap_serve(r, &css_type, name, NULL);
+    if (kind == VIEW_TEXT)
+        return sitemap_serve(r, &text_type, name, NULL);
+    v.name = name;
+    return sitemap_serve(r, &html_type, SM_NAME_INDEX, &v);
 }
 
+/* The URLs and the handler are the serving layer's (mod_sitemap_serve.c):
+ * nothing of the views' own to register. */
 void sitemap_views_register(apr_pool_t *p)
 {
     (void)p;
-    /* Before mod_rewrite (APR_HOOK_FIRST), as the sitemap's own. */
-    ap_hook_translate_name(views_translate_name, NULL, NULL,
-                           APR_HOOK_REALLY_FIRST);
-    ap_hook_handler(views_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }

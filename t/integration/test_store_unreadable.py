@@ -76,3 +76,34 @@ def test_page_read_fault_is_503_not_an_aborted_200(make_server, cache):
         con.close()
     r = srv.get("/sitemap.xml")
     assert r.status == 200 and b"/crawl/b" in r.body
+
+
+def test_view_read_fault_is_503_not_a_broken_200(make_server):
+    """The text and HTML views go through the same serving layer as the
+    XML: a fault reading the URL rows, found before any byte of the body
+    went out, is the same clean 503 with Retry-After (it was a 200 whose
+    connection closed before the body)."""
+    srv = fault_server(make_server, conf=CRAWL + "SitemapTextPath /sitemap.txt\n"
+                       "SitemapHTMLPath /site-map.html\n")
+    srv.expect_log(r"answering 503|no such table")
+    srv.start()
+    srv.get_ok("/crawl/a")
+    srv.wait_recorded("/crawl/a")
+    for target in ("/sitemap.txt", "/site-map.html"):
+        ok = srv.get(target)
+        assert ok.status == 200 and b"/crawl/a" in ok.body, (target, ok)
+    with as_run_user():                         # a tampered store
+        con = sqlite3.connect(srv.db_path, timeout=10)
+        con.execute("ALTER TABLE urls RENAME TO urls_gone")
+        con.commit()
+        con.close()
+    for target in ("/sitemap.txt", "/site-map.html"):
+        r = answers_503(srv, target)
+        assert b"/crawl/a" not in r.body
+        assert r.header("ETag") is None and r.header("X-Robots-Tag") is None
+    with as_run_user():                         # repaired: 200 again
+        con = sqlite3.connect(srv.db_path, timeout=10)
+        con.execute("ALTER TABLE urls_gone RENAME TO urls")
+        con.commit()
+        con.close()
+    assert srv.get("/sitemap.txt").status == 200

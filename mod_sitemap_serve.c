@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* mod_sitemap_serve.c: the serving layer every document of the module goes
+ * through (mod_sitemap.h, sitemap_doc_type): the one translate_name that
+ * claims the module's URLs, the one handler that dispatches them, and
+ * sitemap_serve: the methods, a read snapshot, validators, 304 and HEAD,
+ * the store's faults as one 503, the body, the snapshot closed once. */
+#include "mod_sitemap.h"
+
+#include "http_core.h"
+#include "http_log.h"
+#include "http_protocol.h"
+#include "http_request.h"
+
+#include <apr_strings.h>
+
+#include "serve/sm_sitemap.h"
+#include "util/sm_gzip.h"
+
+APLOG_USE_MODULE(sitemap);
+
+#define RETRY_AFTER "60"
+#define LOG_503_EVERY apr_time_from_sec(60)
+
+/* ---- claiming the URLs --------------------------------------------------- */
+
+/* A URL one of our handlers answers, whatever the document root holds:
+ * its filename is no file's, so that map_to_storage skips it. */
+int sitemap_claim(request_rec *r, const char *handler)
+{
+    sitemap_decode_etags(r);
+    r->handler = handler;
+    r->filename = apr_pstrcat(r->pool, "sitemap:", r->uri, NULL);
+    return OK;
+}
+
+/* The module's URLs belong to it, whatever the document root or later
+ * rewrites, ProxyPass or a front controller would make of them: in vhosts
+ * with Sitemap On, SitemapPath and its pages (and .gz), the views, the
+ * CSS; a <Location> with SetHandler sitemap-status; the IndexNow key file.
+ * Run first (before mod_rewrite), for every request: cheap checks. */
+SM_HOT int sitemap_translate_name(request_rec *r)
+{
+    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    int gz, site = conf->enabled == 1 && conf->site.base;
+
+    if (r->main || !r->uri || r->uri[0] != '/')
+        return DECLINED;
+    if (site && sm_name_parse_gz(conf->sitemap_path, r->uri, &gz)
+                != SM_NAME_NOT_OURS)
+        return sitemap_claim(r, SITEMAP_XML_HANDLER);
+    if (site && sitemap_views_claim(conf, r->uri))
+        return sitemap_claim(r, SITEMAP_VIEW_HANDLER);
+    if (sitemap_status_claim(r))
+        return sitemap_claim(r, SITEMAP_STATUS_HANDLER);
+    if (sitemap_indexnow_claim(r, conf))
+        return sitemap_claim(r, SITEMAP_KEY_HANDLER);
+    if (site)
+        sitemap_record_prefetch(r, conf);
+    return DECLINED;
+}
+
+/* Not a file: no directory walk, no stat (as mod_proxy does), for what
+ * sitemap_claim claimed (its handler still ours: nothing replaced it). */
+SM_HOT int sitemap_map_to_storage(request_rec *r)
+{
+    if (r->filename && strncmp(r->filename, "sitemap:", 8) == 0
+        && r->handler && strncmp(r->handler, "sitemap", 7) == 0)
+        return OK;
+    return DECLINED;
+}
+
+/* Every request asks: only the module's own documents go further. */
+SM_HOT int sitemap_handler(request_rec *r)
+{
+    const char *h = r->handler;
+
+    if (!h || strncmp(h, "sitemap", 7) != 0)
+        return DECLINED;
+    if (!h[7])
+        return sitemap_xml_serve(r);
+    if (strcmp(h, SITEMAP_VIEW_HANDLER) == 0)
+        return sitemap_views_serve(r);
+    if (strcmp(h, SITEMAP_STATUS_HANDLER) == 0)
+        return sitemap_status_serve(r);
+    if (strcmp(h, SITEMAP_KEY_HANDLER) == 0)
+        return sitemap_indexnow_key_handler(r);
+    return DECLINED;
+}
+
+/* ---- answers every document shares --------------------------------------- */
+
+int sitemap_nothing_yet(request_rec *r)
+{
+    ap_custom_response(r, HTTP_NOT_FOUND, "No page of this site has been "
+                       "recorded yet: mod_sitemap lists the pages this "
+                       "server answers with 200 once they are served.\n");
+    return HTTP_NOT_FOUND;
+}
+
+/* A 304 answered through the normal filters, not the error path:
+ * mod_cache's save filter must see the 304 to its own revalidation (the
+ * error path drops it).  OK, or AP_FILTER_ERROR. */
+int sitemap_not_modified(request_rec *r)
+{
+    apr_bucket_brigade *bb = apr_brigade_create(r->pool,
+                                                r->connection->bucket_alloc);
+
+    r->status = HTTP_NOT_MODIFIED;
+    sitemap_etag_as_sent(r);
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(
+                            r->connection->bucket_alloc));
+    return ap_pass_brigade(r->output_filters, bb) == APR_SUCCESS
+           ? OK : AP_FILTER_ERROR;
+}
+
+/* 503 for a store that cannot be read.  Anyone can ask for the documents
+ * as often as they like, so the fault is logged at most once a minute per
+ * process, with the number of 503s since the last line (the other
+ * requests log at debug level).  Threads race on the two counters: at
+ * worst a line is logged twice or a count is off by a few. */
+static int unavailable(request_rec *r, const sitemap_server_conf *conf,
+                       const char *why)
+{
+    static apr_time_t last_logged;
+    static apr_uint32_t unlogged;
+    apr_time_t now = apr_time_now();
+
+    if (!last_logged || now - last_logged >= LOG_503_EVERY) {
+        last_logged = now;
+        ap_log_rerror(APLOG_MARK, APLOG_ERR, 0, r, "store %s cannot be read "
+                      "(%s): answering 503 to %s (%u more times in the last "
+                      "minute; logged at most once a minute per process)",
+                      conf->db_shown, why, r->uri, unlogged);
+        unlogged = 0;
+    }
+    else {
+        unlogged++;
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "store %s cannot be "
+                      "read (%s): answering 503 to %s", conf->db_shown, why,
+                      r->uri);
+    }
+    apr_table_setn(r->err_headers_out, "Retry-After", RETRY_AFTER);
+    return HTTP_SERVICE_UNAVAILABLE;
+}
+
+/* The body could not be finished after the headers went out: make the
+ * response visibly broken (no last chunk, connection closed), as
+ * mod_proxy does for a backend that fails mid-body. */
+static void abort_response(request_rec *r)
+{
+    conn_rec *c = r->connection;
+    apr_bucket_brigade *bb = apr_brigade_create(r->pool, c->bucket_alloc);
+
+    ap_rflush(r);
+    APR_BRIGADE_INSERT_TAIL(bb, ap_bucket_error_create(HTTP_BAD_GATEWAY, NULL,
+                                                       r->pool,
+                                                       c->bucket_alloc));
+    APR_BRIGADE_INSERT_TAIL(bb, apr_bucket_eos_create(c->bucket_alloc));
+    ap_pass_brigade(r->output_filters, bb);
+    c->keepalive = AP_CONN_CLOSE;
+}
+
+/* ---- read snapshots ------------------------------------------------------ */
+
+sm_store *sitemap_read_begin(const sitemap_server_conf *conf, char *err,
+                             apr_size_t len)
+{
+    sm_store *st;
+
+    if (!conf->readers) {
+        apr_cpystrn(err, "no reader in this process", len);
+        return NULL;
+    }
+    if (!(st = sm_readers_acquire(conf->readers, err, len)))
+        return NULL;
+    if (sm_store_read_begin(st) != APR_SUCCESS) {
+        apr_cpystrn(err, sm_store_error(st), len);
+        sitemap_read_end(conf, st, 0);
+        return NULL;
+    }
+    return st;
+}
+
+void sitemap_read_end(const sitemap_server_conf *conf, sm_store *st, int ok)
+{
+    sm_store_read_end(st);
+    if (ok)
+        sm_readers_release(conf->readers, st);
+    else
+        sm_readers_invalidate(conf->readers, st);
+}
+
+/* ---- serving ------------------------------------------------------------- */
+
+/* The client's sink: the first failure, and whether a byte went to the
+ * output filters (after that, a fault cannot become a clean 503). */
+typedef struct {
+    request_rec *r;
+    apr_status_t out;
+    int sent;
+} client_sink;
+
+static apr_status_t to_client(void *baton, const char *data, apr_size_t len)
+{
+    client_sink *cs = baton;
+
+    cs->sent = 1;
+    if (ap_rwrite(data, (int)len, cs->r) < 0) {
+        cs->out = APR_ECONNABORTED;
+        return cs->out;
+    }
+    return APR_SUCCESS;
+}
+
+/* One response on its way: the reply the document fills, and what the
+ * serving layer keeps for the end. */
+typedef struct {
+    sitemap_reply rp;
+    client_sink client;
+    sitemap_file file;
+    int has_file;               /* send file */
+    const char *fault;          /* the store failed (NULL: it did not) */
+    apr_status_t fault_rv;
+} serving;
+
+static void store_fault(serving *sv, apr_status_t rv, const char *why)
+{
+    sv->fault = apr_pstrdup(sv->rp.r->pool, why);
+    sv->fault_rv = rv;
+}
+
+/* The site's snapshot, and the document chosen in it. */
+static int snapshot_open(serving *sv)
+{
+    sitemap_reply *rp = &sv->rp;
+    const sitemap_server_conf *conf = rp->conf;
+    char err[256];
+    apr_status_t rv;
+
+    if (!(rp->st = sitemap_read_begin(conf, err, sizeof(err)))) {
+        store_fault(sv, APR_EGENERAL, err);
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
+    rv = sm_store_site_info(rp->st, rp->r->pool, rp->own->base, rp->name,
+                            &rp->info);
+    if (rv != APR_SUCCESS) {
+        store_fault(sv, rv, sm_store_error(rp->st));
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
+    sm_doc_choose(&rp->info, rp->name, &rp->doc);
+    rp->site.base = rp->own->base;
+    rp->site.sitemap_path = conf->sitemap_path;
+    rp->site.changefreq = conf->changefreq;
+    rp->site.priority = conf->priority;
+    rp->site.stylesheet = conf->stylesheet;
+    rp->site.max_bytes = 0;             /* the protocol's */
+    return OK;
+}
+
+/* ETag and Last-Modified, and the conditions they answer: OK (go on),
+ * 304, or a precondition's status.  No validator, no condition. */
+static int validators(sitemap_reply *rp)
+{
+    request_rec *r = rp->r;
+
+    if (rp->tagged)
+        apr_table_setn(r->headers_out, "ETag",
+                       apr_psprintf(r->pool, "\"%016" APR_UINT64_T_HEX_FMT
+                                    "%s\"", rp->tag,
+                                    rp->tag_suffix ? rp->tag_suffix : ""));
+    if (rp->mtime) {
+        ap_update_mtime(r, rp->mtime);
+        ap_set_last_modified(r);
+    }
+    if (!rp->tagged && !rp->mtime)
+        return OK;
+    return ap_meets_conditions(r);
+}
+
+/* The body streamed as it is written (gzip as a rendition would be). */
+static int stream(serving *sv, const sitemap_doc_type *type)
+{
+    sitemap_reply *rp = &sv->rp;
+    sm_gzip *gz = NULL;
+    apr_status_t rv;
+
+    if (rp->gzip && sm_gzip_create(&gz, rp->r->pool, SM_GZIP_LEVEL,
+                                   to_client, &sv->client) != APR_SUCCESS)
+        return HTTP_INTERNAL_SERVER_ERROR;
+    rv = type->body(rp, gz ? sm_gzip_write : to_client,
+                    gz ? (void *)gz : (void *)&sv->client);
+    if (gz && rv == APR_SUCCESS)
+        rv = sm_gzip_finish(gz);
+    /* Done, or the client is gone (nothing wrong with the store). */
+    if (rv == APR_SUCCESS || sv->client.out != APR_SUCCESS)
+        return OK;
+    store_fault(sv, rv, rp->st ? sm_store_error(rp->st) : "");
+    /* Nothing left the writer's buffer yet (the XML's is 16 KiB): the
+     * answer can still be a clean 503. */
+    return sv->client.sent ? OK : HTTP_SERVICE_UNAVAILABLE;
+}
+
+/* Everything done with the snapshot open: the status, or OK with a file,
+ * bytes or nothing more to send. */
+static int produce(serving *sv, const sitemap_doc_type *type)
+{
+    sitemap_reply *rp = &sv->rp;
+    int status;
+
+    if (type->reads_store && (status = snapshot_open(sv)) != OK)
+        return status;
+    if ((status = type->head(rp)) != OK
+        || (status = validators(rp)) != OK)
+        return status;
+    if (rp->bytes)
+        return OK;
+    /* From a file, the snapshot is let go before the bytes are sent,
+     * however slow the client. */
+    if (type->file && type->file(rp, &sv->file) == APR_SUCCESS) {
+        sv->has_file = 1;
+        return OK;
+    }
+    if (rp->r->header_only)     /* no file: the length is unknown */
+        return OK;
+    return stream(sv, type);
+}
+
+/* Answer after a store fault: a clean 503 when nothing was sent (without
+ * what head said of a document that is not sent), else a broken body. */
+static int faulted(serving *sv, int status)
+{
+    request_rec *r = sv->rp.r;
+
+    if (status == HTTP_SERVICE_UNAVAILABLE) {
+        r->content_type = NULL;
+        apr_table_unset(r->headers_out, "ETag");
+        apr_table_unset(r->headers_out, "Last-Modified");
+        apr_table_unset(r->headers_out, "X-Robots-Tag");
+        apr_table_unset(r->headers_out, "Vary");
+        apr_table_unset(r->headers_out, "Content-Encoding");
+        return unavailable(r, sv->rp.conf, sv->fault);
+    }
+    ap_log_rerror(APLOG_MARK, APLOG_ERR, sv->fault_rv, r, "store %s failed "
+                  "while streaming %s: %s", sv->rp.conf->db_shown, r->uri,
+                  sv->fault);
+    abort_response(r);
+    return OK;
+}
+
+int sitemap_serve(request_rec *r, const sitemap_doc_type *type,
+                  apr_int64_t name, void *ctx)
+{
+    serving sv;
+    int status;
+
+    sv.rp.r = r;
+    sv.rp.conf = SITEMAP_CONF(r->server);
+    sv.rp.name = name;
+    sv.rp.ctx = ctx;
+    sv.rp.own = NULL;
+    sv.rp.st = NULL;
+    sv.rp.tagged = 0;
+    sv.rp.tag_suffix = NULL;
+    sv.rp.mtime = 0;
+    sv.rp.gzip = 0;
+    sv.rp.bytes = NULL;
+    sv.client.r = r;
+    sv.client.out = APR_SUCCESS;
+    sv.client.sent = 0;
+    sv.has_file = 0;
+    sv.fault = NULL;
+    /* A mass vhost's Host that is not allowed has no documents; an
+     * allowed one without a place here has what the store has of it. */
+    if (type->reads_store
+        && !(sv.rp.own = sitemap_site_to_read(r, sv.rp.conf)))
+        return HTTP_NOT_FOUND;
+    if ((status = sitemap_methods(r)) != DECLINED)
+        return status;
+    status = produce(&sv, type);
+    if (sv.rp.st)               /* the one place a snapshot ends */
+        sitemap_read_end(sv.rp.conf, sv.rp.st, !sv.fault);
+    if (sv.fault)
+        return faulted(&sv, status);
+    if (status == HTTP_NOT_MODIFIED)
+        return sitemap_not_modified(r);
+    if (status != OK)
+        return status;
+    if (sv.has_file)
+        return sitemap_send_file(r, &sv.file);
+    if (sv.rp.bytes) {
+        ap_set_content_length(r, (apr_off_t)strlen(sv.rp.bytes));
+        ap_rputs(sv.rp.bytes, r);
+    }
+    return OK;
+}
