@@ -6,7 +6,6 @@
 
 #include "http_core.h"
 #include "http_log.h"
-#include "util_time.h"
 
 #include <apr_lib.h>
 #include <apr_strings.h>
@@ -15,6 +14,7 @@
 #include "indexnow/sm_indexnow.h"
 #include "serve/sm_robots.h"
 #include "serve/sm_sitemap.h"
+#include "util/sm_parse.h"
 
 APLOG_USE_MODULE(sitemap);
 
@@ -27,34 +27,18 @@ static const char *in_server_only(cmd_parms *cmd)
     return ap_check_cmd_context(cmd, NOT_IN_DIR_CONTEXT);
 }
 
-/* A duration: a whole number with an optional unit (ms, s, mi, h, and d
- * when days make sense), as httpd's timeout directives read them. */
+/* A duration (sm_parse_duration): ms, s, mi, h, and d when days make
+ * sense, as httpd's timeout directives read them. */
 static const char *parse_duration(cmd_parms *cmd, const char *arg,
                                   int allow_days, apr_interval_time_t min,
                                   apr_interval_time_t max,
                                   const char *allowed,
                                   apr_interval_time_t *out)
 {
-    apr_interval_time_t t = -1;
-    apr_size_t len = strlen(arg);
-
-    if (allow_days && len > 1 && arg[len - 1] == 'd') {
-        char *end;
-        apr_int64_t days;
-        apr_set_os_error(0);
-        days = apr_strtoi64(arg, &end, 10);
-        if (end == arg + len - 1 && apr_get_os_error() == 0 && days >= 0
-            && days <= 100 * 366 && apr_isdigit(*arg))
-            t = apr_time_from_sec(days * 86400);
-    }
-    else if (len && apr_isdigit(*arg)
-             && ap_timeout_parameter_parse(arg, &t, "s") != APR_SUCCESS) {
-        t = -1;
-    }
-    if (t < 0 || t < min || t > max)
+    if (sm_parse_duration(arg, allow_days ? SM_DURATION_DAYS : 0, min, max,
+                          out) != APR_SUCCESS)
         return apr_psprintf(cmd->pool, "%s: '%s' is not allowed: %s",
                             cmd->cmd->name, arg, allowed);
-    *out = t;
     return NULL;
 }
 
@@ -76,19 +60,13 @@ static const char *parse_count(cmd_parms *cmd, const char *arg,
                                apr_int64_t *out)
 {
     const char *err = in_server_only(cmd);
-    apr_int64_t n;
-    char *end;
 
     if (err)
         return err;
-    apr_set_os_error(0);
-    n = apr_strtoi64(arg, &end, 10);
-    if (!apr_isdigit(*arg) || *end || apr_get_os_error() || n < min
-        || n > max)
+    if (sm_parse_count(arg, min, max, out) != APR_SUCCESS)
         return apr_psprintf(cmd->pool, "%s: '%s' is not allowed: a whole "
                             "number from %" APR_INT64_T_FMT " to %"
                             APR_INT64_T_FMT, cmd->cmd->name, arg, min, max);
-    *out = n;
     return NULL;
 }
 
@@ -313,17 +291,6 @@ static const char *add_exclude(cmd_parms *cmd, void *dconf, const char *arg)
     return NULL;
 }
 
-/* A query parameter name: what may stand before '=' in a query. */
-static int is_param_name(const char *s)
-{
-    if (!*s)
-        return 0;
-    for (; *s; s++)
-        if (!apr_isgraph(*s) || *s == '&' || *s == '=' || *s == '#')
-            return 0;
-    return 1;
-}
-
 static const char *add_allow_query(cmd_parms *cmd, void *dconf,
                                    const char *arg)
 {
@@ -333,7 +300,7 @@ static const char *add_allow_query(cmd_parms *cmd, void *dconf,
 
     if (err)
         return err;
-    if (!is_param_name(arg))
+    if (!sm_is_param_name(arg))
         return apr_psprintf(cmd->pool, "SitemapAllowQuery: '%s' is not "
                             "allowed: give query parameter names (no '&', "
                             "'=', '#' or spaces)", arg);
@@ -573,28 +540,16 @@ static const char *set_cache_max(cmd_parms *cmd, void *dconf,
                                  const char *arg)
 {
     const char *err = in_server_only(cmd);
-    apr_int64_t n, unit = 1;
-    char *end;
+    apr_int64_t n;
     (void)dconf;
 
     if (err)
         return err;
-    apr_set_os_error(0);
-    n = apr_strtoi64(arg, &end, 10);
-    if (*end && !end[1]) {
-        switch (apr_toupper(*end)) {
-        case 'K': unit = APR_INT64_C(1) << 10; end++; break;
-        case 'M': unit = APR_INT64_C(1) << 20; end++; break;
-        case 'G': unit = APR_INT64_C(1) << 30; end++; break;
-        case 'T': unit = APR_INT64_C(1) << 40; end++; break;
-        }
-    }
-    if (!apr_isdigit(*arg) || *end || apr_get_os_error() || n < 0
-        || n > CACHE_MAX_MAX / unit || n * unit < CACHE_MAX_MIN)
+    if (sm_parse_size(arg, CACHE_MAX_MIN, CACHE_MAX_MAX, &n) != APR_SUCCESS)
         return apr_psprintf(cmd->pool, "SitemapCacheMaxSize: '%s' is not "
                             "allowed: a size from 1M to 1T (bytes, or a "
                             "whole number with K, M, G or T)", arg);
-    SITEMAP_CONF(cmd->server)->cache_max = n * unit;
+    SITEMAP_CONF(cmd->server)->cache_max = n;
     return NULL;
 }
 
