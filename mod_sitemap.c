@@ -10,6 +10,7 @@
 #include "http_protocol.h"
 #include "http_request.h"
 #include "ap_mpm.h"
+#include "mod_status.h"
 
 #include <apr_strings.h>
 #include <apr_hash.h>
@@ -559,29 +560,76 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
     }
 }
 
+/* Every hook of the module, in the order httpd runs them: at start-up,
+ * then a request's way through (docs/design.md).  Hooks of one kind and
+ * one position run in the order they are registered here. */
 static void register_hooks(apr_pool_t *p)
 {
     /* At load, before any store is opened. */
     sm_store_init();
-    ap_hook_check_config(sitemap_check_config, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_post_config(sitemap_post_config, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_child_init(sitemap_child_init, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_log_transaction(sitemap_log_transaction, NULL, NULL,
-                            APR_HOOK_MIDDLE);
-    ap_hook_translate_name(sitemap_translate_name, NULL, NULL,
-                           APR_HOOK_REALLY_FIRST);
-    ap_hook_map_to_storage(sitemap_map_to_storage, NULL, NULL,
-                           APR_HOOK_FIRST);
-    ap_hook_handler(sitemap_handler, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_handler(sitemap_indexnow_key_handler, NULL, NULL,
-                    APR_HOOK_MIDDLE);
+    /* The output filters' names (not hooks: inserted per request below). */
     sitemap_robots_register(p);
     sitemap_head_register(p);
-    sitemap_views_register(p);
-    sitemap_status_register(p);
     sitemap_http_register(p);
-    sitemap_indexnow_register(p);
-    sitemap_authz_register(p);
+
+    /* Checks that need the whole configuration, also with -t. */
+    ap_hook_check_config(sitemap_check_config, NULL, NULL, APR_HOOK_MIDDLE);
+    /* Resolve each site, prepare its store and renditions (parent). */
+    ap_hook_post_config(sitemap_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    /* Then the counters' shared memory, for the resolved stores. */
+    ap_hook_post_config(sitemap_status_post_config, NULL, NULL,
+                        APR_HOOK_LAST);
+    /* A child's writer, recorders, readers, renditions and sites. */
+    ap_hook_child_init(sitemap_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    /* Then hand the recorders their shared counters. */
+    ap_hook_child_init(sitemap_status_child_init, NULL, NULL, APR_HOOK_LAST);
+
+    /* Claim the sitemap's URLs before mod_rewrite (APR_HOOK_FIRST) or a
+     * proxy can take them: the sitemap and its pages, */
+    ap_hook_translate_name(sitemap_translate_name, NULL, NULL,
+                           APR_HOOK_REALLY_FIRST);
+    /* its text and HTML views and the CSS, */
+    ap_hook_translate_name(sitemap_views_translate_name, NULL, NULL,
+                           APR_HOOK_REALLY_FIRST);
+    /* the status page's metrics, */
+    ap_hook_translate_name(sitemap_status_translate_name, NULL, NULL,
+                           APR_HOOK_REALLY_FIRST);
+    /* and the IndexNow key file. */
+    ap_hook_translate_name(sitemap_indexnow_translate_name, NULL, NULL,
+                           APR_HOOK_REALLY_FIRST);
+    /* What we claimed is no file: skip the directory walk. */
+    ap_hook_map_to_storage(sitemap_map_to_storage, NULL, NULL,
+                           APR_HOOK_FIRST);
+    /* The anonymous stand-in's lookups run header_parser as a visit. */
+    ap_hook_post_perdir_config(sitemap_authz_stand_in, NULL, NULL,
+                               APR_HOOK_REALLY_FIRST);
+    /* Add the Sitemap line to whatever serves robots.txt (and restore
+     * its ETags), */
+    ap_hook_insert_filter(sitemap_robots_insert_filter, NULL, NULL,
+                          APR_HOOK_MIDDLE);
+    /* read each recordable page's <head> as it is served, */
+    ap_hook_insert_filter(sitemap_head_insert_filter, NULL, NULL,
+                          APR_HOOK_MIDDLE);
+    /* and, last, name each field of Vary once after the encoders. */
+    ap_hook_insert_filter(sitemap_vary_insert_filter, NULL, NULL,
+                          APR_HOOK_LAST);
+    /* Serve the sitemap and its pages, */
+    ap_hook_handler(sitemap_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    /* the IndexNow key, */
+    ap_hook_handler(sitemap_indexnow_key_handler, NULL, NULL,
+                    APR_HOOK_MIDDLE);
+    /* the views, */
+    ap_hook_handler(sitemap_views_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    /* the status page, */
+    ap_hook_handler(sitemap_status_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    /* and a permissive robots.txt when nothing else answered it. */
+    ap_hook_handler(sitemap_robots_fallback, NULL, NULL, APR_HOOK_LAST);
+    /* Decide whether the response is a page to record, and queue it. */
+    ap_hook_log_transaction(sitemap_log_transaction, NULL, NULL,
+                            APR_HOOK_MIDDLE);
+    /* A line per site in mod_status's page, when it is loaded. */
+    APR_OPTIONAL_HOOK(ap, status_hook, sitemap_status_line, NULL, NULL,
+                      APR_HOOK_MIDDLE);
 }
 
 AP_DECLARE_MODULE(sitemap) = {

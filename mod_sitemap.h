@@ -216,10 +216,11 @@ int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
  * start-up and with -t, logged at a restart). */
 int sitemap_check_store_places(apr_pool_t *ptemp, server_rec *main_s);
 apr_status_t sitemap_authz_init(apr_pool_t *pconf);
+/* post_perdir_config: the stand-in's lookups as a visitor's request. */
+int sitemap_authz_stand_in(request_rec *r);
 /* Would an anonymous visitor from elsewhere, asking for orig's URL, be
  * served where last was?  (mod_sitemap_authz.c) */
 int sitemap_anonymous_allowed(request_rec *orig, const request_rec *last);
-void sitemap_authz_register(apr_pool_t *p);
 /* A directory for the children (renditions, a URI store's spills): made
  * when missing (with its missing parents) without following a link
  * (sm_fs_open_dir), and given to the server's User when we are root (a
@@ -295,8 +296,30 @@ void sitemap_decode_etags(request_rec *r);
 /* On a 304: the ETag the client holds, when it holds the encoded one
  * (mod_deflate leaves a 304's ETag alone). */
 void sitemap_etag_as_sent(request_rec *r);
+/* The output filters' registration (the hooks are in mod_sitemap.c). */
 void sitemap_http_register(apr_pool_t *p);
-void sitemap_indexnow_register(apr_pool_t *p);
+void sitemap_robots_register(apr_pool_t *p);
+void sitemap_head_register(apr_pool_t *p);
+/* insert_filter hooks. */
+void sitemap_vary_insert_filter(request_rec *r);
+void sitemap_robots_insert_filter(request_rec *r);
+void sitemap_head_insert_filter(request_rec *r);
+/* translate_name hooks: the views', the status metrics', the IndexNow
+ * key's. */
+int sitemap_views_translate_name(request_rec *r);
+int sitemap_status_translate_name(request_rec *r);
+int sitemap_indexnow_translate_name(request_rec *r);
+/* handler hooks besides sitemap_handler. */
+int sitemap_views_handler(request_rec *r);
+int sitemap_status_handler(request_rec *r);
+int sitemap_robots_fallback(request_rec *r);
+/* The status page's start-up: its shared counters (post_config, after
+ * ours), given to the recorders (child_init, after ours); and its line
+ * in mod_status's page. */
+int sitemap_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+                               apr_pool_t *ptemp, server_rec *main_s);
+void sitemap_status_child_init(apr_pool_t *pchild, server_rec *main_s);
+int sitemap_status_line(request_rec *r, int flags);
 /* The methods of every document the module answers: DECLINED for GET and
  * HEAD (answer them); else OK, answered: OPTIONS 200 with Allow and no
  * body, the others 405 with Allow. */
@@ -306,11 +329,9 @@ int sitemap_methods(request_rec *r);
  * AP_FILTER_ERROR. */
 int sitemap_not_modified(request_rec *r);
 int sitemap_handler(request_rec *r);
-void sitemap_robots_register(apr_pool_t *p);
 /* Why the store's path cannot hold a store (exists and is not a regular
  * file, below a non-directory), or NULL. */
 const char *sitemap_db_location_problem(apr_pool_t *p, const char *path);
-void sitemap_head_register(apr_pool_t *p);
 /* For the head filter, when the body begins: 1 when log_transaction would
  * decide this response (a main GET answered 200 with a listed type), the
  * rules would record it as far as its URL and credentials tell, and it is
@@ -318,8 +339,6 @@ void sitemap_head_register(apr_pool_t *p);
  * note->raw and note->headers are the raw facts' hash and headers then. */
 int sitemap_record_wants_head(request_rec *r, int *repeat,
                               sitemap_head_note *note);
-void sitemap_views_register(apr_pool_t *p);
-void sitemap_status_register(apr_pool_t *p);
 int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf);
 int sitemap_indexnow_resolve(apr_pool_t *pconf, server_rec *s,
                               sitemap_server_conf *conf);

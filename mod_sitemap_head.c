@@ -77,7 +77,7 @@ static apr_status_t head_decoded(void *baton, const char *data,
     return ctx->over ? APR_EOF : APR_SUCCESS;
 }
 
-SM_HOT static void head_insert_filter(request_rec *r)
+SM_HOT void sitemap_head_insert_filter(request_rec *r)
 {
     const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
 
@@ -194,5 +194,4 @@ void sitemap_head_register(apr_pool_t *p)
     head_filter_handle = ap_register_output_filter(HEAD_FILTER, head_filter,
                                                    NULL,
                                                    AP_FTYPE_CONTENT_SET - 1);
-    ap_hook_insert_filter(head_insert_filter, NULL, NULL, APR_HOOK_MIDDLE);
 }

@@ -114,7 +114,7 @@ void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s)
  * every submission with 403).  A file that exists at that path in the
  * document root wins: the module never hides what an administrator put
  * there (it must then hold the key). */
-static int key_translate_name(request_rec *r)
+int sitemap_indexnow_translate_name(request_rec *r)
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
     apr_finfo_t fi;
@@ -145,11 +145,4 @@ int sitemap_indexnow_key_handler(request_rec *r)
     ap_set_content_length(r, (apr_off_t)strlen(conf->indexnow_key));
     ap_rputs(conf->indexnow_key, r);  /* HEAD too: see serve_css */
     return OK;
-}
-
-void sitemap_indexnow_register(apr_pool_t *p)
-{
-    (void)p;
-    ap_hook_translate_name(key_translate_name, NULL, NULL,
-                           APR_HOOK_REALLY_FIRST);
 }

@@ -547,7 +547,4 @@ void sitemap_robots_register(apr_pool_t *p)
      * see looks_compressed. */
     ap_register_output_filter(ROBOTS_FILTER, robots_filter, NULL,
                               AP_FTYPE_CONTENT_SET - 1);
-    ap_hook_insert_filter(sitemap_robots_insert_filter, NULL, NULL,
-                          APR_HOOK_MIDDLE);
-    ap_hook_handler(sitemap_robots_fallback, NULL, NULL, APR_HOOK_LAST);
 }

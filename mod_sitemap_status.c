@@ -35,7 +35,7 @@ APLOG_USE_MODULE(sitemap);
 
 static apr_time_t started;
 
-static int status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+int sitemap_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                               apr_pool_t *ptemp, server_rec *main_s)
 {
     apr_hash_t *slots = apr_hash_make(ptemp);
@@ -78,7 +78,7 @@ static int status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 }
 
 /* After the recorders are made (mod_sitemap.c's child_init). */
-static void status_child_init(apr_pool_t *pchild, server_rec *main_s)
+void sitemap_status_child_init(apr_pool_t *pchild, server_rec *main_s)
 {
     server_rec *s;
     (void)pchild;
@@ -253,7 +253,7 @@ static int wants_json(request_rec *r)
  * send it to a front controller.  The location walk that precedes
  * translate_name has already merged that SetHandler into per_dir_config;
  * the access rules of the <Location> still apply. */
-static int status_translate_name(request_rec *r)
+int sitemap_status_translate_name(request_rec *r)
 {
     core_dir_config *d;
     const char *handler, *err = NULL;
@@ -269,7 +269,7 @@ static int status_translate_name(request_rec *r)
     return sitemap_claim(r, STATUS_HANDLER);
 }
 
-static int status_handler(request_rec *r)
+int sitemap_status_handler(request_rec *r)
 {
     apr_array_header_t *sites;
     const sm_status_site *list;
@@ -303,7 +303,7 @@ static int status_handler(request_rec *r)
 }
 
 /* A line per site in mod_status's page (no history: cheap). */
-static int status_line(request_rec *r, int flags)
+int sitemap_status_line(request_rec *r, int flags)
 {
     apr_array_header_t *sites = all_sites(r, 0);
     int i;
@@ -336,16 +336,4 @@ static int status_line(request_rec *r, int flags)
                        s->hosts_urls);
     }
     return OK;
-}
-
-void sitemap_status_register(apr_pool_t *p)
-{
-    (void)p;
-    ap_hook_post_config(status_post_config, NULL, NULL, APR_HOOK_LAST);
-    ap_hook_child_init(status_child_init, NULL, NULL, APR_HOOK_LAST);
-    ap_hook_translate_name(status_translate_name, NULL, NULL,
-                           APR_HOOK_REALLY_FIRST);
-    ap_hook_handler(status_handler, NULL, NULL, APR_HOOK_MIDDLE);
-    APR_OPTIONAL_HOOK(ap, status_hook, status_line, NULL, NULL,
-                      APR_HOOK_MIDDLE);
 }

@@ -43,7 +43,7 @@ static view_kind view_of(const sitemap_server_conf *conf, const char *uri,
 }
 
 /* Claimed like SitemapPath: whatever the document root holds. */
-static int views_translate_name(request_rec *r)
+int sitemap_views_translate_name(request_rec *r)
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
     apr_int64_t name;
@@ -267,7 +267,7 @@ static int serve_html(request_rec *r, const sitemap_server_conf *conf,
     return OK;
 }
 
-static int views_handler(request_rec *r)
+int sitemap_views_handler(request_rec *r)
 {
     sitemap_server_conf *conf;
     apr_int64_t name;
@@ -289,13 +289,4 @@ static int views_handler(request_rec *r)
         return unavailable(r, conf, "no reader in this process");
     return kind == VIEW_TEXT ? serve_text(r, conf, name)
                              : serve_html(r, conf, name);
-}
-
-void sitemap_views_register(apr_pool_t *p)
-{
-    (void)p;
-    /* Before mod_rewrite (APR_HOOK_FIRST), as the sitemap's own. */
-    ap_hook_translate_name(views_translate_name, NULL, NULL,
-                           APR_HOOK_REALLY_FIRST);
-    ap_hook_handler(views_handler, NULL, NULL, APR_HOOK_MIDDLE);
 }
