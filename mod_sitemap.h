@@ -93,7 +93,22 @@ typedef struct {
     sm_logger logger;                   /* the core's messages, logged
                                            with this vhost */
     const char *rendition_stem;         /* this site's files in cache_dir */
-    /* The recorder counters of db_path, in shared memory (post_config). */
+    /* SitemapSiteFromHost: the vhost's base split around its host name. */
+    const char *host_prefix, *host_suffix;
+    int host_port;
+    /* This process's state for the vhost (see sitemap_process): never
+     * NULL once post_config has run. */
+    struct sitemap_process *proc;
+} sitemap_server_conf;
+
+/* What one process holds for a vhost, apart from its configuration: made
+ * for every vhost in post_config (its own, so that each child has its own
+ * copy after the fork, zeroed while the vhost has no recorder); the parent
+ * fills in the shared counters, child_init the rest.  Nothing here is
+ * merged, inherited or read by -t. */
+typedef struct sitemap_process {
+    /* The recorder counters of db_path, in shared memory (post_config,
+     * mod_sitemap_status.c). */
     sm_recorder_shared *shared;
     /* This process's writer and readers for db_path (child_init). */
     sm_recorder *recorder;
@@ -101,16 +116,12 @@ typedef struct {
     sm_rend_dir *renditions;            /* cache_dir, opened (child_init);
                                            NULL when it cannot be used */
     const char *cache_error;            /* and then why */
-    /* SitemapSiteFromHost: the vhost's base split around its host name
-     * (post_config), and this process's sites (child_init). */
-    const char *host_prefix, *host_suffix;
-    int host_port;
-    struct sm_sites *hosts;
+    struct sm_sites *hosts;             /* SitemapSiteFromHost's sites */
     /* The site's robots.txt rules (mod_sitemap_disallow.c, child_init),
      * and when this process last looked whether they changed. */
     struct sitemap_disallow *disallow;
     apr_time_t disallow_checked;
-} sitemap_server_conf;
+} sitemap_process;
 
 /* What the head filter (mod_sitemap_head.c) leaves for log_transaction,
  * in the final request's request_config.  No note: the filter was not

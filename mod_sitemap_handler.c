@@ -237,7 +237,7 @@ static SM_NOINLINE int serve(request_rec *r)
     apr_status_t rv;
 
     conf = SITEMAP_CONF(r->server);
-    if (conf->enabled != 1 || !conf->readers)
+    if (conf->enabled != 1 || !conf->proc->readers)
         return DECLINED;
     name = sm_name_parse_gz(conf->sitemap_path, r->uri, &gz_file);
     if (name < 0)
@@ -249,14 +249,14 @@ static SM_NOINLINE int serve(request_rec *r)
     if ((status = sitemap_methods(r)) != DECLINED)
         return status;
 
-    if (!(st = sm_readers_acquire(conf->readers, err, sizeof(err))))
+    if (!(st = sm_readers_acquire(conf->proc->readers, err, sizeof(err))))
         return unavailable(r, conf, err);
     if (sm_store_read_begin(st) != APR_SUCCESS
         || sm_store_site_info(st, r->pool, own->base, name, &info)
            != APR_SUCCESS) {
         const char *why = apr_pstrdup(r->pool, sm_store_error(st));
         sm_store_read_end(st);
-        sm_readers_invalidate(conf->readers, st);
+        sm_readers_invalidate(conf->proc->readers, st);
         return unavailable(r, conf, why);
     }
 
@@ -273,7 +273,7 @@ static SM_NOINLINE int serve(request_rec *r)
     switch (doc.kind) {
     case SM_DOC_NONE:
         sm_store_read_end(st);
-        sm_readers_release(conf->readers, st);
+        sm_readers_release(conf->proc->readers, st);
         return HTTP_NOT_FOUND;
     case SM_DOC_URLSET:
         tag = sm_hash_bytes(tag, "page", 4);
@@ -287,7 +287,7 @@ static SM_NOINLINE int serve(request_rec *r)
         break;
     case SM_DOC_EMPTY:
         sm_store_read_end(st);
-        sm_readers_release(conf->readers, st);
+        sm_readers_release(conf->proc->readers, st);
         return sitemap_nothing_yet(r);
     case SM_DOC_INDEX:
         tag = sm_hash_bytes(tag, "index", 5);
@@ -336,7 +336,7 @@ static SM_NOINLINE int serve(request_rec *r)
      * (httpd sends no body for a HEAD). */
     if (status != OK || (r->header_only && !cached)) {
         sm_store_read_end(st);
-        sm_readers_release(conf->readers, st);
+        sm_readers_release(conf->proc->readers, st);
         if (status == HTTP_NOT_MODIFIED)
             return sitemap_not_modified(r);
         return status;
@@ -364,20 +364,20 @@ static SM_NOINLINE int serve(request_rec *r)
             == APR_SUCCESS) {
             document_notes(r, conf, own->base, &doc, &stats);
             sm_store_read_end(st);
-            sm_readers_release(conf->readers, st);
+            sm_readers_release(conf->proc->readers, st);
             return sitemap_send_file(r, &file);
         }
     }
     if (r->header_only) {       /* no rendition: the length is unknown */
         sm_store_read_end(st);
-        sm_readers_release(conf->readers, st);
+        sm_readers_release(conf->proc->readers, st);
         return OK;
     }
     /* Streamed as it is read; gzip as the rendition would be. */
     if (gzip && sm_gzip_create(&gz, r->pool, SM_GZIP_LEVEL, to_client, &ctx)
                 != APR_SUCCESS) {
         sm_store_read_end(st);
-        sm_readers_release(conf->readers, st);
+        sm_readers_release(conf->proc->readers, st);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     rv = sm_doc_write(r->pool, st, &site, &doc, &info,
@@ -392,7 +392,7 @@ static SM_NOINLINE int serve(request_rec *r)
          * clean 503. */
         const char *why = apr_pstrdup(r->pool, sm_store_error(st));
         sm_store_read_end(st);
-        sm_readers_invalidate(conf->readers, st);
+        sm_readers_invalidate(conf->proc->readers, st);
         r->content_type = NULL;
         apr_table_unset(r->headers_out, "ETag");
         apr_table_unset(r->headers_out, "Last-Modified");
@@ -407,12 +407,12 @@ static SM_NOINLINE int serve(request_rec *r)
                       "streaming %s: %s", conf->db_shown, r->uri,
                       sm_store_error(st));
         sm_store_read_end(st);
-        sm_readers_invalidate(conf->readers, st);
+        sm_readers_invalidate(conf->proc->readers, st);
         abort_response(r);
         return OK;
     }
     sm_store_read_end(st);
-    sm_readers_release(conf->readers, st);
+    sm_readers_release(conf->proc->readers, st);
     return OK;
 }
 

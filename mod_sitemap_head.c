@@ -81,7 +81,7 @@ SM_HOT void sitemap_head_insert_filter(request_rec *r)
 {
     const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
 
-    if (conf->enabled != 1 || conf->read_head != 1 || !conf->recorder
+    if (conf->enabled != 1 || conf->read_head != 1 || !conf->proc->recorder
         || r->main || r->method_number != M_GET || r->header_only)
         return;
     ap_add_output_filter_handle(head_filter_handle, NULL, r, r->connection);

@@ -87,9 +87,9 @@ SM_HOT void sitemap_record_prefetch(const request_rec *r,
 {
     const sm_site_conf *site;
 
-    if (conf->recorder && !r->prev && r->unparsed_uri
+    if (conf->proc->recorder && !r->prev && r->unparsed_uri
         && (site = sitemap_site((request_rec *)r, conf)))
-        sm_recorder_prefetch(conf->recorder, raw_facts_first(site, r));
+        sm_recorder_prefetch(conf->proc->recorder, raw_facts_first(site, r));
 }
 
 /* Everything that still decides the verdict and the change once the cheap
@@ -457,14 +457,14 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "%s %s%s%s%s",
                   verdict == SM_RECORD ? "recording" : "forgetting",
                   site->base, url, why ? ": " : "", why ? why : "");
-    sm_recorder_add(conf->recorder, &change, raw);
+    sm_recorder_add(conf->proc->recorder, &change, raw);
     /* The head filter's repeat check saw the headers before the filters
      * after it: mod_deflate appends "-gzip" to the ETag, mod_headers may
      * add more.  The facts it saw lead here too, so that the next such
      * response is known to it and its head not read again. */
     if (note && note->state == SITEMAP_HEAD_READ && note->raw
         && note->raw != raw)
-        sm_recorder_add(conf->recorder, &change, note->raw);
+        sm_recorder_add(conf->proc->recorder, &change, note->raw);
     return OK;
 }
 
@@ -480,7 +480,7 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
     const char *why = NULL;
     int status, have_headers = 0;
 
-    if (conf->enabled != 1 || !conf->recorder)
+    if (conf->enabled != 1 || !conf->proc->recorder)
         return DECLINED;
     /* As mod_log_config's %>s: the status that counts is the final
      * request's, the URL the one the client asked for. */
@@ -496,8 +496,9 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
     /* Now and then, whether the site's robots.txt changed (which makes
      * every response new once: sitemap_disallow_generation). */
     if (status == HTTP_OK
-        && r->request_time - conf->disallow_checked >= SITEMAP_DISALLOW_CHECK) {
-        conf->disallow_checked = r->request_time;
+        && r->request_time - conf->proc->disallow_checked
+           >= SITEMAP_DISALLOW_CHECK) {
+        conf->proc->disallow_checked = r->request_time;
         if ((site = sitemap_site(r, conf)))
             sitemap_disallow_refresh(r, conf, site);
     }
@@ -528,7 +529,7 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
     if (!have_headers)
         find_headers(last, &h);
     raw = raw_facts_hash(site, orig, status, &h, content_facts(last, note));
-    if (sm_recorder_repeat(conf->recorder, raw, r->request_time))
+    if (sm_recorder_repeat(conf->proc->recorder, raw, r->request_time))
         return OK;
     return decide(r, conf, site, orig, last, &resp, &h, raw, note);
 }
@@ -544,7 +545,7 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
 
     *repeat = 0;
     note->raw = 0;
-    if (r->status != HTTP_OK || !conf->recorder)
+    if (r->status != HTTP_OK || !conf->proc->recorder)
         return 0;
     while (orig->prev)
         orig = orig->prev;
@@ -562,7 +563,7 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
      * without an ETag it is read to its end for its fingerprint. */
     note->fingerprinting = !note->headers.etag;
     if (has_validators(&note->headers, r->request_time)
-        && (*repeat = sm_recorder_repeat(conf->recorder, note->raw,
+        && (*repeat = sm_recorder_repeat(conf->proc->recorder, note->raw,
                                          r->request_time)))
         return 0;
     /* A page the rules leave out whatever its head says (an excluded

@@ -71,7 +71,7 @@ int sitemap_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     for (s = main_s; s; s = s->next) {
         sitemap_server_conf *conf = SITEMAP_CONF(s);
         if (conf->enabled == 1 && conf->db_path)
-            conf->shared = base + ((apr_size_t)apr_hash_get(
+            conf->proc->shared = base + ((apr_size_t)apr_hash_get(
                 slots, conf->db_path, APR_HASH_KEY_STRING) - 1);
     }
     return OK;
@@ -85,8 +85,8 @@ void sitemap_status_child_init(apr_pool_t *pchild, server_rec *main_s)
 
     for (s = main_s; s; s = s->next) {
         sitemap_server_conf *conf = SITEMAP_CONF(s);
-        if (conf->enabled == 1 && conf->recorder && conf->shared)
-            sm_recorder_share(conf->recorder, conf->shared);
+        if (conf->enabled == 1 && conf->proc->recorder && conf->proc->shared)
+            sm_recorder_share(conf->proc->recorder, conf->proc->shared);
     }
 }
 
@@ -161,15 +161,15 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
     memset(out, 0, sizeof(*out));
     out->base = conf->site.base;
     out->db_path = conf->db_shown;
-    if (conf->shared) {
-        memcpy(&out->counters, conf->shared, sizeof(out->counters));
+    if (conf->proc->shared) {
+        memcpy(&out->counters, conf->proc->shared, sizeof(out->counters));
         out->counters.last_fault_why[sizeof(out->counters.last_fault_why)
                                      - 1] = '\0';
         out->have_counters = 1;
     }
-    if (!conf->readers
-        || !(st = sm_readers_acquire(conf->readers, err, sizeof(err)))) {
-        out->store_error = conf->readers ? apr_pstrdup(p, err)
+    if (!conf->proc->readers
+        || !(st = sm_readers_acquire(conf->proc->readers, err, sizeof(err)))) {
+        out->store_error = conf->proc->readers ? apr_pstrdup(p, err)
                                          : "no reader in this process";
         sm_status_days(out, NULL, now);
         return;
@@ -190,12 +190,12 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
                                  &out->left_out) != APR_SUCCESS)) {
         out->store_error = apr_pstrdup(p, sm_store_error(st));
         sm_store_read_end(st);
-        sm_readers_invalidate(conf->readers, st);
+        sm_readers_invalidate(conf->proc->readers, st);
         sm_status_days(out, NULL, now);
         return;
     }
     sm_store_read_end(st);
-    sm_readers_release(conf->readers, st);
+    sm_readers_release(conf->proc->readers, st);
     out->pages = info.pages->nelts;
     for (i = 0; i < info.pages->nelts; i++)
         out->urls += APR_ARRAY_IDX(info.pages, i, sm_page_info).url_count;

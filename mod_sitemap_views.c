@@ -137,14 +137,14 @@ static int snapshot_open(request_rec *r, const sitemap_server_conf *conf,
     /* A mass vhost's Host without a site has no views. */
     if (!own)
         return HTTP_NOT_FOUND;
-    if (!(s->st = sm_readers_acquire(conf->readers, err, sizeof(err))))
+    if (!(s->st = sm_readers_acquire(conf->proc->readers, err, sizeof(err))))
         return unavailable(r, conf, err);
     if (sm_store_read_begin(s->st) != APR_SUCCESS
         || sm_store_site_info(s->st, r->pool, own->base, name, &s->info)
            != APR_SUCCESS) {
         const char *why = apr_pstrdup(r->pool, sm_store_error(s->st));
         sm_store_read_end(s->st);
-        sm_readers_invalidate(conf->readers, s->st);
+        sm_readers_invalidate(conf->proc->readers, s->st);
         return unavailable(r, conf, why);
     }
     sm_doc_choose(&s->info, name, &s->doc);
@@ -178,9 +178,9 @@ static void snapshot_close(const sitemap_server_conf *conf, snapshot *s,
 {
     sm_store_read_end(s->st);
     if (rv == APR_SUCCESS)
-        sm_readers_release(conf->readers, s->st);
+        sm_readers_release(conf->proc->readers, s->st);
     else
-        sm_readers_invalidate(conf->readers, s->st);
+        sm_readers_invalidate(conf->proc->readers, s->st);
 }
 
 /* The body failed after the headers went out: close the connection so the
@@ -285,7 +285,7 @@ int sitemap_views_handler(request_rec *r)
         return status;
     if (kind == VIEW_CSS)
         return serve_css(r, conf);
-    if (!conf->readers)
+    if (!conf->proc->readers)
         return unavailable(r, conf, "no reader in this process");
     return kind == VIEW_TEXT ? serve_text(r, conf, name)
                              : serve_html(r, conf, name);
