@@ -198,7 +198,7 @@ int sitemap_disallowed(request_rec *r, sitemap_server_conf *conf,
 void sitemap_disallow_learn(request_rec *r, const char *body,
                             apr_size_t len);
 
-/* SitemapSessionCookie's built-in list (mod_sitemap_config.c). */
+/* SitemapSessionCookie's built-in list (mod_sitemap_config_rules.c). */
 const apr_array_header_t *sitemap_default_session_cookies(apr_pool_t *p);
 /* The site's base URL and scope (mod_sitemap_base.c).  The observers
  * of httpd's own ServerName and SSLEngine (they only note that the
