@@ -5,8 +5,8 @@
 #include <apr_lib.h>
 #include <string.h>
 
-/* The digits at *s as a number no more than cap (cap < INT64_MAX / 10);
- * *s moved past them.  0 when there are none or the number is over cap. */
+/* The digits at *s as a number no more than cap; *s moved past them.  0
+ * when there are none or the number is over cap. */
 static int digits(const char **s, apr_int64_t cap, apr_int64_t *out)
 {
     const char *c = *s;
@@ -15,17 +15,17 @@ static int digits(const char **s, apr_int64_t cap, apr_int64_t *out)
     if (!c || !apr_isdigit(*c))
         return 0;
     for (; apr_isdigit(*c); c++) {
-        n = n * 10 + (*c - '0');
-        if (n > cap)
+        /* Checked before multiplying: a signed overflow is undefined. */
+        if (n > (cap - (*c - '0')) / 10)
             return 0;
+        n = n * 10 + (*c - '0');
     }
     *s = c;
     *out = n;
     return 1;
 }
 
-/* Larger than any bound a caller gives, small enough to never overflow
- * while the digits are read. */
+/* Larger than any bound a caller gives. */
 #define DIGITS_CAP (APR_INT64_C(1) << 60)
 
 apr_status_t sm_parse_duration(const char *s, int flags,
