@@ -354,6 +354,38 @@ site_to_place(request_rec *r, const sitemap_server_conf *conf,
 
 /* Not a repeat: the rules decide, and a record or forget is handed to the
  * recorder.  Apart from the hot path, as it runs for few requests. */
+/* What a page to record says of itself: its validators (or its
+ * fingerprint), the script URL it repeats, its title and alternates. */
+static void page_details(request_rec *r, const sitemap_server_conf *conf,
+                         const sm_site_conf *site, request_rec *orig,
+                         request_rec *last,
+                         const sitemap_response_headers *h,
+                         const sitemap_head_note *note, sm_change *change)
+{
+    change->last_modified = real_last_modified(h->last_modified,
+                                               r->request_time);
+    change->etag = h->etag;
+    /* No ETag: the content's fingerprint in its place, so lastmod
+     * moves when the content does (sm_store_tx). */
+    if (!change->etag && note && note->fp && note->fingerprint)
+        change->etag = sm_fingerprint_tag(r->pool, note->fingerprint);
+    /* A script's path info: the same content as the script's own URL
+     * is that page again, not a second one (the writer compares). */
+    if (final_path_info(last))
+        change->same_as = script_url(r->pool, conf, last);
+    /* What the head said of its title ("" for none); NULL when the
+     * head was not read, which leaves a stored title alone. */
+    if (note && note->state == SITEMAP_HEAD_READ) {
+        const sm_head_result *head = sm_head_result_get(note->scanner);
+        change->title = head->title ? head->title : "";
+        /* Its hreflang alternates likewise, normalised as its own URL
+         * ("" for none: stored ones are cleared). */
+        change->alternates = sm_alternates_from_head(
+            r->pool, head->alternates, site->base, orig->unparsed_uri,
+            conf->allow_query);
+    }
+}
+
 static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
                               const sm_site_conf *site,
                               request_rec *orig, request_rec *last,
@@ -430,30 +462,8 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
         else if (resp->status == HTTP_MOVED_PERMANENTLY)
             change.detail = apr_table_get(last->headers_out, "Location");
     }
-    if (verdict == SM_RECORD) {
-        change.last_modified = real_last_modified(h->last_modified,
-                                                  r->request_time);
-        change.etag = h->etag;
-        /* No ETag: the content's fingerprint in its place, so lastmod
-         * moves when the content does (sm_store_tx). */
-        if (!change.etag && note && note->fp && note->fingerprint)
-            change.etag = sm_fingerprint_tag(r->pool, note->fingerprint);
-        /* A script's path info: the same content as the script's own URL
-         * is that page again, not a second one (the writer compares). */
-        if (final_path_info(last))
-            change.same_as = script_url(r->pool, conf, last);
-        /* What the head said of its title ("" for none); NULL when the
-         * head was not read, which leaves a stored title alone. */
-        if (note && note->state == SITEMAP_HEAD_READ) {
-            const sm_head_result *head = sm_head_result_get(note->scanner);
-            change.title = head->title ? head->title : "";
-            /* Its hreflang alternates likewise, normalised as its own URL
-             * ("" for none: stored ones are cleared). */
-            change.alternates = sm_alternates_from_head(
-                r->pool, head->alternates, site->base, orig->unparsed_uri,
-                conf->allow_query);
-        }
-    }
+    if (verdict == SM_RECORD)
+        page_details(r, conf, site, orig, last, h, note, &change);
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "%s %s%s%s%s",
                   verdict == SM_RECORD ? "recording" : "forgetting",
                   site->base, url, why ? ": " : "", why ? why : "");
