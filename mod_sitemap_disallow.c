@@ -17,7 +17,7 @@
  * a non-repeat once (mod_sitemap_record.c folds it into the raw facts), so
  * a stored URL that became disallowed leaves at its next request and one
  * allowed again comes back. */
-#include "mod_sitemap.h"
+#include "mod_sitemap_record.h"
 
 #include "http_log.h"
 #include "http_request.h"

@@ -16,7 +16,7 @@
  * a FLUSH.  Once the head is over it removes itself, unless the response
  * has no ETag: then it reads on to the end of the body for the content's
  * fingerprint (sm_fingerprint), which stands in for the missing validator. */
-#include "mod_sitemap.h"
+#include "mod_sitemap_record.h"
 
 #include "http_log.h"
 #include "http_protocol.h"

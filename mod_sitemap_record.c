@@ -7,7 +7,7 @@
  * header is read; a response whose raw facts were handed over before (the
  * steady state of a site) is recognised by their hash (sm_recorder_repeat)
  * before any parsing, and before the request's headers are read. */
-#include "mod_sitemap.h"
+#include "mod_sitemap_record.h"
 
 #include "http_log.h"
 #include "http_request.h"

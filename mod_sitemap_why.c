@@ -9,7 +9,7 @@
  * are hashed first, and a note handed over within the hour by this
  * process, or over the rate, stops there (sm_recorder_note_skip), before
  * the URL is normalised. */
-#include "mod_sitemap.h"
+#include "mod_sitemap_record.h"
 
 #include <apr_strings.h>
 #include <string.h>
