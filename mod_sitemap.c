@@ -10,6 +10,7 @@
 #include "http_protocol.h"
 #include "http_request.h"
 #include "ap_mpm.h"
+#include "mod_status.h"
 
 #include <apr_strings.h>
 #include <apr_hash.h>
@@ -290,6 +291,173 @@ static int check_db_locations(apr_pool_t *ptemp, server_rec *main_s)
     return OK;
 }
 
+/* post_config, step 1: a vhost that sets none of our directives shares
+ * the main server's config struct; it needs its own, since its base URL
+ * differs.  And each vhost's own per-process state, so that the pointer
+ * is never NULL. */
+static void own_confs(apr_pool_t *pconf, server_rec *main_s)
+{
+    server_rec *s;
+
+    for (s = main_s->next; s; s = s->next) {
+        if (SITEMAP_CONF(s) == SITEMAP_CONF(main_s))
+            ap_set_module_config(s->module_config, &sitemap_module,
+                                 apr_pmemdup(pconf, SITEMAP_CONF(main_s),
+                                             sizeof(sitemap_server_conf)));
+    }
+    for (s = main_s; s; s = s->next)
+        SITEMAP_CONF(s)->proc = apr_pcalloc(pconf, sizeof(sitemap_process));
+}
+
+/* Step 2: the defaults of what was not set, and the core's logger. */
+static void resolve_defaults(apr_pool_t *pconf, server_rec *s,
+                             sitemap_server_conf *conf)
+{
+    int i;
+
+    conf->logger.fn = log_to_httpd;
+    conf->logger.baton = s;
+    conf->logger.max = core_log_max(s);
+    if (!conf->db_path)
+        conf->db_path = sitemap_default_db(pconf, conf);
+    conf->db_shown = sm_uri_mask(pconf, conf->db_path);
+    if (!conf->content_types) {
+        conf->content_types = apr_array_make(pconf, 2, sizeof(char *));
+        for (i = 0; i < 2; i++)
+            APR_ARRAY_PUSH(conf->content_types, const char *) =
+                default_content_types[i];
+    }
+    if (conf->flush_interval < 0)
+        conf->flush_interval = DEFAULT_FLUSH_INTERVAL;
+    if (conf->expire < 0)
+        conf->expire = DEFAULT_EXPIRE;
+    conf->sitemap_path = sitemap_effective_path(pconf, conf);
+    conf->scope = conf->base_path ? conf->base_path : "/";
+    if (conf->page_size < 0)
+        conf->page_size = SM_PAGE_MAX_URLS;
+    if (conf->read_head < 0)
+        conf->read_head = 1;
+}
+
+/* Step 3: the site the core sees: its base, limits, stylesheet and the
+ * settings kept in the store.  OK or 500. */
+static int resolve_site(apr_pool_t *pconf, server_rec *main_s, server_rec *s,
+                        sitemap_server_conf *conf)
+{
+    const char *err = NULL;
+
+    /* (checked by sitemap_check_sites, also with -t) */
+    conf->site.base = sitemap_vhost_base(pconf, main_s, s, &err);
+    if (!conf->site.base) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "%s", err);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    conf->base_len = strlen(conf->site.base);
+    /* The shortest <loc> is the root's, base + "/". */
+    if (conf->base_len + 1 < SM_LOC_MIN_LEN)
+        ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "SitemapBaseURL %s:"
+                     " the root's <loc>, %s/, has %d characters, fewer "
+                     "than the %d the official schema (sitemap.xsd, "
+                     "tLoc) requires: validators will refuse the "
+                     "sitemap; use a longer host name", conf->site.base,
+                     conf->site.base, (int)conf->base_len + 1,
+                     SM_LOC_MIN_LEN);
+    conf->site.page_size = conf->page_size;
+    /* An index lists at most 50,000 pages: the default cap shrinks
+     * with small pages; a cap set by hand must fit. */
+    if (conf->max_urls < 0) {
+        conf->max_urls = (apr_int64_t)conf->page_size * 50000;
+        if (conf->max_urls > DEFAULT_MAX_URLS)
+            conf->max_urls = DEFAULT_MAX_URLS;
+    }
+    /* The module's CSS is served when the XML or the HTML site map
+     * uses it. */
+    if (conf->stylesheet_on == 2)
+        conf->stylesheet = conf->stylesheet_url;
+    if ((conf->stylesheet_on != 0 && conf->stylesheet_on != 2)
+        || (conf->html_path && !conf->html_stylesheet))
+        conf->own_css_path = sm_stylesheet_default(pconf,
+                                                   conf->sitemap_path);
+    if (conf->stylesheet_on != 0 && conf->stylesheet_on != 2)
+        conf->stylesheet = conf->own_css_path;
+    conf->site.max_urls = conf->max_urls;
+    conf->site.expire = conf->expire;
+    conf->site.settings = sm_settings_format(pconf, conf->sitemap_path,
+                                             conf->page_size,
+                                             conf->changefreq,
+                                             conf->priority,
+                                             conf->stylesheet);
+    return OK;
+}
+
+/* Step 4: the recording rules.  OK or 500. */
+static int resolve_rules(apr_pool_t *pconf, server_rec *s,
+                         sitemap_server_conf *conf)
+{
+    const char *err = NULL;
+
+    conf->rules.content_types = conf->content_types;
+    conf->rules.excludes = conf->excludes;
+    if (strcmp(conf->scope, "/") != 0) {
+        /* A site under a path records only what is under it (its
+         * characters, checked by SitemapBaseURL, hold no "\E"). */
+        apr_array_header_t *ex = apr_array_copy(pconf, conf->excludes);
+        sm_regex *re = sm_regex_compile(pconf, apr_pstrcat(pconf,
+                                        "^(?!\\Q", conf->scope,
+                                        "\\E)", NULL), &err);
+        if (!re) {
+            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapBaseURL:"
+                         " the scope %s: %s", conf->scope, err);
+            return HTTP_INTERNAL_SERVER_ERROR;
+        }
+        APR_ARRAY_PUSH(ex, sm_regex *) = re;
+        conf->rules.excludes = ex;
+    }
+    conf->rules.allow_query = conf->allow_query;
+    conf->sessions = conf->session_cookies
+                     ? (conf->session_cookies->nelts
+                        ? conf->session_cookies : NULL)
+                     : sitemap_default_session_cookies(pconf);
+    return OK;
+}
+
+/* Step 5: the store, once per db_path (prepared): its directory and file
+ * for the User, or a PostgreSQL store's schema.  OK; DECLINED when the
+ * path cannot hold a store (logged; the site has no renditions then);
+ * else an HTTP status that stops the start. */
+static int prepare_store(apr_pool_t *ptemp, server_rec *s,
+                         sitemap_server_conf *conf, apr_hash_t *prepared,
+                         apr_array_header_t *missing)
+{
+    const char *problem;
+    int rc;
+
+    if (apr_hash_get(prepared, conf->db_path, APR_HASH_KEY_STRING))
+        return OK;
+    problem = !sm_store_is_file(conf->db_path) ? NULL
+        : sitemap_db_location_problem(ptemp, conf->db_path);
+    if (problem) {
+        /* Found at a restart (a start checks in its dry run): the
+         * restart goes on, a store fault never stops the site (the
+         * children log it and keep trying). */
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "%s; pages are "
+                     "served, recording waits for the store", problem);
+        apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING, "");
+        return DECLINED;
+    }
+    rc = !sm_store_is_file(conf->db_path)
+         ? prepare_pg(ptemp, s, conf->db_path, conf->db_shown,
+                      &conf->logger)
+         : sitemap_prepare_database(ptemp, s, conf->db_path,
+                                    &conf->logger, missing);
+    if (rc != OK)
+        return rc;
+    apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING, "");
+    return OK;
+}
+
+/* Start-up, in the parent: resolve every Sitemap On vhost's
+ * configuration, then prepare its store and renditions. */
 static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                                apr_pool_t *ptemp, server_rec *main_s)
 {
@@ -310,140 +478,29 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, main_s, "cannot make the "
                      "address of an anonymous visitor: nothing is recorded");
     }
-
-    /* A vhost that sets none of our directives shares the main server's
-     * config struct; it needs its own, since its base URL differs. */
-    for (s = main_s->next; s; s = s->next) {
-        if (SITEMAP_CONF(s) == SITEMAP_CONF(main_s))
-            ap_set_module_config(s->module_config, &sitemap_module,
-                                 apr_pmemdup(pconf, SITEMAP_CONF(main_s),
-                                             sizeof(sitemap_server_conf)));
-    }
+    own_confs(pconf, main_s);
 
     for (s = main_s; s; s = s->next) {
         sitemap_server_conf *conf = SITEMAP_CONF(s);
-        const char *err = NULL;
-        int i;
+        int rc;
 
         if (conf->enabled != 1)
             continue;
-        conf->logger.fn = log_to_httpd;
-        conf->logger.baton = s;
-        conf->logger.max = core_log_max(s);
-        if (!conf->db_path)
-            conf->db_path = sitemap_default_db(pconf, conf);
-        conf->db_shown = sm_uri_mask(pconf, conf->db_path);
-        if (!conf->content_types) {
-            conf->content_types = apr_array_make(pconf, 2, sizeof(char *));
-            for (i = 0; i < 2; i++)
-                APR_ARRAY_PUSH(conf->content_types, const char *) =
-                    default_content_types[i];
-        }
-        if (conf->flush_interval < 0)
-            conf->flush_interval = DEFAULT_FLUSH_INTERVAL;
-        if (conf->expire < 0)
-            conf->expire = DEFAULT_EXPIRE;
-        conf->sitemap_path = sitemap_effective_path(pconf, conf);
-        conf->scope = conf->base_path ? conf->base_path : "/";
-        if (conf->page_size < 0)
-            conf->page_size = SM_PAGE_MAX_URLS;
-        if (conf->read_head < 0)
-            conf->read_head = 1;
-
-        /* (checked by sitemap_check_sites, also with -t) */
-        conf->site.base = sitemap_vhost_base(pconf, main_s, s, &err);
-        if (!conf->site.base) {
-            ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "%s", err);
+        resolve_defaults(pconf, s, conf);
+        if (resolve_site(pconf, main_s, s, conf) != OK
+            || resolve_rules(pconf, s, conf) != OK)
             return HTTP_INTERNAL_SERVER_ERROR;
-        }
-        conf->base_len = strlen(conf->site.base);
-        /* The shortest <loc> is the root's, base + "/". */
-        if (conf->base_len + 1 < SM_LOC_MIN_LEN)
-            ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s, "SitemapBaseURL %s:"
-                         " the root's <loc>, %s/, has %d characters, fewer "
-                         "than the %d the official schema (sitemap.xsd, "
-                         "tLoc) requires: validators will refuse the "
-                         "sitemap; use a longer host name", conf->site.base,
-                         conf->site.base, (int)conf->base_len + 1,
-                         SM_LOC_MIN_LEN);
-        conf->site.page_size = conf->page_size;
-        /* An index lists at most 50,000 pages: the default cap shrinks
-         * with small pages; a cap set by hand must fit. */
-        if (conf->max_urls < 0) {
-            conf->max_urls = (apr_int64_t)conf->page_size * 50000;
-            if (conf->max_urls > DEFAULT_MAX_URLS)
-                conf->max_urls = DEFAULT_MAX_URLS;
-        }
-        /* The module's CSS is served when the XML or the HTML site map
-         * uses it. */
-        if (conf->stylesheet_on == 2)
-            conf->stylesheet = conf->stylesheet_url;
-        if ((conf->stylesheet_on != 0 && conf->stylesheet_on != 2)
-            || (conf->html_path && !conf->html_stylesheet))
-            conf->own_css_path = sm_stylesheet_default(pconf,
-                                                       conf->sitemap_path);
-        if (conf->stylesheet_on != 0 && conf->stylesheet_on != 2)
-            conf->stylesheet = conf->own_css_path;
-        conf->site.max_urls = conf->max_urls;
-        conf->site.expire = conf->expire;
-        conf->site.settings = sm_settings_format(pconf, conf->sitemap_path,
-                                                 conf->page_size,
-                                                 conf->changefreq,
-                                                 conf->priority,
-                                                 conf->stylesheet);
-        conf->rules.content_types = conf->content_types;
-        conf->rules.excludes = conf->excludes;
-        if (strcmp(conf->scope, "/") != 0) {
-            /* A site under a path records only what is under it (its
-             * characters, checked by SitemapBaseURL, hold no "\E"). */
-            apr_array_header_t *ex = apr_array_copy(pconf, conf->excludes);
-            sm_regex *re = sm_regex_compile(pconf, apr_pstrcat(pconf,
-                                            "^(?!\\Q", conf->scope,
-                                            "\\E)", NULL), &err);
-            if (!re) {
-                ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapBaseURL:"
-                             " the scope %s: %s", conf->scope, err);
-                return HTTP_INTERNAL_SERVER_ERROR;
-            }
-            APR_ARRAY_PUSH(ex, sm_regex *) = re;
-            conf->rules.excludes = ex;
-        }
-        conf->rules.allow_query = conf->allow_query;
-        conf->sessions = conf->session_cookies
-                         ? (conf->session_cookies->nelts
-                            ? conf->session_cookies : NULL)
-                         : sitemap_default_session_cookies(pconf);
         conf->config_tag = config_tag(conf);
         conf->loaded = apr_time_now();
         robots_lines(pconf, conf);
         if (sitemap_indexnow_resolve(pconf, s, conf) != OK
             || sitemap_hosts_post_config(pconf, s, conf) != OK)
             return HTTP_INTERNAL_SERVER_ERROR;
-
-        if (!apr_hash_get(prepared, conf->db_path, APR_HASH_KEY_STRING)) {
-            const char *problem = !sm_store_is_file(conf->db_path) ? NULL
-                : sitemap_db_location_problem(ptemp, conf->db_path);
-            int rc;
-            if (problem) {
-                /* Found at a restart (a start checks in its dry run): the
-                 * restart goes on, a store fault never stops the site
-                 * (the children log it and keep trying). */
-                ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "%s; pages are "
-                             "served, recording waits for the store",
-                             problem);
-                apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING,
-                             "");
-                continue;
-            }
-            rc = !sm_store_is_file(conf->db_path)
-                 ? prepare_pg(ptemp, s, conf->db_path, conf->db_shown,
-                              &conf->logger)
-                 : sitemap_prepare_database(ptemp, s, conf->db_path,
-                                            &conf->logger, missing);
-            if (rc != OK)
-                return rc;
-            apr_hash_set(prepared, conf->db_path, APR_HASH_KEY_STRING, "");
-        }
+        rc = prepare_store(ptemp, s, conf, prepared, missing);
+        if (rc == DECLINED)
+            continue;
+        if (rc != OK)
+            return rc;
         if (sitemap_cache_post_config(pconf, ptemp, s, conf, prepared) != OK)
             return HTTP_INTERNAL_SERVER_ERROR;
     }
@@ -462,96 +519,136 @@ static void close_idle_readers(void *baton, apr_time_t now)
         sm_readers_close_idle(APR_ARRAY_IDX(reader_v, i, sm_readers *), now);
 }
 
-/* One writer (queue, memory of written URLs, thread) per process, one
- * recorder per store file (or URI) in it. */
+/* What a child makes once and shares among its vhosts: one writer
+ * (queue, memory of written URLs, thread), one recorder and one set of
+ * readers per store file (or URI). */
+typedef struct {
+    apr_pool_t *pool;
+    sm_writer *writer;
+    apr_hash_t *recorders, *readers, *renditions;
+    apr_array_header_t *reader_v;   /* every sm_readers, for the upkeep */
+    sm_recorder *any;               /* one recorder, to start the thread */
+    int threads;                    /* readers kept idle at most */
+} child_state;
+
+/* The recorder of conf's store in this process, made for its first vhost
+ * (and the writer with the first): NULL when it cannot be. */
+static sm_recorder *child_recorder(child_state *cs, server_rec *s,
+                                   sitemap_server_conf *conf)
+{
+    sm_recorder *rec = apr_hash_get(cs->recorders, conf->db_path,
+                                    APR_HASH_KEY_STRING);
+    apr_status_t rv;
+
+    if (rec)
+        return rec;
+    {
+        sm_recorder_conf rc = {
+            conf->db_shown, conf->flush_interval, BATCH_SIZE, QUEUE_MAX,
+            BUSY_TIMEOUT_MS, &conf->logger, conf->db_path,
+            !sm_store_is_file(conf->db_path)
+            ? pg_spill_path(cs->pool, conf) : NULL,
+            cs->writer, 0, 0, 0, 0
+        };
+        rv = sm_recorder_create(&rec, cs->pool, &rc);
+    }
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase "
+                     "'%s': cannot set up recording in this process",
+                     conf->db_shown);
+        return NULL;
+    }
+    apr_hash_set(cs->recorders, conf->db_path, APR_HASH_KEY_STRING, rec);
+    cs->any = rec;
+    return rec;
+}
+
+/* The readers of conf's store in this process: NULL when they cannot be
+ * made. */
+static sm_readers *child_readers(child_state *cs, server_rec *s,
+                                 sitemap_server_conf *conf)
+{
+    sm_readers *readers = apr_hash_get(cs->readers, conf->db_path,
+                                       APR_HASH_KEY_STRING);
+    apr_status_t rv;
+
+    if (readers)
+        return readers;
+    rv = sm_readers_create(&readers, cs->pool, conf->db_path, cs->threads,
+                           READER_IDLE, &conf->logger);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase "
+                     "'%s': cannot set up readers in this process",
+                     conf->db_shown);
+        return NULL;
+    }
+    apr_hash_set(cs->readers, conf->db_path, APR_HASH_KEY_STRING, readers);
+    APR_ARRAY_PUSH(cs->reader_v, sm_readers *) = readers;
+    return readers;
+}
+
+/* One vhost's state in this process (conf->proc). */
+static void child_vhost(child_state *cs, server_rec *s,
+                        sitemap_server_conf *conf)
+{
+    sitemap_process *proc = conf->proc;
+    sm_recorder *rec = child_recorder(cs, s, conf);
+
+    if (!rec)
+        return;
+    sm_recorder_add_site(rec, &conf->site);
+    proc->recorder = rec;
+    if (sitemap_hosts_child_init(cs->pool, conf) != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "SitemapSiteFromHost: "
+                     "cannot set up the sites in this process");
+        proc->recorder = NULL;
+        return;
+    }
+    sitemap_cache_child_init(cs->pool, s, conf, cs->renditions);
+    if (sitemap_disallow_child_init(cs->pool, conf) != APR_SUCCESS)
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "cannot set up the "
+                     "robots.txt rules in this process: URLs are "
+                     "listed without them");
+    proc->readers = child_readers(cs, s, conf);
+}
+
 static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
 {
-    apr_hash_t *recorders = apr_hash_make(pchild);
-    apr_hash_t *readers = apr_hash_make(pchild);
-    apr_hash_t *renditions = apr_hash_make(pchild);
-    apr_array_header_t *reader_v = apr_array_make(pchild, 4,
-                                                  sizeof(sm_readers *));
-    sm_writer *writer = NULL;
-    sm_recorder *any = NULL;
+    child_state cs = { 0 };
     server_rec *s;
-    int threads = 1;
 
+    cs.pool = pchild;
+    cs.recorders = apr_hash_make(pchild);
+    cs.readers = apr_hash_make(pchild);
+    cs.renditions = apr_hash_make(pchild);
+    cs.reader_v = apr_array_make(pchild, 4, sizeof(sm_readers *));
     /* A reader per request thread at most is kept idle. */
-    ap_mpm_query(AP_MPMQ_MAX_THREADS, &threads);
-    if (threads < 1)
-        threads = 1;
+    cs.threads = 1;
+    ap_mpm_query(AP_MPMQ_MAX_THREADS, &cs.threads);
+    if (cs.threads < 1)
+        cs.threads = 1;
 
     for (s = main_s; s; s = s->next) {
         sitemap_server_conf *conf = SITEMAP_CONF(s);
-        sm_recorder *rec;
 
         if (conf->enabled != 1 || !conf->site.base)
             continue;
-        if (!writer) {
-            apr_status_t rv = sm_writer_create(&writer, pchild, BATCH_SIZE,
-                                               QUEUE_MAX);
+        if (!cs.writer) {
+            apr_status_t rv = sm_writer_create(&cs.writer, pchild,
+                                               BATCH_SIZE, QUEUE_MAX);
             if (rv != APR_SUCCESS) {
                 ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "cannot set up "
                              "recording in this process");
                 return;
             }
         }
-        rec = apr_hash_get(recorders, conf->db_path, APR_HASH_KEY_STRING);
-        if (!rec) {
-            sm_recorder_conf rc = {
-                conf->db_shown, conf->flush_interval, BATCH_SIZE, QUEUE_MAX,
-                BUSY_TIMEOUT_MS, &conf->logger, conf->db_path,
-                !sm_store_is_file(conf->db_path)
-                ? pg_spill_path(pchild, conf) : NULL,
-                writer, 0, 0, 0, 0
-            };
-            apr_status_t rv = sm_recorder_create(&rec, pchild, &rc);
-            if (rv != APR_SUCCESS) {
-                ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase "
-                             "'%s': cannot set up recording in this process",
-                             conf->db_shown);
-                continue;
-            }
-            apr_hash_set(recorders, conf->db_path, APR_HASH_KEY_STRING, rec);
-            any = rec;
-        }
-        sm_recorder_add_site(rec, &conf->site);
-        conf->recorder = rec;
-        if (sitemap_hosts_child_init(pchild, conf) != APR_SUCCESS) {
-            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "SitemapSiteFromHost: "
-                         "cannot set up the sites in this process");
-            conf->recorder = NULL;
-            continue;
-        }
-        sitemap_cache_child_init(pchild, s, conf, renditions);
-        if (sitemap_disallow_child_init(pchild, conf) != APR_SUCCESS)
-            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "cannot set up the "
-                         "robots.txt rules in this process: URLs are "
-                         "listed without them");
-
-        conf->readers = apr_hash_get(readers, conf->db_path,
-                                     APR_HASH_KEY_STRING);
-        if (!conf->readers) {
-            apr_status_t rv = sm_readers_create(&conf->readers, pchild,
-                                                conf->db_path, threads,
-                                                READER_IDLE, &conf->logger);
-            if (rv != APR_SUCCESS) {
-                ap_log_error(APLOG_MARK, APLOG_ERR, rv, s, "SitemapDatabase "
-                             "'%s': cannot set up readers in this process",
-                             conf->db_shown);
-                conf->readers = NULL;
-                continue;
-            }
-            apr_hash_set(readers, conf->db_path, APR_HASH_KEY_STRING,
-                         conf->readers);
-            APR_ARRAY_PUSH(reader_v, sm_readers *) = conf->readers;
-        }
+        child_vhost(&cs, s, conf);
     }
-    if (writer)
-        sm_writer_upkeep(writer, close_idle_readers, reader_v);
+    if (cs.writer)
+        sm_writer_upkeep(cs.writer, close_idle_readers, cs.reader_v);
     sitemap_indexnow_child_init(pchild, main_s);
-    if (any) {
-        apr_status_t rv = sm_recorder_start(any);
+    if (cs.any) {
+        apr_status_t rv = sm_recorder_start(cs.any);
         if (rv != APR_SUCCESS)
             ap_log_error(APLOG_MARK, APLOG_ERR, rv, main_s, "cannot start the "
                          "sitemap writer thread; URLs are written when the "
@@ -559,29 +656,62 @@ static void sitemap_child_init(apr_pool_t *pchild, server_rec *main_s)
     }
 }
 
+/* Every hook of the module, in the order httpd runs them: at start-up,
+ * then a request's way through (docs/design.md).  Hooks of one kind and
+ * one position run in the order they are registered here. */
 static void register_hooks(apr_pool_t *p)
 {
     /* At load, before any store is opened. */
     sm_store_init();
-    ap_hook_check_config(sitemap_check_config, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_post_config(sitemap_post_config, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_child_init(sitemap_child_init, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_log_transaction(sitemap_log_transaction, NULL, NULL,
-                            APR_HOOK_MIDDLE);
-    ap_hook_translate_name(sitemap_translate_name, NULL, NULL,
-                           APR_HOOK_REALLY_FIRST);
-    ap_hook_map_to_storage(sitemap_map_to_storage, NULL, NULL,
-                           APR_HOOK_FIRST);
-    ap_hook_handler(sitemap_handler, NULL, NULL, APR_HOOK_MIDDLE);
-    ap_hook_handler(sitemap_indexnow_key_handler, NULL, NULL,
-                    APR_HOOK_MIDDLE);
+    /* The output filters' names (not hooks: inserted per request below). */
     sitemap_robots_register(p);
     sitemap_head_register(p);
-    sitemap_views_register(p);
-    sitemap_status_register(p);
     sitemap_http_register(p);
-    sitemap_indexnow_register(p);
-    sitemap_authz_register(p);
+
+    /* Checks that need the whole configuration, also with -t. */
+    ap_hook_check_config(sitemap_check_config, NULL, NULL, APR_HOOK_MIDDLE);
+    /* Resolve each site, prepare its store and renditions (parent). */
+    ap_hook_post_config(sitemap_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    /* Then the counters' shared memory, for the resolved stores. */
+    ap_hook_post_config(sitemap_status_post_config, NULL, NULL,
+                        APR_HOOK_LAST);
+    /* A child's writer, recorders, readers, renditions and sites. */
+    ap_hook_child_init(sitemap_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    /* Then hand the recorders their shared counters. */
+    ap_hook_child_init(sitemap_status_child_init, NULL, NULL, APR_HOOK_LAST);
+
+    /* Claim the module's URLs before mod_rewrite (APR_HOOK_FIRST) or a
+     * proxy can take them: the sitemap and its pages, the views and the
+     * CSS, the status page's metrics and the IndexNow key file
+     * (mod_sitemap_serve.c). */
+    ap_hook_translate_name(sitemap_translate_name, NULL, NULL,
+                           APR_HOOK_REALLY_FIRST);
+    /* What we claimed is no file: skip the directory walk. */
+    ap_hook_map_to_storage(sitemap_map_to_storage, NULL, NULL,
+                           APR_HOOK_FIRST);
+    /* The anonymous stand-in's lookups run header_parser as a visit. */
+    ap_hook_post_perdir_config(sitemap_authz_stand_in, NULL, NULL,
+                               APR_HOOK_REALLY_FIRST);
+    /* Add the Sitemap line to whatever serves robots.txt (and restore
+     * its ETags), */
+    ap_hook_insert_filter(sitemap_robots_insert_filter, NULL, NULL,
+                          APR_HOOK_MIDDLE);
+    /* read each recordable page's <head> as it is served, */
+    ap_hook_insert_filter(sitemap_head_insert_filter, NULL, NULL,
+                          APR_HOOK_MIDDLE);
+    /* and, last, name each field of Vary once after the encoders. */
+    ap_hook_insert_filter(sitemap_vary_insert_filter, NULL, NULL,
+                          APR_HOOK_LAST);
+    /* Serve every document the module claimed (mod_sitemap_serve.c), */
+    ap_hook_handler(sitemap_handler, NULL, NULL, APR_HOOK_MIDDLE);
+    /* and a permissive robots.txt when nothing else answered it. */
+    ap_hook_handler(sitemap_robots_fallback, NULL, NULL, APR_HOOK_LAST);
+    /* Decide whether the response is a page to record, and queue it. */
+    ap_hook_log_transaction(sitemap_log_transaction, NULL, NULL,
+                            APR_HOOK_MIDDLE);
+    /* A line per site in mod_status's page, when it is loaded. */
+    APR_OPTIONAL_HOOK(ap, status_hook, sitemap_status_line, NULL, NULL,
+                      APR_HOOK_MIDDLE);
 }
 
 AP_DECLARE_MODULE(sitemap) = {

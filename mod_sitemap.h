@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* mod_sitemap.h: what the httpd glue files share.  Core code lives in src/
- * and never includes this. */
+/* mod_sitemap.h: what the httpd glue files share: the configuration, the
+ * per-process state, the hooks mod_sitemap.c registers, start-up and a
+ * request's helpers.  The directive files share mod_sitemap_config.h too,
+ * the recording side mod_sitemap_record.h.  Core code lives in src/ and
+ * never includes this. */
 #ifndef MOD_SITEMAP_H
 #define MOD_SITEMAP_H
 
@@ -93,7 +96,22 @@ typedef struct {
     sm_logger logger;                   /* the core's messages, logged
                                            with this vhost */
     const char *rendition_stem;         /* this site's files in cache_dir */
-    /* The recorder counters of db_path, in shared memory (post_config). */
+    /* SitemapSiteFromHost: the vhost's base split around its host name. */
+    const char *host_prefix, *host_suffix;
+    int host_port;
+    /* This process's state for the vhost (see sitemap_process): never
+     * NULL once post_config has run. */
+    struct sitemap_process *proc;
+} sitemap_server_conf;
+
+/* What one process holds for a vhost, apart from its configuration: made
+ * for every vhost in post_config (its own, so that each child has its own
+ * copy after the fork, zeroed while the vhost has no recorder); the parent
+ * fills in the shared counters, child_init the rest.  Nothing here is
+ * merged, inherited or read by -t. */
+typedef struct sitemap_process {
+    /* The recorder counters of db_path, in shared memory (post_config,
+     * mod_sitemap_status.c). */
     sm_recorder_shared *shared;
     /* This process's writer and readers for db_path (child_init). */
     sm_recorder *recorder;
@@ -101,55 +119,50 @@ typedef struct {
     sm_rend_dir *renditions;            /* cache_dir, opened (child_init);
                                            NULL when it cannot be used */
     const char *cache_error;            /* and then why */
-    /* SitemapSiteFromHost: the vhost's base split around its host name
-     * (post_config), and this process's sites (child_init). */
-    const char *host_prefix, *host_suffix;
-    int host_port;
-    struct sm_sites *hosts;
+    struct sm_sites *hosts;             /* SitemapSiteFromHost's sites */
     /* The site's robots.txt rules (mod_sitemap_disallow.c, child_init),
      * and when this process last looked whether they changed. */
     struct sitemap_disallow *disallow;
     apr_time_t disallow_checked;
-} sitemap_server_conf;
+} sitemap_process;
 
-/* What the head filter (mod_sitemap_head.c) leaves for log_transaction,
- * in the final request's request_config.  No note: the filter was not
- * inserted, and the response is judged by its headers. */
-typedef enum {
-    SITEMAP_HEAD_REPEAT = 1,    /* a repeat when the body began: not
-                                   read; by headers if filters after the
-                                   reader made it new */
-    SITEMAP_HEAD_UNREAD,        /* not read (not a 200 of a listed type
-                                   then, or the body broke off): never
-                                   recorded from this response */
-    SITEMAP_HEAD_UNREADABLE,    /* a Content-Encoding: by headers */
-    SITEMAP_HEAD_READ           /* read: head says */
-} sitemap_head_state;
+/* ---- hooks: registered in mod_sitemap.c's register_hooks ---------- */
 
-/* The response headers the rules and the change read. */
-typedef struct {
-    const char *last_modified;  /* headers_out's first */
-    const char *etag;           /* headers_out's first */
-    const char *x_robots_tag;   /* every value of both tables, joined */
-    const char *cache_control;  /* likewise */
-} sitemap_response_headers;
+/* Start-up (mod_sitemap_prepare.c: the checks -t makes too; the status
+ * page's shared counters after our post_config, handed to the recorders
+ * after our child_init). */
+int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
+                         apr_pool_t *ptemp, server_rec *main_s);
+int sitemap_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+                               apr_pool_t *ptemp, server_rec *main_s);
+void sitemap_status_child_init(apr_pool_t *pchild, server_rec *main_s);
+/* translate_name and map_to_storage: every URL the module serves
+ * (mod_sitemap_serve.c). */
+int sitemap_translate_name(request_rec *r);
+int sitemap_map_to_storage(request_rec *r);
+/* post_perdir_config: the stand-in's lookups as a visitor's request
+ * (mod_sitemap_authz.c). */
+int sitemap_authz_stand_in(request_rec *r);
+/* insert_filter. */
+void sitemap_robots_insert_filter(request_rec *r);
+void sitemap_head_insert_filter(request_rec *r);
+void sitemap_vary_insert_filter(request_rec *r);
+/* handler: every document the module claimed (mod_sitemap_serve.c, which
+ * dispatches the key file to mod_sitemap_indexnow.c); robots.txt's
+ * fallback (mod_sitemap_robots.c). */
+int sitemap_handler(request_rec *r);
+int sitemap_indexnow_key_handler(request_rec *r);
+int sitemap_robots_fallback(request_rec *r);
+/* log_transaction (mod_sitemap_record.c). */
+int sitemap_log_transaction(request_rec *r);
+/* mod_status's status_hook: a line per site. */
+int sitemap_status_line(request_rec *r, int flags);
+/* The output filters' registration (not hooks). */
+void sitemap_robots_register(apr_pool_t *p);
+void sitemap_head_register(apr_pool_t *p);
+void sitemap_http_register(apr_pool_t *p);
 
-typedef struct {
-    sitemap_head_state state;
-    struct sm_head *scanner;    /* SITEMAP_HEAD_READ */
-    /* A response without validators of its own (no ETag, no real
-     * Last-Modified) is read to its end for its content's fingerprint
-     * (sm_fingerprint): never a repeat before it is read. */
-    int fingerprinting;         /* no ETag: fingerprint when read */
-    struct sm_fingerprint *fp;  /* NULL: not fingerprinted */
-    apr_uint64_t fingerprint;   /* its value once the body ended (0 till
-                                   then: a broken body is not judged) */
-    apr_uint64_t raw;           /* the raw facts' hash when the body began
-                                   (sm_recorder_raw) */
-    /* The headers hashed then: when log_transaction finds the same ones,
-     * a repeat's answer stands without hashing them again. */
-    sitemap_response_headers headers;
-} sitemap_head_note;
+/* ---- start-up: resolving and preparing the configuration ----------- */
 
 /* The store of a vhost without SitemapDatabase: sitemap.db in
  * SitemapStateDir, or in the build's directory (SITEMAP_STATEDIR; Debian:
@@ -158,37 +171,11 @@ typedef struct {
 const char *sitemap_default_db(apr_pool_t *p,
                                const sitemap_server_conf *conf);
 
-/* 404 for a site with no URL recorded yet, saying so (a sitemap that
- * listed a placeholder would list a URL nobody has seen answer 200). */
-int sitemap_nothing_yet(request_rec *r);
-
-/* Was r served from a file as it is (the default handler), rather than by
- * a script?  (mod_sitemap_record.c) */
-int sitemap_served_as_file(const request_rec *r);
-
-/* The site's own robots.txt rules (mod_sitemap_disallow.c). */
-typedef struct sitemap_disallow sitemap_disallow;
-#define SITEMAP_DISALLOW_CHECK apr_time_from_sec(5)
-/* Moves whenever this process's rules of any site change: folded into the
- * raw facts, so every response is decided again once. */
-extern volatile apr_uint32_t sitemap_disallow_generation;
-apr_status_t sitemap_disallow_child_init(apr_pool_t *pchild,
-                                         sitemap_server_conf *conf);
-/* Look whether the site's robots.txt file changed (at most every
- * SITEMAP_DISALLOW_CHECK). */
-void sitemap_disallow_refresh(request_rec *r, sitemap_server_conf *conf,
-                              const sm_site_conf *site);
-/* 1 when robots.txt disallows url ("/path?query") for "*", Googlebot or
- * Bingbot, with *why naming the line and the crawler. */
-int sitemap_disallowed(request_rec *r, sitemap_server_conf *conf,
-                       const sm_site_conf *site, const char *url,
-                       const char **why);
-/* The body of a robots.txt this process served (an application's). */
-void sitemap_disallow_learn(request_rec *r, const char *body,
-                            apr_size_t len);
-
-/* SitemapSessionCookie's built-in list (mod_sitemap_config.c). */
+/* SitemapSessionCookie's built-in list (mod_sitemap_config_rules.c). */
 const apr_array_header_t *sitemap_default_session_cookies(apr_pool_t *p);
+/* Why the store's path cannot hold a store (exists and is not a regular
+ * file, below a non-directory), or NULL. */
+const char *sitemap_db_location_problem(apr_pool_t *p, const char *path);
 /* The site's base URL and scope (mod_sitemap_base.c).  The observers
  * of httpd's own ServerName and SSLEngine (they only note that the
  * directive was given, then let its module handle it). */
@@ -208,18 +195,11 @@ const char *sitemap_effective_path(apr_pool_t *p,
  * (base, scope, limits): at start-up, -t and every restart.  OK, or 500
  * after logging what is wrong. */
 int sitemap_check_sites(apr_pool_t *ptemp, server_rec *main_s);
-
-/* Hooks implemented by the glue files, registered in mod_sitemap.c. */
-int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
-                         apr_pool_t *ptemp, server_rec *main_s);
 /* The User can reach and write every store's directory (fatal at
  * start-up and with -t, logged at a restart). */
 int sitemap_check_store_places(apr_pool_t *ptemp, server_rec *main_s);
+/* The anonymous visitor's address (mod_sitemap_authz.c). */
 apr_status_t sitemap_authz_init(apr_pool_t *pconf);
-/* Would an anonymous visitor from elsewhere, asking for orig's URL, be
- * served where last was?  (mod_sitemap_authz.c) */
-int sitemap_anonymous_allowed(request_rec *orig, const request_rec *last);
-void sitemap_authz_register(apr_pool_t *p);
 /* A directory for the children (renditions, a URI store's spills): made
  * when missing (with its missing parents) without following a link
  * (sm_fs_open_dir), and given to the server's User when we are root (a
@@ -234,20 +214,45 @@ int sitemap_prepare_database(apr_pool_t *p, server_rec *s, const char *path,
                              apr_array_header_t *missing);
 apr_array_header_t *sitemap_missing_stores(apr_pool_t *p);
 void sitemap_create_stores(server_rec *s, apr_array_header_t *missing);
-int sitemap_log_transaction(request_rec *r);
-/* A response the rules left out (why; detail: what it names, NULL:
- * nothing): its verdict is noted for sitemapctl why, unless this process
- * noted the same within the hour (mod_sitemap_why.c).  url: the URL as
- * stored, NULL to normalise resp->target; refused_early: why is
- * sm_rules_worth_deciding's (only some of its reasons are noted). */
-/* Was r (its final request) answered by one of the module's own handlers
- * (the status page, its metrics, robots.txt)?  Their verdicts are not
- * kept: no one asks why they are not listed. */
-int sitemap_own_answer(const request_rec *r);
-void sitemap_note_verdict(request_rec *r, const sitemap_server_conf *conf,
-                          const sm_site_conf *site, const sm_response *resp,
-                          const char *url, const char *why,
-                          const char *detail, int refused_early);
+/* SitemapSiteFromHost's start-up work for one vhost (the base split) and
+ * a child's registry; an HTTP status (OK or 500) / APR status. */
+int sitemap_hosts_check(server_rec *s, const sitemap_server_conf *conf);
+int sitemap_hosts_post_config(apr_pool_t *p, server_rec *s,
+                              sitemap_server_conf *conf);
+apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
+                                      sitemap_server_conf *conf);
+/* IndexNow (mod_sitemap_indexnow.c): the checks, the key's path, the
+ * sender of each child. */
+int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf);
+int sitemap_indexnow_resolve(apr_pool_t *pconf, server_rec *s,
+                              sitemap_server_conf *conf);
+void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s);
+/* The renditions' directory (mod_sitemap_cache.c). */
+int sitemap_cache_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,
+                              server_rec *s, sitemap_server_conf *conf,
+                              apr_hash_t *prepared);
+void sitemap_cache_child_init(apr_pool_t *pchild, server_rec *s,
+                              sitemap_server_conf *conf, apr_hash_t *opened);
+/* The site's own robots.txt rules (mod_sitemap_disallow.c). */
+typedef struct sitemap_disallow sitemap_disallow;
+apr_status_t sitemap_disallow_child_init(apr_pool_t *pchild,
+                                         sitemap_server_conf *conf);
+
+/* ---- a request's helpers ---------------------------------------------- */
+
+/* 404 for a site with no URL recorded yet, saying so (a sitemap that
+ * listed a placeholder would list a URL nobody has seen answer 200). */
+int sitemap_nothing_yet(request_rec *r);
+
+/* Was r served from a file as it is (the default handler), rather than by
+ * a script?  (mod_sitemap_record.c) */
+int sitemap_served_as_file(const request_rec *r);
+/* The body of a robots.txt this process served (an application's). */
+void sitemap_disallow_learn(request_rec *r, const char *body,
+                            apr_size_t len);
+/* Would an anonymous visitor from elsewhere, asking for orig's URL, be
+ * served where last was?  (mod_sitemap_authz.c) */
+int sitemap_anonymous_allowed(request_rec *orig, const request_rec *last);
 /* The request's site: the vhost's own (&conf->site), or with
  * SitemapSiteFromHost the site of r's Host when it is allowed and has a
  * place in this process, else NULL.  mod_sitemap_hosts.c. */
@@ -265,27 +270,20 @@ const sm_site_conf *sitemap_site_to_read(request_rec *r,
  * has URLs of it (robots.txt's Sitemap line). */
 const sm_site_conf *sitemap_site_listed(request_rec *r,
                                         const sitemap_server_conf *conf);
-/* SitemapSiteFromHost's start-up work for one vhost (the base split) and
- * a child's registry; an HTTP status (OK or 500) / APR status. */
-int sitemap_hosts_check(server_rec *s, const sitemap_server_conf *conf);
-int sitemap_hosts_post_config(apr_pool_t *p, server_rec *s,
-                              sitemap_server_conf *conf);
 /* Is base this SitemapSiteFromHost vhost's prefix + an allowed name in
  * normal form + suffix (the base of one of its hosts' sites)?  name
  * (SM_HOST_MAX + 1 bytes) gets the name. */
 int sitemap_hosts_owns_base(const sitemap_server_conf *conf,
                             const char *base, char *name);
-apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
-                                      sitemap_server_conf *conf);
 /* The URLs robots.txt lists for site (conf->robots_urls for the vhost's
  * own). */
 apr_array_header_t *sitemap_robots_urls(request_rec *r,
                                         const sitemap_server_conf *conf,
                                         const sm_site_conf *site);
-int sitemap_translate_name(request_rec *r);
+/* Look the request's URL up ahead in the recorder's memory
+ * (mod_sitemap_record.c). */
 void sitemap_record_prefetch(const request_rec *r,
                              const sitemap_server_conf *conf);
-int sitemap_map_to_storage(request_rec *r);
 /* Claim r for one of our handlers (named "sitemap..."): not a file. */
 int sitemap_claim(request_rec *r, const char *handler);
 /* If-None-Match and If-Match with every tag an encoding filter suffixed
@@ -295,8 +293,6 @@ void sitemap_decode_etags(request_rec *r);
 /* On a 304: the ETag the client holds, when it holds the encoded one
  * (mod_deflate leaves a 304's ETag alone). */
 void sitemap_etag_as_sent(request_rec *r);
-void sitemap_http_register(apr_pool_t *p);
-void sitemap_indexnow_register(apr_pool_t *p);
 /* The methods of every document the module answers: DECLINED for GET and
  * HEAD (answer them); else OK, answered: OPTIONS 200 with Allow and no
  * body, the others 405 with Allow. */
@@ -305,27 +301,9 @@ int sitemap_methods(request_rec *r);
 /* A 304 sent through the output filters (mod_cache sees it): OK or
  * AP_FILTER_ERROR. */
 int sitemap_not_modified(request_rec *r);
-int sitemap_handler(request_rec *r);
-void sitemap_robots_register(apr_pool_t *p);
-/* Why the store's path cannot hold a store (exists and is not a regular
- * file, below a non-directory), or NULL. */
-const char *sitemap_db_location_problem(apr_pool_t *p, const char *path);
-void sitemap_head_register(apr_pool_t *p);
-/* For the head filter, when the body begins: 1 when log_transaction would
- * decide this response (a main GET answered 200 with a listed type), the
- * rules would record it as far as its URL and credentials tell, and it is
- * not a repeat of what the recorder knows (*repeat set when it is);
- * note->raw and note->headers are the raw facts' hash and headers then. */
-int sitemap_record_wants_head(request_rec *r, int *repeat,
-                              sitemap_head_note *note);
-void sitemap_views_register(apr_pool_t *p);
-void sitemap_status_register(apr_pool_t *p);
-int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf);
-int sitemap_indexnow_resolve(apr_pool_t *pconf, server_rec *s,
-                              sitemap_server_conf *conf);
-void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s);
-int sitemap_indexnow_key_handler(request_rec *r);
-/* Renditions (mod_sitemap_cache.c). */
+
+/* ---- renditions (mod_sitemap_cache.c) ------------------------------- */
+
 typedef struct {
     const sm_doc_site *site;
     const sm_doc *doc;
@@ -345,11 +323,6 @@ apr_status_t sitemap_rendition(request_rec *r, const sitemap_server_conf *conf,
                                sitemap_file *out, sm_doc_stats *stats);
 /* Send a rendition as the response's body. */
 int sitemap_send_file(request_rec *r, const sitemap_file *file);
-int sitemap_cache_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,
-                              server_rec *s, sitemap_server_conf *conf,
-                              apr_hash_t *prepared);
-void sitemap_cache_child_init(apr_pool_t *pchild, server_rec *s,
-                              sitemap_server_conf *conf, apr_hash_t *opened);
 
 /* ---- The serving layer (mod_sitemap_serve.c) ------------------------------
  * Every document the module answers (the sitemap, its text and HTML views,

@@ -21,7 +21,7 @@
  * (server and per-directory rules) runs for it too, from its own address
  * and without headers: httpd runs it in post_read_request and
  * header_parser, which a lookup skips, so this module runs header_parser
- * for the stand-in (stand_in_perdir).  An internal rewrite (a RewriteRule
+ * for the stand-in (sitemap_authz_stand_in).  An internal rewrite (a RewriteRule
  * in a directory context: "redirect:") is followed as mod_rewrite's
  * handler would.  Where the visitor's request was redirected internally
  * by its handler (an Action, a CGI script's local Location), the stand-in
@@ -92,7 +92,7 @@ static int on_stand_in(const request_rec *r)
  * run for it as for a visitor's request.  mod_setenvif takes its server
  * rules at its first call on a request and its per-directory ones at the
  * next, as it does in post_read_request then header_parser. */
-static int stand_in_perdir(request_rec *r)
+int sitemap_authz_stand_in(request_rec *r)
 {
     int rv;
 
@@ -104,13 +104,6 @@ static int stand_in_perdir(request_rec *r)
             || (rv = ap_run_header_parser(r)) != OK))
         return rv;
     return DECLINED;
-}
-
-void sitemap_authz_register(apr_pool_t *p)
-{
-    (void)p;
-    ap_hook_post_perdir_config(stand_in_perdir, NULL, NULL,
-                               APR_HOOK_REALLY_FIRST);
 }
 
 /* A distinct copy of the server's defaults: a lookup whose configuration

@@ -122,7 +122,7 @@ void sitemap_cache_child_init(apr_pool_t *pchild, server_rec *s,
             if (apr_thread_mutex_create(&render_locks[i],
                                         APR_THREAD_MUTEX_DEFAULT, pchild)
                 != APR_SUCCESS)
-                return;     /* conf->renditions stays NULL: streaming */
+                return;     /* conf->proc->renditions stays NULL: streaming */
     /* One directory, one handle (the first vhost's size bound); it is
      * opened for each use, so thousands of vhosts hold no descriptors. */
     d = apr_hash_get(opened, conf->cache_dir, APR_HASH_KEY_STRING);
@@ -131,14 +131,14 @@ void sitemap_cache_child_init(apr_pool_t *pchild, server_rec *s,
                                            conf->cache_max, err,
                                            sizeof(err));
         if (rv != APR_SUCCESS) {
-            conf->cache_error = apr_pstrdup(pchild, err);
+            conf->proc->cache_error = apr_pstrdup(pchild, err);
             ap_log_error(APLOG_MARK, APLOG_DEBUG, rv, s, "SitemapCache %s: "
                          "%s", conf->cache_dir, err);
             return;
         }
         apr_hash_set(opened, conf->cache_dir, APR_HASH_KEY_STRING, d);
     }
-    conf->renditions = d;
+    conf->proc->renditions = d;
 }
 
 /* Renditions that cannot be used: said at most once a minute per process
@@ -209,7 +209,7 @@ static apr_status_t render(request_rec *r, const sitemap_server_conf *conf,
     if ((rv = apr_pool_create(&p, r->pool)) != APR_SUCCESS)
         return rv;
     /* A site made from a Host (anyone can invent one) is evicted first. */
-    fs.rv = sm_rend_writer_create(&fs.w, conf->renditions, p, stem,
+    fs.rv = sm_rend_writer_create(&fs.w, conf->proc->renditions, p, stem,
                                   &dr->key, conf->host_re ? SM_REND_HOST_SITE
                                                           : SM_REND_SITE);
     if (fs.rv == APR_SUCCESS) {
@@ -225,7 +225,7 @@ static apr_status_t render(request_rec *r, const sitemap_server_conf *conf,
         trouble(r, conf, fs.rv, "cannot write a rendition");
     if (rv == APR_SUCCESS) {
         sm_rend_sizes(fs.w, &plain, &gzip);
-        sm_rend_evict(conf->renditions, p, &removed, &scanned);
+        sm_rend_evict(conf->proc->renditions, p, &removed, &scanned);
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "rendered %s as %s: %"
                       APR_OFF_T_FMT " bytes, %" APR_OFF_T_FMT " gzip, in %"
                       APR_TIME_T_FMT " us; %d old files evicted, %d "
@@ -247,27 +247,27 @@ apr_status_t sitemap_rendition(request_rec *r, const sitemap_server_conf *conf,
     apr_status_t rv;
 
     memset(stats, 0, sizeof(*stats));
-    if (!conf->renditions) {
-        trouble(r, conf, 0, conf->cache_error ? conf->cache_error
+    if (!conf->proc->renditions) {
+        trouble(r, conf, 0, conf->proc->cache_error ? conf->proc->cache_error
                                               : "cannot be opened");
         return APR_ENOENT;
     }
     key.b = sm_hash_u64(key.b, build_tag);
-    if (sm_rend_open(conf->renditions, r->pool, stem, enc, &key, &out->f,
+    if (sm_rend_open(conf->proc->renditions, r->pool, stem, enc, &key, &out->f,
                      &out->offset, &out->length) == APR_SUCCESS)
         return APR_SUCCESS;
     /* Not rendered for this snapshot yet: one thread of this process
      * renders it, the others wait and take its files. */
     lock = render_locks[sm_hash_str(SM_HASH_SEED, stem) % RENDER_LOCKS];
     apr_thread_mutex_lock(lock);
-    rv = sm_rend_open(conf->renditions, r->pool, stem, enc, &key, &out->f,
-                      &out->offset, &out->length);
+    rv = sm_rend_open(conf->proc->renditions, r->pool, stem, enc, &key,
+                      &out->f, &out->offset, &out->length);
     if (rv != APR_SUCCESS) {
         sitemap_doc_req keyed = *dr;
         keyed.key = key;
         rv = render(r, conf, st, &keyed, stem, stats);
         if (rv == APR_SUCCESS)
-            rv = sm_rend_open(conf->renditions, r->pool, stem, enc, &key,
+            rv = sm_rend_open(conf->proc->renditions, r->pool, stem, enc, &key,
                               &out->f, &out->offset, &out->length);
     }
     apr_thread_mutex_unlock(lock);

@@ -1,735 +1,321 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_config.c: the directives.  Every value is checked here, when
  * the configuration is read: a bad one stops start-up with a message that
- * names the directive, the value and what is allowed. */
-#include "mod_sitemap.h"
+ * names the directive, the value and what is allowed.  A directive of a
+ * common kind is a row of the table below and a sitemap_value saying
+ * where its value goes and what is allowed; each kind has one setter,
+ * reading with src/util/sm_parse.h as sitemapctl does.  The directives of
+ * their own kind are in mod_sitemap_config_site.c (where the site and its
+ * store are) and mod_sitemap_config_rules.c (what is recorded, how it is
+ * listed). */
+#include "mod_sitemap_config.h"
 
 #include "http_core.h"
-#include "http_log.h"
-#include "util_time.h"
 
-#include <apr_lib.h>
 #include <apr_strings.h>
-#include <sys/stat.h>
 
 #include "indexnow/sm_indexnow.h"
 #include "serve/sm_robots.h"
 #include "serve/sm_sitemap.h"
-
-APLOG_USE_MODULE(sitemap);
+#include "util/sm_parse.h"
 
 #define MAX_FLUSH_INTERVAL apr_time_from_sec(3600)
 #define MAX_EXPIRE         apr_time_from_sec(100LL * 366 * 86400)
 #define MAX_URLS_LIMIT     APR_INT64_C(1000000000000)
+#define CACHE_MAX_MIN      (APR_INT64_C(1) << 20)
+#define CACHE_MAX_MAX      (APR_INT64_C(1) << 40)
 
-static const char *in_server_only(cmd_parms *cmd)
+const char *sitemap_in_server_only(cmd_parms *cmd)
 {
     return ap_check_cmd_context(cmd, NOT_IN_DIR_CONTEXT);
 }
 
-/* A duration: a whole number with an optional unit (ms, s, mi, h, and d
- * when days make sense), as httpd's timeout directives read them. */
-static const char *parse_duration(cmd_parms *cmd, const char *arg,
-                                  int allow_days, apr_interval_time_t min,
-                                  apr_interval_time_t max,
-                                  const char *allowed,
-                                  apr_interval_time_t *out)
-{
-    apr_interval_time_t t = -1;
-    apr_size_t len = strlen(arg);
+/* How a directive of a common kind is read (its cmd->info).  A refusal
+ * says "NAME: 'VALUE' is not allowed: " then allowed, the problem check
+ * found, and after. */
+typedef struct {
+    apr_size_t offset;          /* its field in sitemap_server_conf */
+    apr_size_t size;            /* and the field's size (counts: int or
+                                   apr_int64_t) */
+    apr_int64_t min, max;       /* counts, sizes, durations */
+    int flags;                  /* durations: SM_DURATION_DAYS; lists:
+                                   VALUE_LOWER */
+    /* Checked values and lists: NULL when arg is allowed, else what is
+     * wrong with it ("" when allowed says all). */
+    const char *(*check)(apr_pool_t *p, const char *arg);
+    const char *allowed, *after;
+} sitemap_value;
 
-    if (allow_days && len > 1 && arg[len - 1] == 'd') {
-        char *end;
-        apr_int64_t days;
-        apr_set_os_error(0);
-        days = apr_strtoi64(arg, &end, 10);
-        if (end == arg + len - 1 && apr_get_os_error() == 0 && days >= 0
-            && days <= 100 * 366 && apr_isdigit(*arg))
-            t = apr_time_from_sec(days * 86400);
-    }
-    else if (len && apr_isdigit(*arg)
-             && ap_timeout_parameter_parse(arg, &t, "s") != APR_SUCCESS) {
-        t = -1;
-    }
-    if (t < 0 || t < min || t > max)
-        return apr_psprintf(cmd->pool, "%s: '%s' is not allowed: %s",
-                            cmd->cmd->name, arg, allowed);
-    *out = t;
-    return NULL;
+#define VALUE_LOWER 1           /* a list's values are kept in lowercase */
+
+#define FIELD(f) APR_OFFSETOF(sitemap_server_conf, f), \
+                 sizeof(((sitemap_server_conf *)0)->f)
+
+static void *field(cmd_parms *cmd, const sitemap_value *v)
+{
+    return (char *)SITEMAP_CONF(cmd->server) + v->offset;
 }
 
-/* On|Off directives: cmd->info is the offset of the int to set. */
-static const char *set_server_flag(cmd_parms *cmd, void *dconf, int on)
+static const char *refuse(cmd_parms *cmd, const sitemap_value *v,
+                          const char *arg, const char *problem)
 {
-    const char *err = in_server_only(cmd);
+    return apr_pstrcat(cmd->pool, cmd->cmd->name, ": '", arg, "' is not "
+                       "allowed: ", v->allowed ? v->allowed : "",
+                       problem ? problem : "", v->after ? v->after : "",
+                       NULL);
+}
+
+/* On|Off. */
+static const char *set_flag(cmd_parms *cmd, void *dconf, int on)
+{
+    const char *err = sitemap_in_server_only(cmd);
     (void)dconf;
     if (err)
         return err;
-    *(int *)((char *)SITEMAP_CONF(cmd->server) + (apr_size_t)cmd->info) = on;
+    *(int *)field(cmd, cmd->info) = on;
+    return NULL;
+}
+
+/* A duration (sm_parse_duration): ms, s, mi, h, and d when days make
+ * sense, as httpd's timeout directives read them. */
+static const char *set_duration(cmd_parms *cmd, void *dconf,
+                                const char *arg)
+{
+    const sitemap_value *v = cmd->info;
+    const char *err = sitemap_in_server_only(cmd);
+    (void)dconf;
+    if (err)
+        return err;
+    if (sm_parse_duration(arg, v->flags, v->min, v->max,
+                          field(cmd, v)) != APR_SUCCESS)
+        return refuse(cmd, v, arg, NULL);
     return NULL;
 }
 
 /* A whole number from min to max, digits only ("10x", "-1", " 5" and
  * overflow are refused). */
-static const char *parse_count(cmd_parms *cmd, const char *arg,
-                               apr_int64_t min, apr_int64_t max,
-                               apr_int64_t *out)
+static const char *set_count(cmd_parms *cmd, void *dconf, const char *arg)
 {
-    const char *err = in_server_only(cmd);
+    const sitemap_value *v = cmd->info;
+    const char *err = sitemap_in_server_only(cmd);
     apr_int64_t n;
-    char *end;
+    (void)dconf;
 
     if (err)
         return err;
-    apr_set_os_error(0);
-    n = apr_strtoi64(arg, &end, 10);
-    if (!apr_isdigit(*arg) || *end || apr_get_os_error() || n < min
-        || n > max)
+    if (sm_parse_count(arg, v->min, v->max, &n) != APR_SUCCESS)
         return apr_psprintf(cmd->pool, "%s: '%s' is not allowed: a whole "
                             "number from %" APR_INT64_T_FMT " to %"
-                            APR_INT64_T_FMT, cmd->cmd->name, arg, min, max);
-    *out = n;
+                            APR_INT64_T_FMT, cmd->cmd->name, arg, v->min,
+                            v->max);
+    if (v->size == sizeof(int))
+        *(int *)field(cmd, v) = (int)n;
+    else
+        *(apr_int64_t *)field(cmd, v) = n;
     return NULL;
 }
 
-static const char *set_max_urls(cmd_parms *cmd, void *dconf, const char *arg)
+/* A size in bytes, or with K, M, G or T (sm_parse_size). */
+static const char *set_size(cmd_parms *cmd, void *dconf, const char *arg)
 {
-    (void)dconf;
-    return parse_count(cmd, arg, 1, MAX_URLS_LIMIT,
-                       &SITEMAP_CONF(cmd->server)->max_urls);
-}
-
-static const char *set_page_size(cmd_parms *cmd, void *dconf, const char *arg)
-{
+    const sitemap_value *v = cmd->info;
+    const char *err = sitemap_in_server_only(cmd);
     apr_int64_t n;
-    const char *err = parse_count(cmd, arg, 1, SM_PAGE_MAX_URLS, &n);
-    (void)dconf;
-    if (!err)
-        SITEMAP_CONF(cmd->server)->page_size = (int)n;
-    return err;
-}
-
-/* SitemapSiteFromHost: the pattern must match the whole normal name. */
-static const char *set_site_from_host(cmd_parms *cmd, void *dconf,
-                                      const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    sm_regex *re;
     (void)dconf;
 
     if (err)
         return err;
-    /* Alone first: a pattern such as "a)|(b" must not balance the
-     * anchoring group. */
-    if (!*arg || !sm_regex_compile(cmd->temp_pool, arg, &err)
-        || !(re = sm_regex_compile(cmd->pool, apr_pstrcat(cmd->temp_pool,
-                                   "^(?:", arg, ")$", NULL), &err)))
-        return apr_psprintf(cmd->pool, "SitemapSiteFromHost: '%s' is not a "
-                            "valid regular expression: %s", arg,
-                            *arg ? err : "empty");
-    SITEMAP_CONF(cmd->server)->host_re = re;
+    if (sm_parse_size(arg, v->min, v->max, &n) != APR_SUCCESS)
+        return refuse(cmd, v, arg, NULL);
+    *(apr_off_t *)field(cmd, v) = (apr_off_t)n;
     return NULL;
 }
 
-static const char *set_hosts_max(cmd_parms *cmd, void *dconf,
-                                 const char *arg)
+/* A string that v->check allows. */
+static const char *set_value(cmd_parms *cmd, void *dconf, const char *arg)
 {
-    apr_int64_t n;
-    const char *err = parse_count(cmd, arg, 1, 1000000, &n);
+    const sitemap_value *v = cmd->info;
+    const char *err = sitemap_in_server_only(cmd);
     (void)dconf;
-    if (!err)
-        SITEMAP_CONF(cmd->server)->hosts_max = (int)n;
-    return err;
+
+    if (err)
+        return err;
+    if ((err = v->check(cmd->temp_pool, arg)) != NULL)
+        return refuse(cmd, v, arg, err);
+    *(const char **)field(cmd, v) = arg;
+    return NULL;
 }
 
-/* Does the nearest existing ancestor of path look usable for the store?
- * Creating it and handing it to User/Group happens in post_config. */
-const char *sitemap_db_location_problem(apr_pool_t *p, const char *path)
+/* One more string that v->check allows, to a list made at the first (a
+ * vhost's list replaces the main server's: see the merge). */
+static const char *add_value(cmd_parms *cmd, void *dconf, const char *arg)
 {
-    struct stat sb;
-    char *dir = apr_pstrdup(p, path);
-    char *slash;
+    const sitemap_value *v = cmd->info;
+    apr_array_header_t **list = field(cmd, v);
+    const char *err = sitemap_in_server_only(cmd);
+    (void)dconf;
 
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return apr_psprintf(p, "SitemapDatabase: '%s' exists and is not a "
-                            "regular file; give the path of an SQLite file "
-                            "(it is created if missing)", path);
-    while ((slash = strrchr(dir, '/')) != NULL) {
-        *slash = '\0';
-        if (!*dir)
-            return NULL;            /* reached "/" */
-        if (stat(dir, &sb) == 0) {
-            if (!S_ISDIR(sb.st_mode))
-                return apr_psprintf(p, "SitemapDatabase: '%s' cannot be "
-                                    "created: '%s' is not a directory",
-                                    path, dir);
-            return NULL;
-        }
+    if (err)
+        return err;
+    if ((err = v->check(cmd->temp_pool, arg)) != NULL)
+        return refuse(cmd, v, arg, err);
+    if (!*list)
+        *list = apr_array_make(cmd->pool, 4, sizeof(char *));
+    if (v->flags & VALUE_LOWER) {
+        char *lower = apr_pstrdup(cmd->pool, arg);
+        ap_str_tolower(lower);
+        arg = lower;
     }
+    APR_ARRAY_PUSH(*list, const char *) = arg;
     return NULL;
 }
 
-/* SitemapStateDir: the main server's only (every vhost's default store
- * and every URI store's spills are there). */
-static const char *set_state_dir(cmd_parms *cmd, void *dconf,
-                                 const char *arg)
-{
-    const char *err = ap_check_cmd_context(cmd, GLOBAL_ONLY);
-    char *path;
-    apr_size_t n;
-    (void)dconf;
+/* ---- the checks of values ------------------------------------------ */
 
-    if (err)
-        return err;
-    if (!*arg || !(path = ap_server_root_relative(cmd->pool, arg)))
-        return apr_psprintf(cmd->pool, "SitemapStateDir: '%s' is not "
-                            "allowed: give a directory, absolute or relative "
-                            "to ServerRoot", arg);
-    for (n = strlen(path); n > 1 && path[n - 1] == '/'; n--)
-        path[n - 1] = '\0';
-    SITEMAP_CONF(cmd->server)->state_dir = path;
-    return NULL;
+static const char *param_name_problem(apr_pool_t *p, const char *arg)
+{
+    (void)p;
+    return sm_is_param_name(arg) ? NULL : "";
 }
 
-static const char *set_database(cmd_parms *cmd, void *dconf, const char *arg)
+static const char *sitemap_path_problem(apr_pool_t *p, const char *arg)
 {
-    const char *err = in_server_only(cmd);
-    const char *path;
-    (void)dconf;
-
-    if (err)
-        return err;
-    if (!*arg)
-        return "SitemapDatabase: '' is not allowed: give the path of an "
-               "SQLite file or a postgresql:// URI";
-    if ((err = sm_store_location_problem(cmd->pool, arg)) != NULL)
-        return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' cannot be "
-                            "used: %s", sm_uri_mask(cmd->pool, arg), err);
-    if (!sm_store_is_file(arg)) {
-        /* a database server's: no place on this machine */
-        SITEMAP_CONF(cmd->server)->db_path = arg;
-        return NULL;
-    }
-    path = ap_server_root_relative(cmd->pool, arg);
-    if (!path)
-        return apr_psprintf(cmd->pool, "SitemapDatabase: '%s' is not a valid "
-                            "path", arg);
-    /* What is at the path is the state of the store, not configuration:
-     * checked here only by a configuration test (-t).  `-k stop` and
-     * `-k graceful` read the configuration too, and must work whatever
-     * became of the store meanwhile; a start checks it in post_config. */
-    if (ap_state_query(AP_SQ_RUN_MODE) == AP_SQ_RM_CONFIG_TEST
-        && (err = sitemap_db_location_problem(cmd->pool, path)) != NULL)
-        return err;
-    SITEMAP_CONF(cmd->server)->db_path = path;
-    return NULL;
+    (void)p;
+    return sm_sitemap_path_check(arg);
 }
 
-static const char *set_base_url(cmd_parms *cmd, void *dconf, const char *arg)
+static const char *text_path_problem(apr_pool_t *p, const char *arg)
 {
-    const char *err = in_server_only(cmd);
-    const char *base, *path = NULL, *origin = arg, *sep;
-    (void)dconf;
-
-    if (err)
-        return err;
-    /* A site under a path: scheme://host[:port]/dir/ (the path ends in
-     * "/", and holds what SitemapPath may). */
-    if ((sep = ap_strstr_c(arg, "://")) != NULL
-        && (sep = strchr(sep + 3, '/')) != NULL && strcmp(sep, "/") != 0
-        && !strpbrk(sep, "?#")) {
-        origin = apr_pstrmemdup(cmd->temp_pool, arg, (apr_size_t)(sep - arg));
-        path = sep;
-        if (path[strlen(path) - 1] != '/'
-            || sm_sitemap_path_check(apr_pstrcat(cmd->temp_pool, path,
-                                                 "sitemap.xml", NULL)))
-            return apr_psprintf(cmd->pool, "SitemapBaseURL: '%s' is not "
-                                "allowed: the path of a site must be a "
-                                "directory ending in '/' (such as "
-                                "https://example.com/blog/), of the "
-                                "characters a URL path holds literally, "
-                                "without empty, '.' or '..' segments", arg);
-    }
-    if (!(base = sm_url_parse_base(cmd->pool, origin, &err)))
-        return apr_psprintf(cmd->pool, "SitemapBaseURL: '%s' is not allowed: "
-                            "%s", arg, err);
-    SITEMAP_CONF(cmd->server)->base_url = base;
-    SITEMAP_CONF(cmd->server)->base_path = path ? apr_pstrdup(cmd->pool, path)
-                                                : NULL;
-    return NULL;
+    (void)p;
+    return sm_doc_path_check(arg, ".txt");
 }
 
-/* A media type: type "/" subtype, token characters only, no parameters. */
-static int is_media_type(const char *s)
+static const char *html_path_problem(apr_pool_t *p, const char *arg)
 {
-    const char *slash = strchr(s, '/');
-    static const char *const tspecials = "()<>@,;:\\\"/[]?={} \t";
-    const char *c;
-
-    if (!slash || slash == s || !slash[1] || strchr(slash + 1, '/'))
-        return 0;
-    for (c = s; *c; c++)
-        if (c != slash && (!apr_isprint(*c) || strchr(tspecials, *c)))
-            return 0;
-    return 1;
+    (void)p;
+    return sm_doc_path_check(arg, ".html");
 }
 
-static const char *add_content_type(cmd_parms *cmd, void *dconf,
-                                    const char *arg)
+static const char *stylesheet_url_problem(apr_pool_t *p, const char *arg)
 {
-    const char *err = in_server_only(cmd);
-    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
-    (void)dconf;
-
-    if (err)
-        return err;
-    if (!is_media_type(arg))
-        return apr_psprintf(cmd->pool, "SitemapContentTypes: '%s' is not "
-                            "allowed: give media types such as text/html, "
-                            "without parameters", arg);
-    /* A vhost's list replaces the main server's (see the merge). */
-    if (!conf->content_types)
-        conf->content_types = apr_array_make(cmd->pool, 4, sizeof(char *));
-    APR_ARRAY_PUSH(conf->content_types, const char *) =
-        apr_pstrdup(cmd->pool, arg);
-    ap_str_tolower(APR_ARRAY_IDX(conf->content_types,
-                                 conf->content_types->nelts - 1, char *));
-    return NULL;
+    (void)p;
+    return sm_stylesheet_url_check(arg);
 }
 
-static const char *add_exclude(cmd_parms *cmd, void *dconf, const char *arg)
+static const char *indexnow_key_problem(apr_pool_t *p, const char *arg)
 {
-    const char *err = in_server_only(cmd);
-    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
-    sm_regex *re;
-    (void)dconf;
-
-    if (err)
-        return err;
-    if (!(re = sm_regex_compile(cmd->pool, arg, &err)))
-        return apr_psprintf(cmd->pool, "SitemapExclude: '%s' is not a valid "
-                            "regular expression: %s", arg, err);
-    APR_ARRAY_PUSH(conf->excludes, sm_regex *) = re;
-    return NULL;
+    (void)p;
+    return sm_indexnow_key_problem(arg);
 }
 
-/* A query parameter name: what may stand before '=' in a query. */
-static int is_param_name(const char *s)
-{
-    if (!*s)
-        return 0;
-    for (; *s; s++)
-        if (!apr_isgraph(*s) || *s == '&' || *s == '=' || *s == '#')
-            return 0;
-    return 1;
-}
+/* ---- the directives of common kinds -------------------------------- */
 
-static const char *add_allow_query(cmd_parms *cmd, void *dconf,
-                                   const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
-    (void)dconf;
+static sitemap_value v_enabled = { FIELD(enabled), 0, 0, 0, NULL, NULL,
+                                   NULL };
+static sitemap_value v_robots = { FIELD(robots), 0, 0, 0, NULL, NULL,
+                                  NULL };
+static sitemap_value v_robots_fallback = { FIELD(robots_fallback), 0, 0, 0,
+                                           NULL, NULL, NULL };
+static sitemap_value v_read_head = { FIELD(read_head), 0, 0, 0, NULL, NULL,
+                                     NULL };
+static sitemap_value v_indexnow = { FIELD(indexnow), 0, 0, 0, NULL, NULL,
+                                    NULL };
 
-    if (err)
-        return err;
-    if (!is_param_name(arg))
-        return apr_psprintf(cmd->pool, "SitemapAllowQuery: '%s' is not "
-                            "allowed: give query parameter names (no '&', "
-                            "'=', '#' or spaces)", arg);
-    if (!conf->allow_query)
-        conf->allow_query = apr_array_make(cmd->pool, 4, sizeof(char *));
-    APR_ARRAY_PUSH(conf->allow_query, const char *) = arg;
-    return NULL;
-}
-
-/* The session cookies of the common applications (SitemapSessionCookie's
- * default; the README says why each is there). */
-static const char *const default_session_cookies[] = {
-    "wordpress_logged_in_*", "wordpress_sec_*", "wp-postpass_*",
-    "comment_author_*",                 /* WordPress */
-    "SESS*", "SSESS*",                  /* Drupal */
-    "joomla_user_state",                /* Joomla */
-    "*_session", "*UserID",             /* MediaWiki, Rails, Laravel */
-    "sessionid",                        /* Django */
-    "PHPSESSID",                        /* PHP */
-    "JSESSIONID",                       /* Java servlets */
-    "connect.sid",                      /* Express */
-    NULL
+static sitemap_value v_flush_interval = {
+    FIELD(flush_interval), apr_time_from_msec(10), MAX_FLUSH_INTERVAL, 0,
+    NULL, "a duration from 10ms to 1h, such as 500ms, 1s, 2mi or 1h (a bare "
+    "number is seconds)", NULL
+};
+static sitemap_value v_expire = {
+    FIELD(expire), 0, MAX_EXPIRE, SM_DURATION_DAYS, NULL, "0 (never) or a "
+    "duration up to 100 years, such as 30d, 720h or 3600s (a bare number "
+    "is seconds)", NULL
+};
+static sitemap_value v_indexnow_interval = {
+    FIELD(indexnow_interval), apr_time_from_msec(100),
+    apr_time_from_sec(86400), 0, NULL, "a duration from 100ms to 24h, such "
+    "as 10s or 5mi (a bare number is seconds)", NULL
 };
 
-static void push_defaults(apr_array_header_t *a)
-{
-    int i;
+static sitemap_value v_max_urls = { FIELD(max_urls), 1, MAX_URLS_LIMIT, 0,
+                                    NULL, NULL, NULL };
+static sitemap_value v_page_size = { FIELD(page_size), 1, SM_PAGE_MAX_URLS,
+                                     0, NULL, NULL, NULL };
+static sitemap_value v_hosts_max = { FIELD(hosts_max), 1, 1000000, 0, NULL,
+                                     NULL, NULL };
 
-    for (i = 0; default_session_cookies[i]; i++)
-        APR_ARRAY_PUSH(a, const char *) = default_session_cookies[i];
-}
+/* SitemapCacheMaxSize: from 1M to 1T. */
+static sitemap_value v_cache_max = {
+    FIELD(cache_max), CACHE_MAX_MIN, CACHE_MAX_MAX, 0, NULL, "a size from 1M "
+    "to 1T (bytes, or a whole number with K, M, G or T)", NULL
+};
 
-const apr_array_header_t *sitemap_default_session_cookies(apr_pool_t *p)
-{
-    apr_array_header_t *a = apr_array_make(p, 16, sizeof(const char *));
+static sitemap_value v_sitemap_path = {
+    FIELD(sitemap_path), 0, 0, 0, sitemap_path_problem, "a URL path that ",
+    ", such as /sitemap.xml"
+};
+/* SitemapTextPath (.txt) and SitemapHTMLPath (.html): checked as
+ * SitemapPath is. */
+static sitemap_value v_text_path = {
+    FIELD(text_path), 0, 0, 0, text_path_problem, "a URL path that ",
+    ", such as /sitemap.txt"
+};
+static sitemap_value v_html_path = {
+    FIELD(html_path), 0, 0, 0, html_path_problem, "a URL path that ",
+    ", such as /sitemap.html"
+};
+static sitemap_value v_html_stylesheet = {
+    FIELD(html_stylesheet), 0, 0, 0, stylesheet_url_problem, "the URL ",
+    "; wanted a URL such as /styles/site-map.css"
+};
+static sitemap_value v_indexnow_key = {
+    FIELD(indexnow_key), 0, 0, 0, indexnow_key_problem, NULL, "; IndexNow "
+    "wants 8 to 128 characters of a-z, A-Z, 0-9 and '-', such as "
+    "3f1e6c2a9b8d4e7f"
+};
+static sitemap_value v_indexnow_endpoint = {
+    FIELD(indexnow_endpoint), 0, 0, 0, sm_indexnow_endpoint_problem, NULL,
+    "; give an https:// URL such as " SM_INDEXNOW_DEFAULT_ENDPOINT
+    " (http:// only for testing)"
+};
 
-    push_defaults(a);
-    return a;
-}
-
-/* A cookie name (RFC 6265: an HTTP token, as httpd scans them), or one
- * with a leading or trailing '*' standing for any prefix or suffix. */
-static int is_cookie_pattern(const char *s)
-{
-    apr_size_t n = strlen(s);
-    apr_size_t from = s[0] == '*', to = n && s[n - 1] == '*' ? n - 1 : n;
-
-    if (to <= from || (from && to < n))         /* "*", "**", "*x*" */
-        return 0;
-    return ap_scan_http_token(s + from) == s + to
-           && !memchr(s + from, '*', to - from);
-}
-
-static const char *add_session_cookie(cmd_parms *cmd, void *dconf,
-                                      const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
-    (void)dconf;
-
-    if (err)
-        return err;
-    if (!conf->session_cookies)
-        conf->session_cookies = apr_array_make(cmd->pool, 16,
-                                               sizeof(const char *));
-    else if (conf->session_cookies->nelts == 0)
-        return "SitemapSessionCookie: None must be the only value";
-    if (strcasecmp(arg, "None") == 0) {
-        if (conf->session_cookies->nelts)
-            return "SitemapSessionCookie: None must be the only value";
-        return NULL;                    /* empty: no session cookies */
-    }
-    if (strcasecmp(arg, "Default") == 0) {
-        push_defaults(conf->session_cookies);
-        return NULL;
-    }
-    if (!is_cookie_pattern(arg))
-        return apr_psprintf(cmd->pool, "SitemapSessionCookie: '%s' is not "
-                            "allowed: give cookie names, each may start or "
-                            "end with '*' (such as PHPSESSID, "
-                            "wordpress_logged_in_* or *_session), Default "
-                            "for the built-in list, or None", arg);
-    APR_ARRAY_PUSH(conf->session_cookies, const char *) = arg;
-    return NULL;
-}
-
-static const char *set_flush_interval(cmd_parms *cmd, void *dconf,
-                                      const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    (void)dconf;
-    if (err)
-        return err;
-    return parse_duration(cmd, arg, 0, apr_time_from_msec(10),
-                          MAX_FLUSH_INTERVAL, "a duration from 10ms to 1h, "
-                          "such as 500ms, 1s, 2mi or 1h (a bare number is "
-                          "seconds)",
-                          &SITEMAP_CONF(cmd->server)->flush_interval);
-}
-
-static const char *set_expire(cmd_parms *cmd, void *dconf, const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    (void)dconf;
-    if (err)
-        return err;
-    return parse_duration(cmd, arg, 1, 0, MAX_EXPIRE, "0 (never) or a "
-                          "duration up to 100 years, such as 30d, 720h or "
-                          "3600s (a bare number is seconds)",
-                          &SITEMAP_CONF(cmd->server)->expire);
-}
-
-static const char *set_sitemap_path(cmd_parms *cmd, void *dconf,
-                                    const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    (void)dconf;
-
-    if (err)
-        return err;
-    if ((err = sm_sitemap_path_check(arg)) != NULL)
-        return apr_psprintf(cmd->pool, "SitemapPath: '%s' is not allowed: "
-                            "a URL path that %s, such as /sitemap.xml", arg,
-                            err);
-    SITEMAP_CONF(cmd->server)->sitemap_path = arg;
-    return NULL;
-}
-
-static const char *add_annotation(cmd_parms *cmd, apr_array_header_t *list,
-                                  const char *pattern, const char *value)
-{
-    sm_annotation *a;
-    const char *err;
-    sm_regex *re = sm_regex_compile(cmd->pool, pattern, &err);
-
-    if (!re)
-        return apr_psprintf(cmd->pool, "%s: '%s' is not a valid regular "
-                            "expression: %s", cmd->cmd->name, pattern, err);
-    a = apr_array_push(list);
-    a->re = re;
-    a->value = value;
-    return NULL;
-}
-
-static const char *add_changefreq(cmd_parms *cmd, void *dconf,
-                                  const char *pattern, const char *word)
-{
-    const char *err = in_server_only(cmd);
-    (void)dconf;
-
-    if (err)
-        return err;
-    if ((err = sm_changefreq_check(word)) != NULL)
-        return apr_psprintf(cmd->pool, "SitemapChangefreq: '%s' is not "
-                            "allowed: %s", word, err);
-    return add_annotation(cmd, SITEMAP_CONF(cmd->server)->changefreq,
-                          pattern, word);
-}
-
-static const char *add_priority(cmd_parms *cmd, void *dconf,
-                                const char *pattern, const char *value)
-{
-    const char *err = in_server_only(cmd);
-    const char *canon;
-    (void)dconf;
-
-    if (err)
-        return err;
-    if (!(canon = sm_priority_canon(cmd->pool, value)))
-        return apr_psprintf(cmd->pool, "SitemapPriority: '%s' is not allowed:"
-                            " a number from 0.0 to 1.0 with one decimal, "
-                            "such as 0.8", value);
-    return add_annotation(cmd, SITEMAP_CONF(cmd->server)->priority, pattern,
-                          canon);
-}
-
+static sitemap_value v_content_types = {
+    FIELD(content_types), 0, 0, VALUE_LOWER, sitemap_media_type_problem,
+    "give media types such as text/html, without parameters", NULL
+};
+static sitemap_value v_allow_query = {
+    FIELD(allow_query), 0, 0, 0, param_name_problem, "give query parameter "
+    "names (no '&', '=', '#' or spaces)", NULL
+};
 /* An absolute http(s) URL with a host, fit for a robots.txt line (see
  * sm_robots_url_problem): refused rather than escaped, since an escape
  * would advertise a URL other than the one written here. */
-static const char *add_robots_extra(cmd_parms *cmd, void *dconf,
-                                    const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
-    const char *why;
-    (void)dconf;
-
-    if (err)
-        return err;
-    if ((why = sm_robots_url_problem(cmd->pool, arg)))
-        return apr_psprintf(cmd->pool, "SitemapRobotsExtra: '%s' is not "
-                            "allowed: %s; wanted: an absolute http:// or "
-                            "https:// URL of at most 2,048 characters that "
-                            "RFC 3986 allows, without '#', such as "
-                            "https://www.example.com/news-sitemap.xml",
-                            arg, why);
-    if (!conf->robots_extra)
-        conf->robots_extra = apr_array_make(cmd->pool, 2, sizeof(char *));
-    APR_ARRAY_PUSH(conf->robots_extra, const char *) = arg;
-    return NULL;
-}
-
-/* SitemapCache On|Off|DIR: a directory (relative to ServerRoot; httpd
- * resolves "." and ".." segments) turns it on there; no trailing "/", so
- * one directory has one spelling. */
-static const char *set_cache(cmd_parms *cmd, void *dconf, const char *arg)
-{
-    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
-    const char *err = in_server_only(cmd);
-    const char *path;
-    (void)dconf;
-
-    if (err)
-        return err;
-    if (strcasecmp(arg, "On") == 0 || strcasecmp(arg, "Off") == 0) {
-        conf->cache = strcasecmp(arg, "On") == 0;
-        conf->cache_dir = NULL;
-        return NULL;
-    }
-    path = *arg ? ap_server_root_relative(cmd->pool, arg) : NULL;
-    if (!path || strlen(path) < 2 || path[strlen(path) - 1] == '/'
-        || strstr(path, "//"))
-        return apr_psprintf(cmd->pool, "SitemapCache: '%s' is not allowed: "
-                            "On, Off, or the path of a directory (relative "
-                            "to ServerRoot; no trailing '/')", arg);
-    conf->cache = 1;
-    conf->cache_dir = path;
-    return NULL;
-}
-
-#define CACHE_MAX_MIN (APR_INT64_C(1) << 20)
-#define CACHE_MAX_MAX (APR_INT64_C(1) << 40)
-
-/* SitemapCacheMaxSize: bytes, or a number with K, M, G or T (powers of
- * 1024), from 1M to 1T. */
-static const char *set_cache_max(cmd_parms *cmd, void *dconf,
-                                 const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    apr_int64_t n, unit = 1;
-    char *end;
-    (void)dconf;
-
-    if (err)
-        return err;
-    apr_set_os_error(0);
-    n = apr_strtoi64(arg, &end, 10);
-    if (*end && !end[1]) {
-        switch (apr_toupper(*end)) {
-        case 'K': unit = APR_INT64_C(1) << 10; end++; break;
-        case 'M': unit = APR_INT64_C(1) << 20; end++; break;
-        case 'G': unit = APR_INT64_C(1) << 30; end++; break;
-        case 'T': unit = APR_INT64_C(1) << 40; end++; break;
-        }
-    }
-    if (!apr_isdigit(*arg) || *end || apr_get_os_error() || n < 0
-        || n > CACHE_MAX_MAX / unit || n * unit < CACHE_MAX_MIN)
-        return apr_psprintf(cmd->pool, "SitemapCacheMaxSize: '%s' is not "
-                            "allowed: a size from 1M to 1T (bytes, or a "
-                            "whole number with K, M, G or T)", arg);
-    SITEMAP_CONF(cmd->server)->cache_max = n * unit;
-    return NULL;
-}
-
-/* On, Off, or the URL of the administrator's own stylesheet. */
-static const char *set_stylesheet(cmd_parms *cmd, void *dconf,
-                                  const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
-    (void)dconf;
-
-    if (err)
-        return err;
-    if (strcasecmp(arg, "On") == 0 || strcasecmp(arg, "Off") == 0) {
-        conf->stylesheet_on = strcasecmp(arg, "On") == 0;
-        conf->stylesheet_url = NULL;
-        return NULL;
-    }
-    if ((err = sm_stylesheet_url_check(arg)) != NULL)
-        return apr_psprintf(cmd->pool, "SitemapStylesheet: '%s' is not "
-                            "allowed: the URL %s; wanted On, Off or a URL "
-                            "such as /styles/sitemap.css or "
-                            "https://www.example.com/sitemap.css", arg, err);
-    conf->stylesheet_on = 2;
-    conf->stylesheet_url = arg;
-    return NULL;
-}
-
-/* SitemapTextPath (.txt) and SitemapHTMLPath (.html): cmd->info is the
- * extension; the path is checked as SitemapPath is. */
-static const char *set_view_path(cmd_parms *cmd, void *dconf,
-                                 const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    const char *ext = cmd->info;
-    sitemap_server_conf *conf = SITEMAP_CONF(cmd->server);
-    (void)dconf;
-
-    if (err)
-        return err;
-    if ((err = sm_doc_path_check(arg, ext)) != NULL)
-        return apr_psprintf(cmd->pool, "%s: '%s' is not allowed: a URL path "
-                            "that %s, such as /sitemap%s", cmd->cmd->name,
-                            arg, err, ext);
-    if (strcmp(ext, ".txt") == 0)
-        conf->text_path = arg;
-    else
-        conf->html_path = arg;
-    return NULL;
-}
-
-static const char *set_html_stylesheet(cmd_parms *cmd, void *dconf,
-                                       const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    (void)dconf;
-
-    if (err)
-        return err;
-    if ((err = sm_stylesheet_url_check(arg)) != NULL)
-        return apr_psprintf(cmd->pool, "SitemapHTMLStylesheet: '%s' is not "
-                            "allowed: the URL %s; wanted a URL such as "
-                            "/styles/site-map.css", arg, err);
-    SITEMAP_CONF(cmd->server)->html_stylesheet = arg;
-    return NULL;
-}
-
-static const char *set_indexnow_key(cmd_parms *cmd, void *dconf,
-                                    const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    (void)dconf;
-
-    if (err)
-        return err;
-    if ((err = sm_indexnow_key_problem(arg)) != NULL)
-        return apr_psprintf(cmd->pool, "SitemapIndexNowKey: '%s' is not "
-                            "allowed: %s; IndexNow wants 8 to 128 characters "
-                            "of a-z, A-Z, 0-9 and '-', such as "
-                            "3f1e6c2a9b8d4e7f", arg, err);
-    SITEMAP_CONF(cmd->server)->indexnow_key = arg;
-    return NULL;
-}
-
-static const char *set_indexnow_endpoint(cmd_parms *cmd, void *dconf,
-                                         const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    (void)dconf;
-
-    if (err)
-        return err;
-    if ((err = sm_indexnow_endpoint_problem(cmd->temp_pool, arg)) != NULL)
-        return apr_psprintf(cmd->pool, "SitemapIndexNowEndpoint: '%s' is not "
-                            "allowed: %s; give an https:// URL such as "
-                            SM_INDEXNOW_DEFAULT_ENDPOINT " (http:// only for "
-                            "testing)", arg, err);
-    SITEMAP_CONF(cmd->server)->indexnow_endpoint = arg;
-    return NULL;
-}
-
-static const char *set_indexnow_interval(cmd_parms *cmd, void *dconf,
-                                         const char *arg)
-{
-    const char *err = in_server_only(cmd);
-    (void)dconf;
-    if (err)
-        return err;
-    return parse_duration(cmd, arg, 0, apr_time_from_msec(100),
-                          apr_time_from_sec(86400), "a duration from 100ms "
-                          "to 24h, such as 10s or 5mi (a bare number is "
-                          "seconds)",
-                          &SITEMAP_CONF(cmd->server)->indexnow_interval);
-}
+static sitemap_value v_robots_extra = {
+    FIELD(robots_extra), 0, 0, 0, sm_robots_url_problem, NULL, "; wanted: an "
+    "absolute http:// or https:// URL of at most 2,048 characters that RFC "
+    "3986 allows, without '#', such as "
+    "https://www.example.com/news-sitemap.xml"
+};
 
 const command_rec sitemap_directives[] = {
-    AP_INIT_FLAG("Sitemap", set_server_flag,
-                 (void *)APR_OFFSETOF(sitemap_server_conf, enabled), RSRC_CONF,
+    AP_INIT_FLAG("Sitemap", set_flag, &v_enabled, RSRC_CONF,
                  "On to record this virtual host's pages and serve its "
                  "sitemap (default Off)"),
-    AP_INIT_TAKE1("SitemapDatabase", set_database, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("SitemapDatabase", sitemap_set_database, NULL, RSRC_CONF,
                   "the SQLite file of the store (relative to ServerRoot), "
                   "or a postgresql:// URI"),
-    AP_INIT_TAKE1("SitemapStateDir", set_state_dir, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("SitemapStateDir", sitemap_set_state_dir, NULL, RSRC_CONF,
                   "the module's directory (relative to ServerRoot): the "
                   "default store's, and where a postgresql:// store keeps "
                   "changes not written at a stop and its renditions"),
-    AP_INIT_TAKE1("SitemapSiteFromHost", set_site_from_host, NULL,
+    AP_INIT_TAKE1("SitemapSiteFromHost", sitemap_set_site_from_host, NULL,
                   RSRC_CONF, "a regular expression allowing the host names "
                   "that get a site of their own in this vhost (matched "
                   "whole against the lowercase name; default none)"),
-    AP_INIT_TAKE1("SitemapSiteFromHostMax", set_hosts_max, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("SitemapSiteFromHostMax", set_count, &v_hosts_max, RSRC_CONF,
                   "the most sites SitemapSiteFromHost makes per process, 1 "
                   "to 1000000 (default 1000)"),
-    AP_INIT_TAKE1("SitemapBaseURL", set_base_url, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("SitemapBaseURL", sitemap_set_base_url, NULL, RSRC_CONF,
                   "scheme://host[:port][/dir/] of every URL (default: the "
                   "vhost's)"),
     /* httpd's own directives, watched: core and mod_ssl handle them (see
@@ -738,81 +324,83 @@ const command_rec sitemap_directives[] = {
                   "(core's ServerName, noted by mod_sitemap)"),
     AP_INIT_TAKE1("SSLEngine", sitemap_note_ssl_engine, NULL, RSRC_CONF,
                   "(mod_ssl's SSLEngine, noted by mod_sitemap)"),
-    AP_INIT_ITERATE("SitemapContentTypes", add_content_type, NULL, RSRC_CONF,
+    AP_INIT_ITERATE("SitemapContentTypes", add_value, &v_content_types,
+                    RSRC_CONF,
                     "media types of pages that are recorded (default "
                     "text/html application/xhtml+xml)"),
-    AP_INIT_TAKE1("SitemapExclude", add_exclude, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("SitemapExclude", sitemap_add_exclude, NULL, RSRC_CONF,
                   "a regular expression of paths never recorded "
                   "(repeatable)"),
-    AP_INIT_ITERATE("SitemapAllowQuery", add_allow_query, NULL, RSRC_CONF,
+    AP_INIT_ITERATE("SitemapAllowQuery", add_value, &v_allow_query, RSRC_CONF,
                     "query parameter names that may appear in recorded URLs"),
-    AP_INIT_ITERATE("SitemapSessionCookie", add_session_cookie, NULL,
+    AP_INIT_ITERATE("SitemapSessionCookie", sitemap_add_session_cookie, NULL,
                     RSRC_CONF, "cookie names (NAME, PREFIX* or *SUFFIX) "
                     "whose presence means a signed-in session: such "
                     "requests never add or change a URL; Default for the "
                     "built-in list, None for none"),
-    AP_INIT_TAKE1("SitemapFlushInterval", set_flush_interval, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("SitemapFlushInterval", set_duration,
+                  &v_flush_interval, RSRC_CONF,
                   "the longest a recorded URL waits in memory (default 1s)"),
-    AP_INIT_TAKE1("SitemapExpire", set_expire, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("SitemapExpire", set_duration, &v_expire, RSRC_CONF,
                   "URLs not served for this long leave the store (default "
                   "365d; 0 = never)"),
-    AP_INIT_TAKE1("SitemapMaxURLs", set_max_urls, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("SitemapMaxURLs", set_count, &v_max_urls, RSRC_CONF,
                   "the most URLs stored for one site (default 10000000)"),
-    AP_INIT_TAKE1("SitemapPath", set_sitemap_path, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("SitemapPath", set_value, &v_sitemap_path, RSRC_CONF,
                   "the URL path of the sitemap, ending in .xml (default "
                   "/sitemap.xml)"),
-    AP_INIT_TAKE1("SitemapPageSize", set_page_size, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("SitemapPageSize", set_count, &v_page_size, RSRC_CONF,
                   "URLs per sitemap page, 1 to 50000 (default 50000)"),
-    AP_INIT_TAKE2("SitemapChangefreq", add_changefreq, NULL, RSRC_CONF,
+    AP_INIT_TAKE2("SitemapChangefreq", sitemap_add_changefreq, NULL, RSRC_CONF,
                   "a regular expression and a changefreq word for matching "
                   "URLs (repeatable, first match wins)"),
-    AP_INIT_TAKE2("SitemapPriority", add_priority, NULL, RSRC_CONF,
+    AP_INIT_TAKE2("SitemapPriority", sitemap_add_priority, NULL, RSRC_CONF,
                   "a regular expression and a priority 0.0-1.0 for matching "
                   "URLs (repeatable, first match wins)"),
-    AP_INIT_FLAG("SitemapRobots", set_server_flag,
-                 (void *)APR_OFFSETOF(sitemap_server_conf, robots), RSRC_CONF,
+    AP_INIT_FLAG("SitemapRobots", set_flag, &v_robots, RSRC_CONF,
                  "On to add the sitemap's line to /robots.txt (default On)"),
-    AP_INIT_TAKE1("SitemapRobotsExtra", add_robots_extra, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("SitemapRobotsExtra", add_value, &v_robots_extra, RSRC_CONF,
                   "another absolute sitemap URL to list in robots.txt "
                   "(repeatable)"),
-    AP_INIT_FLAG("SitemapRobotsFallback", set_server_flag,
-                 (void *)APR_OFFSETOF(sitemap_server_conf, robots_fallback),
+    AP_INIT_FLAG("SitemapRobotsFallback", set_flag,
+                 &v_robots_fallback,
                  RSRC_CONF, "On to answer a permissive robots.txt when the "
                  "site has none (default On)"),
-    AP_INIT_TAKE1("SitemapCache", set_cache, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("SitemapCache", sitemap_set_cache, NULL, RSRC_CONF,
                   "On, Off, or the directory of the sitemap's renditions "
                   "(default On: beside the store)"),
-    AP_INIT_TAKE1("SitemapCacheMaxSize", set_cache_max, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("SitemapCacheMaxSize", set_size, &v_cache_max, RSRC_CONF,
                   "the most disk the renditions take, 1M to 1T (default "
                   "1G)"),
-    AP_INIT_FLAG("SitemapReadHead", set_server_flag,
-                 (void *)APR_OFFSETOF(sitemap_server_conf, read_head),
+    AP_INIT_FLAG("SitemapReadHead", set_flag, &v_read_head,
                  RSRC_CONF, "On to read each page's own <head> (meta robots, "
                  "canonical, hreflang) as it is served (default On)"),
-    AP_INIT_TAKE1("SitemapStylesheet", set_stylesheet, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("SitemapStylesheet", sitemap_set_stylesheet, NULL, RSRC_CONF,
                   "On (the module's CSS beside SitemapPath), Off, or the URL "
                   "of a CSS stylesheet for the sitemap in browsers (default "
                   "On)"),
-    AP_INIT_TAKE1("SitemapTextPath", set_view_path, (void *)".txt",
+    AP_INIT_TAKE1("SitemapTextPath", set_value, &v_text_path,
                   RSRC_CONF, "the URL path of the plain-text sitemap, ending "
                   "in .txt (default: none)"),
-    AP_INIT_TAKE1("SitemapHTMLPath", set_view_path, (void *)".html",
+    AP_INIT_TAKE1("SitemapHTMLPath", set_value, &v_html_path,
                   RSRC_CONF, "the URL path of the HTML site map for "
                   "visitors, ending in .html (default: none)"),
-    AP_INIT_TAKE1("SitemapHTMLStylesheet", set_html_stylesheet, NULL,
+    AP_INIT_TAKE1("SitemapHTMLStylesheet", set_value,
+                  &v_html_stylesheet,
                   RSRC_CONF, "the URL of the HTML site map's stylesheet "
                   "(default: the module's own)"),
-    AP_INIT_FLAG("SitemapIndexNow", set_server_flag,
-                 (void *)APR_OFFSETOF(sitemap_server_conf, indexnow),
+    AP_INIT_FLAG("SitemapIndexNow", set_flag, &v_indexnow,
                  RSRC_CONF, "On to submit new, changed and removed URLs "
                  "with IndexNow (default Off)"),
-    AP_INIT_TAKE1("SitemapIndexNowKey", set_indexnow_key, NULL, RSRC_CONF,
+    AP_INIT_TAKE1("SitemapIndexNowKey", set_value, &v_indexnow_key, RSRC_CONF,
                   "the IndexNow key, 8 to 128 of a-z A-Z 0-9 '-' (served "
                   "at /KEY.txt)"),
-    AP_INIT_TAKE1("SitemapIndexNowEndpoint", set_indexnow_endpoint, NULL,
+    AP_INIT_TAKE1("SitemapIndexNowEndpoint", set_value,
+                  &v_indexnow_endpoint,
                   RSRC_CONF, "the URL submissions are POSTed to (default "
                   SM_INDEXNOW_DEFAULT_ENDPOINT ")"),
-    AP_INIT_TAKE1("SitemapIndexNowInterval", set_indexnow_interval, NULL,
+    AP_INIT_TAKE1("SitemapIndexNowInterval", set_duration,
+                  &v_indexnow_interval,
                   RSRC_CONF, "the least time between two submissions of a "
                   "site (default 10s)"),
     { NULL }

@@ -17,7 +17,7 @@
  * a non-repeat once (mod_sitemap_record.c folds it into the raw facts), so
  * a stored URL that became disallowed leaves at its next request and one
  * allowed again comes back. */
-#include "mod_sitemap.h"
+#include "mod_sitemap_record.h"
 
 #include "http_log.h"
 #include "http_request.h"
@@ -70,7 +70,7 @@ apr_status_t sitemap_disallow_child_init(apr_pool_t *pchild,
     if ((rv = apr_thread_mutex_create(&d->lock, APR_THREAD_MUTEX_DEFAULT, p))
         != APR_SUCCESS)
         return rv;
-    conf->disallow = d;
+    conf->proc->disallow = d;
     return APR_SUCCESS;
 }
 
@@ -188,7 +188,7 @@ static site_rules *entry_checked(request_rec *r, sitemap_disallow *d,
 void sitemap_disallow_refresh(request_rec *r, sitemap_server_conf *conf,
                               const sm_site_conf *site)
 {
-    sitemap_disallow *d = conf->disallow;
+    sitemap_disallow *d = conf->proc->disallow;
 
     if (!d)
         return;
@@ -200,7 +200,7 @@ int sitemap_disallowed(request_rec *r, sitemap_server_conf *conf,
                        const sm_site_conf *site, const char *url,
                        const char **why)
 {
-    sitemap_disallow *d = conf->disallow;
+    sitemap_disallow *d = conf->proc->disallow;
     const char *agent = NULL;
     site_rules *e;
     int line = 0, no;
@@ -221,7 +221,7 @@ void sitemap_disallow_learn(request_rec *r, const char *body,
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
     const sm_site_conf *site;
-    sitemap_disallow *d = conf->disallow;
+    sitemap_disallow *d = conf->proc->disallow;
     site_rules *e;
 
     if (!d || !(site = sitemap_site(r, conf)))

@@ -16,7 +16,7 @@
  * a FLUSH.  Once the head is over it removes itself, unless the response
  * has no ETag: then it reads on to the end of the body for the content's
  * fingerprint (sm_fingerprint), which stands in for the missing validator. */
-#include "mod_sitemap.h"
+#include "mod_sitemap_record.h"
 
 #include "http_log.h"
 #include "http_protocol.h"
@@ -77,11 +77,11 @@ static apr_status_t head_decoded(void *baton, const char *data,
     return ctx->over ? APR_EOF : APR_SUCCESS;
 }
 
-SM_HOT static void head_insert_filter(request_rec *r)
+SM_HOT void sitemap_head_insert_filter(request_rec *r)
 {
     const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
 
-    if (conf->enabled != 1 || conf->read_head != 1 || !conf->recorder
+    if (conf->enabled != 1 || conf->read_head != 1 || !conf->proc->recorder
         || r->main || r->method_number != M_GET || r->header_only)
         return;
     ap_add_output_filter_handle(head_filter_handle, NULL, r, r->connection);
@@ -194,5 +194,4 @@ void sitemap_head_register(apr_pool_t *p)
     head_filter_handle = ap_register_output_filter(HEAD_FILTER, head_filter,
                                                    NULL,
                                                    AP_FTYPE_CONTENT_SET - 1);
-    ap_hook_insert_filter(head_insert_filter, NULL, NULL, APR_HOOK_MIDDLE);
 }

@@ -81,10 +81,10 @@ static const sm_site_conf *site_of_name(const sitemap_server_conf *conf,
     sm_sites_result res;
     int warn;
 
-    site = sm_sites_get(conf->hosts, name, now, HOSTS_WARN_INTERVAL, &warn,
-                        &res);
-    if (site && res == SM_SITES_ADDED && conf->recorder)
-        sm_recorder_add_site(conf->recorder, site);
+    site = sm_sites_get(conf->proc->hosts, name, now, HOSTS_WARN_INTERVAL,
+                        &warn, &res);
+    if (site && res == SM_SITES_ADDED && conf->proc->recorder)
+        sm_recorder_add_site(conf->proc->recorder, site);
     if (warn)
         ap_log_error(APLOG_MARK, APLOG_WARNING, 0, s,
                      "SitemapSiteFromHost: this process has %d sites, the "
@@ -139,11 +139,12 @@ apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
         return APR_SUCCESS;
     /* Each site made from a Host joins the recorder's (expiry, settings,
      * spills): room for all of them now, before its writer starts. */
-    sm_recorder_reserve_sites(conf->recorder, conf->hosts_max);
-    sm_recorder_site_maker(conf->recorder, site_for_base, owns_base, conf);
+    sm_recorder_reserve_sites(conf->proc->recorder, conf->hosts_max);
+    sm_recorder_site_maker(conf->proc->recorder, site_for_base, owns_base,
+                           conf);
     return sm_sites_create(p, conf->hosts_max, &conf->site,
                            conf->host_prefix, conf->host_suffix,
-                           &conf->hosts);
+                           &conf->proc->hosts);
 }
 
 /* The normal form of r's Host (name: SM_HOST_MAX + 1 bytes) when this
@@ -153,7 +154,7 @@ static int allowed_name(request_rec *r, const sitemap_server_conf *conf,
 {
     const char *host;
 
-    if (!conf->hosts)
+    if (!conf->proc->hosts)
         return 0;
     /* The Host as sent (HTTP/1.1) or the request line's authority (an
      * absolute-form target): r->hostname has already lost the port. */
@@ -171,7 +172,7 @@ const sm_site_conf *sitemap_site(request_rec *r,
 
     if (!conf->host_re)
         return &conf->site;
-    return allowed_name(r, conf, name) ? sm_sites_find(conf->hosts, name)
+    return allowed_name(r, conf, name) ? sm_sites_find(conf->proc->hosts, name)
                                        : NULL;
 }
 
@@ -197,9 +198,9 @@ const sm_site_conf *sitemap_site_to_read(request_rec *r,
         return &conf->site;
     if (!allowed_name(r, conf, name))
         return NULL;
-    if ((site = sm_sites_find(conf->hosts, name)))
+    if ((site = sm_sites_find(conf->proc->hosts, name)))
         return site;
-    return sm_sites_make(conf->hosts, r->pool, name);
+    return sm_sites_make(conf->proc->hosts, r->pool, name);
 }
 
 /* Has the store any URL of site?  Read once per request (robots.txt asks
@@ -217,18 +218,18 @@ static int store_lists(request_rec *r, const sitemap_server_conf *conf,
     apr_pool_userdata_get(&memo, key, r->pool);
     if (memo)
         return memo == (void *)key;
-    if (conf->readers
-        && (st = sm_readers_acquire(conf->readers, err, sizeof(err)))) {
+    if (conf->proc->readers
+        && (st = sm_readers_acquire(conf->proc->readers, err, sizeof(err)))) {
         if (sm_store_read_begin(st) == APR_SUCCESS
             && sm_store_site_info(st, r->pool, site->base, 0, &info)
                == APR_SUCCESS) {
             listed = info.known && info.pages && info.pages->nelts > 0;
             sm_store_read_end(st);
-            sm_readers_release(conf->readers, st);
+            sm_readers_release(conf->proc->readers, st);
         }
         else {
             sm_store_read_end(st);
-            sm_readers_invalidate(conf->readers, st);
+            sm_readers_invalidate(conf->proc->readers, st);
         }
     }
     apr_pool_userdata_setn(listed ? (void *)key : (void *)conf, key, NULL,

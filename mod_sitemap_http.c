@@ -69,7 +69,7 @@ static apr_status_t vary_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 
 /* Last, so that the filter comes after the encoding filters of the same
  * type (mod_filter's and SetOutputFilter's are added in the middle). */
-static void vary_insert_filter(request_rec *r)
+void sitemap_vary_insert_filter(request_rec *r)
 {
     if (!r->main && apr_table_get(r->notes, VARY_NOTE))
         ap_add_output_filter_handle(vary_filter_handle, NULL, r,
@@ -102,5 +102,4 @@ void sitemap_http_register(apr_pool_t *p)
     vary_filter_handle = ap_register_output_filter(VARY_FILTER, vary_filter,
                                                    NULL,
                                                    AP_FTYPE_CONTENT_SET);
-    ap_hook_insert_filter(vary_insert_filter, NULL, NULL, APR_HOOK_LAST);
 }

@@ -146,10 +146,3 @@ int sitemap_indexnow_key_handler(request_rec *r)
         return DECLINED;
     return sitemap_serve(r, &key_type, 0, NULL);
 }
-
-/* The URL and the handler are the serving layer's (mod_sitemap_serve.c):
- * nothing of the key file's own to register. */
-void sitemap_indexnow_register(apr_pool_t *p)
-{
-    (void)p;
-}

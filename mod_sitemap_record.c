@@ -7,7 +7,7 @@
  * header is read; a response whose raw facts were handed over before (the
  * steady state of a site) is recognised by their hash (sm_recorder_repeat)
  * before any parsing, and before the request's headers are read. */
-#include "mod_sitemap.h"
+#include "mod_sitemap_record.h"
 
 #include "http_log.h"
 #include "http_request.h"
@@ -87,9 +87,9 @@ SM_HOT void sitemap_record_prefetch(const request_rec *r,
 {
     const sm_site_conf *site;
 
-    if (conf->recorder && !r->prev && r->unparsed_uri
+    if (conf->proc->recorder && !r->prev && r->unparsed_uri
         && (site = sitemap_site((request_rec *)r, conf)))
-        sm_recorder_prefetch(conf->recorder, raw_facts_first(site, r));
+        sm_recorder_prefetch(conf->proc->recorder, raw_facts_first(site, r));
 }
 
 /* Everything that still decides the verdict and the change once the cheap
@@ -354,6 +354,38 @@ site_to_place(request_rec *r, const sitemap_server_conf *conf,
 
 /* Not a repeat: the rules decide, and a record or forget is handed to the
  * recorder.  Apart from the hot path, as it runs for few requests. */
+/* What a page to record says of itself: its validators (or its
+ * fingerprint), the script URL it repeats, its title and alternates. */
+static void page_details(request_rec *r, const sitemap_server_conf *conf,
+                         const sm_site_conf *site, request_rec *orig,
+                         request_rec *last,
+                         const sitemap_response_headers *h,
+                         const sitemap_head_note *note, sm_change *change)
+{
+    change->last_modified = real_last_modified(h->last_modified,
+                                               r->request_time);
+    change->etag = h->etag;
+    /* No ETag: the content's fingerprint in its place, so lastmod
+     * moves when the content does (sm_store_tx). */
+    if (!change->etag && note && note->fp && note->fingerprint)
+        change->etag = sm_fingerprint_tag(r->pool, note->fingerprint);
+    /* A script's path info: the same content as the script's own URL
+     * is that page again, not a second one (the writer compares). */
+    if (final_path_info(last))
+        change->same_as = script_url(r->pool, conf, last);
+    /* What the head said of its title ("" for none); NULL when the
+     * head was not read, which leaves a stored title alone. */
+    if (note && note->state == SITEMAP_HEAD_READ) {
+        const sm_head_result *head = sm_head_result_get(note->scanner);
+        change->title = head->title ? head->title : "";
+        /* Its hreflang alternates likewise, normalised as its own URL
+         * ("" for none: stored ones are cleared). */
+        change->alternates = sm_alternates_from_head(
+            r->pool, head->alternates, site->base, orig->unparsed_uri,
+            conf->allow_query);
+    }
+}
+
 static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
                               const sm_site_conf *site,
                               request_rec *orig, request_rec *last,
@@ -430,41 +462,19 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
         else if (resp->status == HTTP_MOVED_PERMANENTLY)
             change.detail = apr_table_get(last->headers_out, "Location");
     }
-    if (verdict == SM_RECORD) {
-        change.last_modified = real_last_modified(h->last_modified,
-                                                  r->request_time);
-        change.etag = h->etag;
-        /* No ETag: the content's fingerprint in its place, so lastmod
-         * moves when the content does (sm_store_tx). */
-        if (!change.etag && note && note->fp && note->fingerprint)
-            change.etag = sm_fingerprint_tag(r->pool, note->fingerprint);
-        /* A script's path info: the same content as the script's own URL
-         * is that page again, not a second one (the writer compares). */
-        if (final_path_info(last))
-            change.same_as = script_url(r->pool, conf, last);
-        /* What the head said of its title ("" for none); NULL when the
-         * head was not read, which leaves a stored title alone. */
-        if (note && note->state == SITEMAP_HEAD_READ) {
-            const sm_head_result *head = sm_head_result_get(note->scanner);
-            change.title = head->title ? head->title : "";
-            /* Its hreflang alternates likewise, normalised as its own URL
-             * ("" for none: stored ones are cleared). */
-            change.alternates = sm_alternates_from_head(
-                r->pool, head->alternates, site->base, orig->unparsed_uri,
-                conf->allow_query);
-        }
-    }
+    if (verdict == SM_RECORD)
+        page_details(r, conf, site, orig, last, h, note, &change);
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "%s %s%s%s%s",
                   verdict == SM_RECORD ? "recording" : "forgetting",
                   site->base, url, why ? ": " : "", why ? why : "");
-    sm_recorder_add(conf->recorder, &change, raw);
+    sm_recorder_add(conf->proc->recorder, &change, raw);
     /* The head filter's repeat check saw the headers before the filters
      * after it: mod_deflate appends "-gzip" to the ETag, mod_headers may
      * add more.  The facts it saw lead here too, so that the next such
      * response is known to it and its head not read again. */
     if (note && note->state == SITEMAP_HEAD_READ && note->raw
         && note->raw != raw)
-        sm_recorder_add(conf->recorder, &change, note->raw);
+        sm_recorder_add(conf->proc->recorder, &change, note->raw);
     return OK;
 }
 
@@ -480,7 +490,7 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
     const char *why = NULL;
     int status, have_headers = 0;
 
-    if (conf->enabled != 1 || !conf->recorder)
+    if (conf->enabled != 1 || !conf->proc->recorder)
         return DECLINED;
     /* As mod_log_config's %>s: the status that counts is the final
      * request's, the URL the one the client asked for. */
@@ -496,8 +506,9 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
     /* Now and then, whether the site's robots.txt changed (which makes
      * every response new once: sitemap_disallow_generation). */
     if (status == HTTP_OK
-        && r->request_time - conf->disallow_checked >= SITEMAP_DISALLOW_CHECK) {
-        conf->disallow_checked = r->request_time;
+        && r->request_time - conf->proc->disallow_checked
+           >= SITEMAP_DISALLOW_CHECK) {
+        conf->proc->disallow_checked = r->request_time;
         if ((site = sitemap_site(r, conf)))
             sitemap_disallow_refresh(r, conf, site);
     }
@@ -528,7 +539,7 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
     if (!have_headers)
         find_headers(last, &h);
     raw = raw_facts_hash(site, orig, status, &h, content_facts(last, note));
-    if (sm_recorder_repeat(conf->recorder, raw, r->request_time))
+    if (sm_recorder_repeat(conf->proc->recorder, raw, r->request_time))
         return OK;
     return decide(r, conf, site, orig, last, &resp, &h, raw, note);
 }
@@ -544,7 +555,7 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
 
     *repeat = 0;
     note->raw = 0;
-    if (r->status != HTTP_OK || !conf->recorder)
+    if (r->status != HTTP_OK || !conf->proc->recorder)
         return 0;
     while (orig->prev)
         orig = orig->prev;
@@ -562,7 +573,7 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
      * without an ETag it is read to its end for its fingerprint. */
     note->fingerprinting = !note->headers.etag;
     if (has_validators(&note->headers, r->request_time)
-        && (*repeat = sm_recorder_repeat(conf->recorder, note->raw,
+        && (*repeat = sm_recorder_repeat(conf->proc->recorder, note->raw,
                                          r->request_time)))
         return 0;
     /* A page the rules leave out whatever its head says (an excluded

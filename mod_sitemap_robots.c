@@ -425,6 +425,50 @@ static robots_ctx *not_found(ap_filter_t *f)
     return ctx;
 }
 
+/* Hold the body until its end or SM_ROBOTS_HOLD bytes, looking at every
+ * byte as it comes. */
+static apr_status_t hold_body(ap_filter_t *f, robots_ctx *ctx,
+                              apr_bucket_brigade *bb)
+{
+    request_rec *r = f->r;
+
+    while (!APR_BRIGADE_EMPTY(bb)) {
+        apr_bucket *b = APR_BRIGADE_FIRST(bb);
+        apr_status_t rv;
+
+        if (APR_BUCKET_IS_EOS(b)) {
+            APR_BUCKET_REMOVE(b);
+            return release(f, ctx, b);
+        }
+        if (!APR_BUCKET_IS_METADATA(b)) {
+            const char *data;
+            apr_size_t len;
+
+            rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
+            if (rv != APR_SUCCESS) {
+                /* The producer (a proxy, a CGI) logs its own failure; a
+                 * backend failing on every request must not make us flood
+                 * the log too. */
+                ap_log_rerror(APLOG_MARK, APLOG_INFO, rv, r, "cannot read the "
+                              "robots.txt body");
+                return rv;
+            }
+            scan(ctx, data, len);
+        }
+        rv = apr_bucket_setaside(b, r->pool);
+        if (rv != APR_SUCCESS && rv != APR_ENOTIMPL)
+            return rv;
+        APR_BUCKET_REMOVE(b);
+        APR_BRIGADE_INSERT_TAIL(ctx->held, b);
+        if (ctx->seen > SM_ROBOTS_HOLD) {
+            /* A long body: the lines go at its start, the rest streams. */
+            APR_BRIGADE_CONCAT(ctx->held, bb);
+            return release(f, ctx, NULL);
+        }
+    }
+    return APR_SUCCESS;
+}
+
 static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 {
     request_rec *r = f->r;
@@ -496,44 +540,7 @@ static apr_status_t robots_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     }
     if (ctx->z)
         return decode_body(f, ctx, bb);
-
-    /* Hold the body until its end or SM_ROBOTS_HOLD bytes, looking at
-     * every byte as it comes. */
-    while (!APR_BRIGADE_EMPTY(bb)) {
-        apr_bucket *b = APR_BRIGADE_FIRST(bb);
-        apr_status_t rv;
-
-        if (APR_BUCKET_IS_EOS(b)) {
-            APR_BUCKET_REMOVE(b);
-            return release(f, ctx, b);
-        }
-        if (!APR_BUCKET_IS_METADATA(b)) {
-            const char *data;
-            apr_size_t len;
-
-            rv = apr_bucket_read(b, &data, &len, APR_BLOCK_READ);
-            if (rv != APR_SUCCESS) {
-                /* The producer (a proxy, a CGI) logs its own failure; a
-                 * backend failing on every request must not make us flood
-                 * the log too. */
-                ap_log_rerror(APLOG_MARK, APLOG_INFO, rv, r, "cannot read the "
-                              "robots.txt body");
-                return rv;
-            }
-            scan(ctx, data, len);
-        }
-        rv = apr_bucket_setaside(b, r->pool);
-        if (rv != APR_SUCCESS && rv != APR_ENOTIMPL)
-            return rv;
-        APR_BUCKET_REMOVE(b);
-        APR_BRIGADE_INSERT_TAIL(ctx->held, b);
-        if (ctx->seen > SM_ROBOTS_HOLD) {
-            /* A long body: the lines go at its start, the rest streams. */
-            APR_BRIGADE_CONCAT(ctx->held, bb);
-            return release(f, ctx, NULL);
-        }
-    }
-    return APR_SUCCESS;
+    return hold_body(f, ctx, bb);
 }
 
 void sitemap_robots_register(apr_pool_t *p)
@@ -547,7 +554,4 @@ void sitemap_robots_register(apr_pool_t *p)
      * see looks_compressed. */
     ap_register_output_filter(ROBOTS_FILTER, robots_filter, NULL,
                               AP_FTYPE_CONTENT_SET - 1);
-    ap_hook_insert_filter(sitemap_robots_insert_filter, NULL, NULL,
-                          APR_HOOK_MIDDLE);
-    ap_hook_handler(sitemap_robots_fallback, NULL, NULL, APR_HOOK_LAST);
 }

@@ -167,11 +167,11 @@ sm_store *sitemap_read_begin(const sitemap_server_conf *conf, char *err,
 {
     sm_store *st;
 
-    if (!conf->readers) {
+    if (!conf->proc->readers) {
         apr_cpystrn(err, "no reader in this process", len);
         return NULL;
     }
-    if (!(st = sm_readers_acquire(conf->readers, err, len)))
+    if (!(st = sm_readers_acquire(conf->proc->readers, err, len)))
         return NULL;
     if (sm_store_read_begin(st) != APR_SUCCESS) {
         apr_cpystrn(err, sm_store_error(st), len);
@@ -185,9 +185,9 @@ void sitemap_read_end(const sitemap_server_conf *conf, sm_store *st, int ok)
 {
     sm_store_read_end(st);
     if (ok)
-        sm_readers_release(conf->readers, st);
+        sm_readers_release(conf->proc->readers, st);
     else
-        sm_readers_invalidate(conf->readers, st);
+        sm_readers_invalidate(conf->proc->readers, st);
 }
 
 /* ---- serving ------------------------------------------------------------- */

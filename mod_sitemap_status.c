@@ -33,7 +33,7 @@ APLOG_USE_MODULE(sitemap);
 
 static apr_time_t started;
 
-static int status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+int sitemap_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                               apr_pool_t *ptemp, server_rec *main_s)
 {
     apr_hash_t *slots = apr_hash_make(ptemp);
@@ -69,22 +69,22 @@ static int status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     for (s = main_s; s; s = s->next) {
         sitemap_server_conf *conf = SITEMAP_CONF(s);
         if (conf->enabled == 1 && conf->db_path)
-            conf->shared = base + ((apr_size_t)apr_hash_get(
+            conf->proc->shared = base + ((apr_size_t)apr_hash_get(
                 slots, conf->db_path, APR_HASH_KEY_STRING) - 1);
     }
     return OK;
 }
 
 /* After the recorders are made (mod_sitemap.c's child_init). */
-static void status_child_init(apr_pool_t *pchild, server_rec *main_s)
+void sitemap_status_child_init(apr_pool_t *pchild, server_rec *main_s)
 {
     server_rec *s;
     (void)pchild;
 
     for (s = main_s; s; s = s->next) {
         sitemap_server_conf *conf = SITEMAP_CONF(s);
-        if (conf->enabled == 1 && conf->recorder && conf->shared)
-            sm_recorder_share(conf->recorder, conf->shared);
+        if (conf->enabled == 1 && conf->proc->recorder && conf->proc->shared)
+            sm_recorder_share(conf->proc->recorder, conf->proc->shared);
     }
 }
 
@@ -159,8 +159,8 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
     memset(out, 0, sizeof(*out));
     out->base = conf->site.base;
     out->db_path = conf->db_shown;
-    if (conf->shared) {
-        memcpy(&out->counters, conf->shared, sizeof(out->counters));
+    if (conf->proc->shared) {
+        memcpy(&out->counters, conf->proc->shared, sizeof(out->counters));
         out->counters.last_fault_why[sizeof(out->counters.last_fault_why)
                                      - 1] = '\0';
         out->have_counters = 1;
@@ -303,7 +303,7 @@ int sitemap_status_serve(request_rec *r)
 }
 
 /* A line per site in mod_status's page (no history: cheap). */
-static int status_line(request_rec *r, int flags)
+int sitemap_status_line(request_rec *r, int flags)
 {
     apr_array_header_t *sites = all_sites(r, 0);
     int i;
@@ -338,11 +338,3 @@ static int status_line(request_rec *r, int flags)
     return OK;
 }
 
-void sitemap_status_register(apr_pool_t *p)
-{
-    (void)p;
-    ap_hook_post_config(status_post_config, NULL, NULL, APR_HOOK_LAST);
-    ap_hook_child_init(status_child_init, NULL, NULL, APR_HOOK_LAST);
-    APR_OPTIONAL_HOOK(ap, status_hook, status_line, NULL, NULL,
-                      APR_HOOK_MIDDLE);
-}

@@ -176,10 +176,3 @@ int sitemap_views_serve(request_rec *r)
     v.name = name;
     return sitemap_serve(r, &html_type, SM_NAME_INDEX, &v);
 }
-
-/* The URLs and the handler are the serving layer's (mod_sitemap_serve.c):
- * nothing of the views' own to register. */
-void sitemap_views_register(apr_pool_t *p)
-{
-    (void)p;
-}

@@ -9,7 +9,7 @@
  * are hashed first, and a note handed over within the hour by this
  * process, or over the rate, stops there (sm_recorder_note_skip), before
  * the URL is normalised. */
-#include "mod_sitemap.h"
+#include "mod_sitemap_record.h"
 
 #include <apr_strings.h>
 #include <string.h>
@@ -46,7 +46,8 @@ void sitemap_note_verdict(request_rec *r, const sitemap_server_conf *conf,
     const char *strs[4];
     apr_uint64_t facts;
 
-    if (!conf->recorder || !why || (refused_early && !worth_noting(resp, why))
+    if (!conf->proc->recorder || !why
+        || (refused_early && !worth_noting(resp, why))
         || sitemap_own_answer(r))
         return;
     strs[0] = site->base;
@@ -54,7 +55,7 @@ void sitemap_note_verdict(request_rec *r, const sitemap_server_conf *conf,
     strs[2] = why;
     strs[3] = detail;
     facts = sm_hash_strs(SM_HASH_SEED ^ (apr_uint64_t)resp->status, strs, 4);
-    if (sm_recorder_note_skip(conf->recorder, facts, r->request_time))
+    if (sm_recorder_note_skip(conf->proc->recorder, facts, r->request_time))
         return;
     if (!url && !(url = sm_rules_note_url(r->pool, &conf->rules, resp)))
         return;
@@ -66,5 +67,5 @@ void sitemap_note_verdict(request_rec *r, const sitemap_server_conf *conf,
     c.why = why;
     c.detail = detail;
     c.status = resp->status;
-    sm_recorder_note(conf->recorder, &c);
+    sm_recorder_note(conf->proc->recorder, &c);
 }

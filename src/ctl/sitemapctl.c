@@ -46,6 +46,7 @@
 #include "serve/sm_sitemap.h"
 #include "store/sm_store.h"
 #include "util/sm_url.h"
+#include "util/sm_parse.h"
 #include "serve/sm_xml.h"
 
 const char *progname = "sitemapctl";
@@ -245,31 +246,6 @@ const command *find_command(const char *name)
 
 /* ---- argument values ------------------------------------------------------ */
 
-/* As the module's SitemapAllowQuery. */
-static int is_param_name(const char *s)
-{
-    if (!*s)
-        return 0;
-    for (; *s; s++)
-        if (!apr_isgraph(*s) || *s == '&' || *s == '=' || *s == '#')
-            return 0;
-    return 1;
-}
-
-static int parse_int(const char *s, apr_int64_t min, apr_int64_t max,
-                     apr_int64_t *out)
-{
-    char *end;
-    apr_int64_t n;
-
-    apr_set_os_error(0);
-    n = apr_strtoi64(s, &end, 10);
-    if (!apr_isdigit(*s) || *end || apr_get_os_error() || n < min || n > max)
-        return 0;
-    *out = n;
-    return 1;
-}
-
 static int set_option(ctl *c, const command *cmd, const char *name,
                       const char *value)
 {
@@ -282,7 +258,7 @@ static int set_option(ctl *c, const command *cmd, const char *name,
                                value, err);
     }
     else if (strcmp(name, "page") == 0) {
-        if (!parse_int(value, 1, APR_INT64_C(999999999), &n))
+        if (sm_parse_count(value, 1, APR_INT64_C(999999999), &n))
             return usage_error(cmd, "--page '%s': a page number, 1 or more",
                                value);
         c->page = n;
@@ -295,7 +271,7 @@ static int set_option(ctl *c, const command *cmd, const char *name,
         APR_ARRAY_PUSH(c->excludes, sm_regex *) = re;
     }
     else if (strcmp(name, "allow-query") == 0) {
-        if (!is_param_name(value))
+        if (!sm_is_param_name(value))
             return usage_error(cmd, "--allow-query '%s': a query parameter "
                                "name (no '&', '=', '#' or spaces)", value);
         if (!c->allow_query)
@@ -313,7 +289,7 @@ static int set_option(ctl *c, const command *cmd, const char *name,
             c->lastmod = 1;     /* the epoch itself: still "given" */
     }
     else if (strcmp(name, "page-size") == 0) {
-        if (!parse_int(value, 1, SM_PAGE_MAX_URLS, &n))
+        if (sm_parse_count(value, 1, SM_PAGE_MAX_URLS, &n))
             return usage_error(cmd, "--page-size '%s': a whole number from 1 "
                                "to %d", value, SM_PAGE_MAX_URLS);
         c->page_size = (int)n;

@@ -2,6 +2,7 @@
 /* sm_ctl_util.c: sitemapctl's argument values; see sm_ctl.h. */
 #include "ctl/sm_ctl.h"
 #include "util/sm_date.h"
+#include "util/sm_parse.h"
 
 #include <apr_cstr.h>
 #include <apr_lib.h>
@@ -15,34 +16,10 @@
 
 const char *sm_ctl_parse_duration(const char *s, apr_interval_time_t *out)
 {
-    static const struct { const char *unit; apr_int64_t usec; } units[] = {
-        { "d", APR_INT64_C(86400000000) }, { "h", APR_INT64_C(3600000000) },
-        { "mi", APR_INT64_C(60000000) }, { "s", APR_INT64_C(1000000) },
-        { "ms", APR_INT64_C(1000) }, { "", APR_INT64_C(1000000) },
-    };
-    const char *c = s;
-    apr_int64_t n = 0;
-    apr_size_t i;
-
-    if (!s || !apr_isdigit(*s))
-        goto bad;
-    for (; apr_isdigit(*c); c++) {
-        n = n * 10 + (*c - '0');
-        if (n > MAX_DURATION_SEC * 1000)
-            goto bad;
-    }
-    for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        if (strcmp(c, units[i].unit) == 0) {
-            /* Bounded before multiplying: a signed overflow is undefined
-             * (an optimiser may drop a check made after it). */
-            if (n == 0
-                || n > MAX_DURATION_SEC * APR_USEC_PER_SEC / units[i].usec)
-                goto bad;
-            *out = n * units[i].usec;
-            return NULL;
-        }
-    }
-bad:
+    if (sm_parse_duration(s, SM_DURATION_DAYS, 1,
+                          apr_time_from_sec(MAX_DURATION_SEC), out)
+        == APR_SUCCESS)
+        return NULL;
     return "a duration more than 0 and at most 100 years: a whole number "
            "with a unit d, h, mi, s or ms (such as 30d, 12h, 90mi, 3600s; "
            "a bare number is seconds)";

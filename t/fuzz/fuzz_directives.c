@@ -12,11 +12,15 @@
  *   - settings read, written and read again give the same text;
  *   - a SitemapRobotsExtra URL accepted is http(s), of printable ASCII
  *     without '#', at most SM_URL_MAX long;
- *   - a SitemapStylesheet URL accepted holds no quote, '<', '>' or "?>". */
+ *   - a SitemapStylesheet URL accepted holds no quote, '<', '>' or "?>";
+ *   - a duration, count or size accepted (sm_parse.h) is within its
+ *     bounds and spelt with digits then a unit only; a parameter name
+ *     accepted holds no '&', '=', '#' or space. */
 #include "fuzz.h"
 #include "serve/sm_robots.h"
 #include "record/sm_rules.h"
 #include "serve/sm_sitemap.h"
+#include "util/sm_parse.h"
 #include "util/sm_url.h"
 
 #include <apr_strings.h>
@@ -37,6 +41,36 @@ static void check_settings(apr_pool_t *p, const char *text)
     fb = sm_settings_format(p, b.path, b.page_size, b.changefreq,
                             b.priority, b.stylesheet);
     FUZZ_ASSERT(strcmp(fa, fb) == 0);
+}
+
+/* The values the directives and sitemapctl share (sm_parse.h). */
+static void check_values(const char *s)
+{
+    apr_interval_time_t t;
+    apr_int64_t n;
+    const char *c;
+
+    if (sm_parse_duration(s, SM_DURATION_DAYS, 1,
+                          apr_time_from_sec(100LL * 366 * 86400), &t)
+        == APR_SUCCESS) {
+        FUZZ_ASSERT(t >= 1 && t <= apr_time_from_sec(100LL * 366 * 86400));
+        for (c = s; *c >= '0' && *c <= '9'; c++)
+            ;
+        FUZZ_ASSERT(c > s && (!*c || !strcmp(c, "s") || !strcmp(c, "ms")
+                              || !strcmp(c, "mi") || !strcmp(c, "h")
+                              || !strcmp(c, "d")));
+    }
+    if (sm_parse_duration(s, 0, 0, apr_time_from_sec(3600), &t)
+        == APR_SUCCESS)
+        FUZZ_ASSERT(t >= 0 && t <= apr_time_from_sec(3600)
+                    && !strchr(s, 'd'));
+    if (sm_parse_count(s, 1, 1000000, &n) == APR_SUCCESS)
+        FUZZ_ASSERT(n >= 1 && n <= 1000000 && s[0] >= '0' && s[0] <= '9');
+    if (sm_parse_size(s, APR_INT64_C(1) << 20, APR_INT64_C(1) << 40, &n)
+        == APR_SUCCESS)
+        FUZZ_ASSERT(n >= APR_INT64_C(1) << 20 && n <= APR_INT64_C(1) << 40);
+    if (sm_is_param_name(s))
+        FUZZ_ASSERT(*s && !strpbrk(s, "&=# \t\r\n"));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -99,6 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             FUZZ_ASSERT(*c > ' ' && *c < 0x7F);
     }
 
+    check_values(s);
     free(s);
     apr_pool_destroy(p);
     return 0;

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* mod_sitemap_record.h: what the recording side of the glue shares
+ * (mod_sitemap_record.c, mod_sitemap_head.c, mod_sitemap_why.c,
+ * mod_sitemap_disallow.c): the head filter's note for log_transaction,
+ * the verdict notes, the robots.txt rules' questions. */
+#ifndef MOD_SITEMAP_RECORD_H
+#define MOD_SITEMAP_RECORD_H
+
+#include "mod_sitemap.h"
+
+/* What the head filter (mod_sitemap_head.c) leaves for log_transaction,
+ * in the final request's request_config.  No note: the filter was not
+ * inserted, and the response is judged by its headers. */
+typedef enum {
+    SITEMAP_HEAD_REPEAT = 1,    /* a repeat when the body began: not
+                                   read; by headers if filters after the
+                                   reader made it new */
+    SITEMAP_HEAD_UNREAD,        /* not read (not a 200 of a listed type
+                                   then, or the body broke off): never
+                                   recorded from this response */
+    SITEMAP_HEAD_UNREADABLE,    /* a Content-Encoding: by headers */
+    SITEMAP_HEAD_READ           /* read: head says */
+} sitemap_head_state;
+
+/* The response headers the rules and the change read. */
+typedef struct {
+    const char *last_modified;  /* headers_out's first */
+    const char *etag;           /* headers_out's first */
+    const char *x_robots_tag;   /* every value of both tables, joined */
+    const char *cache_control;  /* likewise */
+} sitemap_response_headers;
+
+typedef struct {
+    sitemap_head_state state;
+    struct sm_head *scanner;    /* SITEMAP_HEAD_READ */
+    /* A response without validators of its own (no ETag, no real
+     * Last-Modified) is read to its end for its content's fingerprint
+     * (sm_fingerprint): never a repeat before it is read. */
+    int fingerprinting;         /* no ETag: fingerprint when read */
+    struct sm_fingerprint *fp;  /* NULL: not fingerprinted */
+    apr_uint64_t fingerprint;   /* its value once the body ended (0 till
+                                   then: a broken body is not judged) */
+    apr_uint64_t raw;           /* the raw facts' hash when the body began
+                                   (sm_recorder_raw) */
+    /* The headers hashed then: when log_transaction finds the same ones,
+     * a repeat's answer stands without hashing them again. */
+    sitemap_response_headers headers;
+} sitemap_head_note;
+
+/* For the head filter, when the body begins: 1 when log_transaction would
+ * decide this response (a main GET answered 200 with a listed type), the
+ * rules would record it as far as its URL and credentials tell, and it is
+ * not a repeat of what the recorder knows (*repeat set when it is);
+ * note->raw and note->headers are the raw facts' hash and headers then. */
+int sitemap_record_wants_head(request_rec *r, int *repeat,
+                              sitemap_head_note *note);
+
+/* A response the rules left out (why; detail: what it names, NULL:
+ * nothing): its verdict is noted for sitemapctl why, unless this process
+ * noted the same within the hour (mod_sitemap_why.c).  url: the URL as
+ * stored, NULL to normalise resp->target; refused_early: why is
+ * sm_rules_worth_deciding's (only some of its reasons are noted). */
+/* Was r (its final request) answered by one of the module's own handlers
+ * (the status page, its metrics, robots.txt)?  Their verdicts are not
+ * kept: no one asks why they are not listed. */
+int sitemap_own_answer(const request_rec *r);
+void sitemap_note_verdict(request_rec *r, const sitemap_server_conf *conf,
+                          const sm_site_conf *site, const sm_response *resp,
+                          const char *url, const char *why,
+                          const char *detail, int refused_early);
+
+/* The site's own robots.txt rules (mod_sitemap_disallow.c). */
+#define SITEMAP_DISALLOW_CHECK apr_time_from_sec(5)
+/* Moves whenever this process's rules of any site change: folded into the
+ * raw facts, so every response is decided again once. */
+extern volatile apr_uint32_t sitemap_disallow_generation;
+/* Look whether the site's robots.txt file changed (at most every
+ * SITEMAP_DISALLOW_CHECK). */
+void sitemap_disallow_refresh(request_rec *r, sitemap_server_conf *conf,
+                              const sm_site_conf *site);
+/* 1 when robots.txt disallows url ("/path?query") for "*", Googlebot or
+ * Bingbot, with *why naming the line and the crawler. */
+int sitemap_disallowed(request_rec *r, sitemap_server_conf *conf,
+                       const sm_site_conf *site, const char *url,
+                       const char **why);
+
+#endif
