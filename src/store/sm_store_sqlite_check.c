@@ -112,26 +112,15 @@ static void check_alternates(sqlite_store *s, apr_pool_t *p,
     apr_pool_destroy(scratch);
 }
 
-apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
-                                   int busy_timeout_ms,
-                                   apr_array_header_t *problems,
-                                   sm_store_about *about,
-                                   char *errmsg, apr_size_t errlen)
+/* Open the file at path read-only with the store's defences; APR_ENOENT
+ * when there is none, another error (errmsg) when it cannot be opened. */
+static apr_status_t open_to_check(sqlite_store *s, const char *path,
+                                  int busy_timeout_ms, char *errmsg,
+                                  apr_size_t errlen)
 {
-    sqlite_store *s = apr_pcalloc(p, sizeof(*s));
-    sm_store_about local;
-    sqlite3_stmt *q;
-    sqlite3_int64 app_id = 0;
     struct stat sb;
-    int rc, shown = 0;
-    apr_size_t i;
+    int rc;
 
-    if (!about)
-        about = &local;
-    memset(about, 0, sizeof(*about));
-    s->base.ops = &sm_sqlite_ops;
-    s->base.path = apr_pstrdup(p, path);
-    s->base.pool = p;
     if (stat(path, &sb) != 0) {
         apr_status_t rv = APR_FROM_OS_ERROR(errno);
         if (errmsg)
@@ -161,30 +150,15 @@ apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
         sm_sqlite_close(&s->base);
         return APR_EGENERAL;
     }
+    return APR_SUCCESS;
+}
 
-    /* One snapshot for every check. */
-    if ((rc = sm_sqlite_exec(s, "cannot start reading", "BEGIN")) != SQLITE_OK
-        || (rc = sm_sqlite_int_pragma(s, "PRAGMA application_id", &app_id))
-           != SQLITE_OK) {
-        if ((rc & 0xff) == SQLITE_NOTADB) {
-            /* Not a store at all: like a missing file, an error. */
-            if (errmsg)
-                apr_snprintf(errmsg, errlen, "not an SQLite database");
-            sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-            sm_sqlite_close(&s->base);
-            return APR_EGENERAL;
-        }
-        if ((rc & 0xff) == SQLITE_BUSY)
-            problem(problems, "the store stayed locked for %d ms",
-                    busy_timeout_ms);
-        else
-            problem(problems, "%s", s->base.errmsg);
-        goto out;
-    }
-    if ((rc = sm_sqlite_read_about(s, p, about, 0)) != SQLITE_OK) {
-        problem(problems, "%s", s->base.errmsg);
-        goto out;
-    }
+/* SQLite's own check: how many problems it found, -1 when it could not
+ * run (a problem pushed too). */
+static int integrity(sqlite_store *s, apr_array_header_t *problems)
+{
+    sqlite3_stmt *q;
+    int rc, shown = 0;
 
     if ((rc = sqlite3_prepare_v2(s->db, "PRAGMA integrity_check(20)", -1, &q,
                                  NULL)) == SQLITE_OK) {
@@ -200,13 +174,21 @@ apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
     if (rc != SQLITE_DONE) {
         problem(problems, "integrity_check could not run: %s",
                 sqlite3_errmsg(s->db));
-        goto out;
+        return -1;
     }
+    return shown;
+}
 
+/* Not a store this code can read (another application's file, a newer
+ * schema, someone else's trigger or view): 1, and why in errmsg; 0 when it
+ * is one. */
+static int foreign(sqlite_store *s, sqlite3_int64 app_id,
+                   const sm_store_about *about, char *errmsg,
+                   apr_size_t errlen)
+{
     if (app_id != SM_APPLICATION_ID || about->schema_version
                                           > SM_SCHEMA_VERSION) {
-        /* Not a store this sitemapctl can read: an error, not a fault of
-         * a store (README: exit status 3). */
+        /* An error, not a fault of a store (sitemapctl: exit status 3). */
         if (errmsg && app_id != SM_APPLICATION_ID)
             apr_snprintf(errmsg, errlen, "not a mod_sitemap store "
                          "(application_id %08x, expected %08x)",
@@ -215,29 +197,24 @@ apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
             apr_snprintf(errmsg, errlen, "schema version %d is newer than "
                          "this sitemapctl knows (%d)", about->schema_version,
                          SM_SCHEMA_VERSION);
-        sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-        sm_sqlite_close(&s->base);
-        return APR_EGENERAL;
+        return 1;
     }
     if (sm_sqlite_check_objects(s, about->schema_version) != SQLITE_OK) {
         /* Someone else's trigger or view: refused, not read further. */
         if (errmsg)
             apr_cpystrn(errmsg, s->base.errmsg, errlen);
-        sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-        sm_sqlite_close(&s->base);
-        return APR_EGENERAL;
+        return 1;
     }
-    if (about->schema_version != SM_SCHEMA_VERSION) {
-        problem(problems, "schema version %d: this sitemapctl knows %d",
-                about->schema_version, SM_SCHEMA_VERSION);
-        goto out;
-    }
-    if (shown)
-        goto out;       /* a damaged file: the rest would not mean much */
-    if (sm_sqlite_read_about(s, p, about, 1) != SQLITE_OK) {
-        problem(problems, "%s", s->base.errmsg);
-        goto out;
-    }
+    return 0;
+}
+
+/* That the summaries agree with the URLs, and every stored alternate is
+ * well formed. */
+static void consistent(sqlite_store *s, apr_pool_t *p,
+                       apr_array_header_t *problems)
+{
+    apr_size_t i;
+
     for (i = 0; i < sizeof(consistency) / sizeof(consistency[0]); i++) {
         sqlite3_int64 bad = 0;
         if (sm_sqlite_int_pragma(s, consistency[i].sql, &bad) != SQLITE_OK) {
@@ -250,10 +227,74 @@ apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
                     consistency[i].what, (apr_int64_t)bad);
     }
     check_alternates(s, p, problems);
+}
 
-out:
+/* Ends the snapshot and closes the file: the check's one way out. */
+static apr_status_t done(sqlite_store *s, apr_status_t rv)
+{
     sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
     sm_sqlite_close(&s->base);
-    return APR_SUCCESS;
+    return rv;
+}
+
+apr_status_t sm_store_check_sqlite(apr_pool_t *p, const char *path,
+                                   int busy_timeout_ms,
+                                   apr_array_header_t *problems,
+                                   sm_store_about *about,
+                                   char *errmsg, apr_size_t errlen)
+{
+    sqlite_store *s = apr_pcalloc(p, sizeof(*s));
+    sm_store_about local;
+    sqlite3_int64 app_id = 0;
+    apr_status_t rv;
+    int rc, shown;
+
+    if (!about)
+        about = &local;
+    memset(about, 0, sizeof(*about));
+    s->base.ops = &sm_sqlite_ops;
+    s->base.path = apr_pstrdup(p, path);
+    s->base.pool = p;
+    if ((rv = open_to_check(s, path, busy_timeout_ms, errmsg, errlen))
+        != APR_SUCCESS)
+        return rv;
+    /* One snapshot for every check. */
+    if ((rc = sm_sqlite_exec(s, "cannot start reading", "BEGIN")) != SQLITE_OK
+        || (rc = sm_sqlite_int_pragma(s, "PRAGMA application_id", &app_id))
+           != SQLITE_OK) {
+        if ((rc & 0xff) == SQLITE_NOTADB) {
+            /* Not a store at all: like a missing file, an error. */
+            if (errmsg)
+                apr_snprintf(errmsg, errlen, "not an SQLite database");
+            return done(s, APR_EGENERAL);
+        }
+        if ((rc & 0xff) == SQLITE_BUSY)
+            problem(problems, "the store stayed locked for %d ms",
+                    busy_timeout_ms);
+        else
+            problem(problems, "%s", s->base.errmsg);
+        return done(s, APR_SUCCESS);
+    }
+    if (sm_sqlite_read_about(s, p, about, 0) != SQLITE_OK) {
+        problem(problems, "%s", s->base.errmsg);
+        return done(s, APR_SUCCESS);
+    }
+    if ((shown = integrity(s, problems)) < 0)
+        return done(s, APR_SUCCESS);
+    if (foreign(s, app_id, about, errmsg, errlen))
+        return done(s, APR_EGENERAL);
+    if (about->schema_version != SM_SCHEMA_VERSION) {
+        problem(problems, "schema version %d: this sitemapctl knows %d",
+                about->schema_version, SM_SCHEMA_VERSION);
+        return done(s, APR_SUCCESS);
+    }
+    if (shown)
+        return done(s, APR_SUCCESS); /* damaged: the rest means little */
+    if (sm_sqlite_read_about(s, p, about, 1) != SQLITE_OK) {
+        problem(problems, "%s", s->base.errmsg);
+        return done(s, APR_SUCCESS);
+    }
+    consistent(s, p, problems);
+    return done(s, APR_SUCCESS);
 }
 

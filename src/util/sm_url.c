@@ -379,13 +379,84 @@ int sm_url_is_stored_form(const char *url)
 
 #define BASE_FORM "must be scheme://host[:port] with scheme http or https"
 
+/* The host of a base URL in its normal form (lowercase, an IPv6 literal
+ * canonical, no final dot), or NULL with *err. */
+static char *base_host(apr_pool_t *p, const apr_uri_t *u, const char **err)
+{
+    char *host, *h;
+    apr_size_t n;
+
+    if (u->hostinfo[0] == '[') {
+        /* An IPv6 literal; written back in its canonical (RFC 5952) form. */
+        unsigned char a[16];
+        char txt[INET6_ADDRSTRLEN];
+
+        if (inet_pton(AF_INET6, u->hostname, a) != 1
+            || !inet_ntop(AF_INET6, a, txt, sizeof(txt))) {
+            *err = "the IPv6 address in [...] is not valid";
+            return NULL;
+        }
+        return apr_pstrcat(p, "[", txt, "]", NULL);
+    }
+    /* ASCII only: no locale-dependent ctype here. */
+    host = apr_pstrdup(p, u->hostname);
+    for (h = host; *h; h++) {
+        if (*h >= 'A' && *h <= 'Z')
+            *h = (char)(*h - 'A' + 'a');
+        else if ((unsigned char)*h >= 0x80) {
+            *err = "the host name must be ASCII: write an "
+                   "internationalised name in its A-label (xn--) "
+                   "form, as in DNS";
+            return NULL;
+        }
+        else if (!(url_class[(unsigned char)*h] & C_UNRESERVED)
+                 || *h == '~') {
+            *err = "the host name may contain only letters, digits, "
+                   "'-', '.' and '_'";
+            return NULL;
+        }
+    }
+    /* The fully qualified form's final dot names the same host: the
+     * normal form has none (as SitemapSiteFromHost's names). */
+    n = strlen(host);
+    if (n > 1 && host[n - 1] == '.')
+        host[--n] = '\0';
+    if (host[0] == '.' || host[n - 1] == '.' || strstr(host, "..")) {
+        *err = "the host name has an empty label (a leading dot, or "
+               "two dots in a row)";
+        return NULL;
+    }
+    return host;
+}
+
+/* The port of a base URL: 0 for none or the scheme's own, -1 (with *err)
+ * for one that is no port.  apr_uri_parse wraps big numbers into
+ * apr_port_t: checked here from the text. */
+static long base_port(const apr_uri_t *u, int https, const char **err)
+{
+    unsigned long port = 0;
+    const char *c;
+
+    if (!u->port_str)
+        return 0;
+    for (c = u->port_str; *c; c++)
+        if (*c < '0' || *c > '9'
+            || (port = port * 10 + (unsigned long)(*c - '0')) > 65535)
+            break;
+    if (!*u->port_str || *c || port == 0) {
+        *err = "the port must be a number from 1 to 65535";
+        return -1;
+    }
+    return port == (https ? 443UL : 80UL) ? 0 : (long)port;
+}
+
 const char *sm_url_parse_base(apr_pool_t *p, const char *in,
                               const char **err)
 {
     apr_uri_t u;
-    const char *scheme, *c;
+    const char *scheme;
     char *host;
-    unsigned long port = 0;
+    long port;
     int https;
 
     if (!in || !*in || apr_uri_parse(p, in, &u) != APR_SUCCESS
@@ -422,76 +493,12 @@ const char *sm_url_parse_base(apr_pool_t *p, const char *in,
         *err = "the host name is missing";
         return NULL;
     }
-
-    if (u.hostinfo[0] == '[') {
-        /* An IPv6 literal; written back in its canonical (RFC 5952) form. */
-        unsigned char a[16];
-        char txt[INET6_ADDRSTRLEN];
-
-        if (inet_pton(AF_INET6, u.hostname, a) != 1
-            || !inet_ntop(AF_INET6, a, txt, sizeof(txt))) {
-            *err = "the IPv6 address in [...] is not valid";
-            return NULL;
-        }
-        host = apr_pstrcat(p, "[", txt, "]", NULL);
-    }
-    else {
-        char *h;
-
-        apr_size_t n;
-
-        /* ASCII only: no locale-dependent ctype here. */
-        host = apr_pstrdup(p, u.hostname);
-        for (h = host; *h; h++) {
-            if (*h >= 'A' && *h <= 'Z')
-                *h = (char)(*h - 'A' + 'a');
-            else if ((unsigned char)*h >= 0x80) {
-                *err = "the host name must be ASCII: write an "
-                       "internationalised name in its A-label (xn--) "
-                       "form, as in DNS";
-                return NULL;
-            }
-            else if (!(url_class[(unsigned char)*h] & C_UNRESERVED)
-                     || *h == '~') {
-                *err = "the host name may contain only letters, digits, "
-                       "'-', '.' and '_'";
-                return NULL;
-            }
-        }
-        /* The fully qualified form's final dot names the same host: the
-         * normal form has none (as SitemapSiteFromHost's names). */
-        n = strlen(host);
-        if (n > 1 && host[n - 1] == '.')
-            host[--n] = '\0';
-        if (host[0] == '.' || host[n - 1] == '.' || strstr(host, "..")) {
-            *err = "the host name has an empty label (a leading dot, or "
-                   "two dots in a row)";
-            return NULL;
-        }
-    }
-
-    if (u.port_str) {
-        /* apr_uri_parse wraps big numbers into apr_port_t: check here. */
-        if (!*u.port_str) {
-            *err = "the port must be a number from 1 to 65535";
-            return NULL;
-        }
-        for (c = u.port_str; *c; c++) {
-            if (*c < '0' || *c > '9'
-                || (port = port * 10 + (unsigned long)(*c - '0')) > 65535) {
-                *err = "the port must be a number from 1 to 65535";
-                return NULL;
-            }
-        }
-        if (port == 0) {
-            *err = "the port must be a number from 1 to 65535";
-            return NULL;
-        }
-        if (port == (https ? 443UL : 80UL))
-            port = 0;
-    }
+    if (!(host = base_host(p, &u, err)))
+        return NULL;
+    if ((port = base_port(&u, https, err)) < 0)
+        return NULL;
     if (port)
-        return apr_psprintf(p, "%s://%s:%lu", scheme, host, port);
+        return apr_psprintf(p, "%s://%s:%ld", scheme, host, port);
     return apr_pstrcat(p, scheme, "://", host, NULL);
 }
 
