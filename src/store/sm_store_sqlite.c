@@ -169,6 +169,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
         " WHERE NOT EXISTS (SELECT 1 FROM urls u"
         " WHERE u.site_id = v.site_id AND u.url = v.url)"
         " ORDER BY v.seq DESC LIMIT ?2",
+    [STMT_READ_BEGIN] = "BEGIN",
+    [STMT_READ_END] = "COMMIT",
 };
 
 

@@ -67,6 +67,10 @@ enum {
     STMT_WHY_URL,
     STMT_WHY_VERDICT,
     STMT_LEFT_OUT,
+    /* a document's read snapshot (sm_store_sqlite_read.c): prepared once,
+     * not parsed again by sqlite3_exec for every sitemap request */
+    STMT_READ_BEGIN,
+    STMT_READ_END,
     STMT_COUNT
 };
 

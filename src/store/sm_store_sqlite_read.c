@@ -13,15 +13,32 @@
 apr_status_t sm_sqlite_read_begin(sm_store *st)
 {
     sqlite_store *s = (sqlite_store *)st;
+    sqlite3_stmt *q = sm_sqlite_stmt(s, STMT_READ_BEGIN);
+    int rc;
+
     /* A deferred transaction: the snapshot starts at the first read. */
-    return sm_sqlite_status(sm_sqlite_exec(s, "cannot start reading",
-                                           "BEGIN"));
+    if (!q)
+        return APR_EGENERAL;
+    rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (rc != SQLITE_DONE) {
+        sm_sqlite_set_error(&s->base, "cannot start reading", s->db);
+        return APR_EGENERAL;
+    }
+    return APR_SUCCESS;
 }
 
 void sm_sqlite_read_end(sm_store *st)
 {
     sqlite_store *s = (sqlite_store *)st;
-    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_stmt *q = sm_sqlite_stmt(s, STMT_READ_END);
+
+    if (q) {
+        sqlite3_step(q);
+        sqlite3_reset(q);
+    } else {
+        sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    }
 }
 
 static apr_status_t read_error(sqlite_store *s, sqlite3_stmt *q,
