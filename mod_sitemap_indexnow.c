@@ -24,6 +24,16 @@ APLOG_USE_MODULE(sitemap);
 /* check_config (also `httpd -t`): IndexNow On needs a key. */
 int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf)
 {
+    const char *missing;
+
+    /* A build without IndexNow refuses every endpoint, the default too. */
+    if (conf->enabled == 1 && conf->indexnow == 1
+        && (missing = sm_indexnow_endpoint_problem(
+                s->process->pconf, SM_INDEXNOW_DEFAULT_ENDPOINT)) != NULL) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapIndexNow On: %s",
+                     missing);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
     if (conf->enabled == 1 && conf->indexnow == 1 && !conf->indexnow_key) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapIndexNow On needs "
                      "SitemapIndexNowKey: 8 to 128 characters of a-z, A-Z, "

@@ -286,7 +286,7 @@ class Build:
                           for d in os.listdir(srcdir) if d != "ctl"
                           and os.path.isdir(os.path.join(srcdir, d))
                           for f in os.listdir(os.path.join(srcdir, d))
-                          if f.endswith(".c"))
+                          if f.endswith(".c") and not f.endswith("_none.c"))
         self._cc([cc, "-O2", "-Wall", "-Wextra", "-I", srcdir, *cflags,
                   "-o", self.fill, os.path.join(BENCH, "fill.c"), *core,
                   *libs, "-lpthread"], "fill")

@@ -44,6 +44,7 @@
 #include "serve/sm_document.h"
 #include "record/sm_rules.h"
 #include "serve/sm_sitemap.h"
+#include "indexnow/sm_indexnow.h"
 #include "store/sm_store.h"
 #include "util/sm_url.h"
 #include "util/sm_parse.h"
@@ -449,6 +450,9 @@ int main(int argc, const char *const *argv)
         printf("sitemapctl (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
         /* what this build can do (configure --without-...) */
         printf("stores: %s\n", sm_store_backends());
+        printf("indexnow: %s\n",
+               sm_indexnow_endpoint_problem(NULL, SM_INDEXNOW_DEFAULT_ENDPOINT)
+               ? "no" : "yes");
         return finish_output(EX_OK);
     }
     if (!(cmd = find_command(argv[1]))) {

@@ -21,6 +21,9 @@
 #define SM_INDEXNOW_DEFAULT_ENDPOINT "https://api.indexnow.org/indexnow"
 #define SM_INDEXNOW_KEY_MIN 8
 #define SM_INDEXNOW_KEY_MAX 128
+/* What a build without IndexNow says of it (configure --without-indexnow). */
+#define SM_INDEXNOW_MISSING "this mod_sitemap was built without IndexNow " \
+    "(configure --without-indexnow)"
 
 typedef struct {
     const char *base;               /* the site (scheme://host[:port]) */
@@ -34,7 +37,7 @@ typedef struct {
  * otherwise what is wrong with it. */
 const char *sm_indexnow_key_problem(const char *key);
 /* NULL when url is an http:// or https:// URL with a host, otherwise what
- * is wrong with it. */
+ * is wrong with it (SM_INDEXNOW_MISSING in a build without IndexNow). */
 const char *sm_indexnow_endpoint_problem(apr_pool_t *p, const char *url);
 
 /* The submission's JSON body: host, key, keyLocation and urlList (the

@@ -16,8 +16,9 @@ CFLAGS   = -g -O1 -fno-omit-frame-pointer $(SAN) -Wall -Wextra \
            $(shell pkg-config --cflags $(PKGS)) -I. -Isrc -It/fuzz
 LIBS     = $(shell pkg-config --libs $(PKGS))
 
-# The core and sitemapctl's library (the log reader), not sitemapctl's main.
-CORE_SRC = $(filter-out src/ctl/sitemapctl%,$(wildcard src/*/*.c))
+# The core and sitemapctl's library (the log reader), not sitemapctl's main
+# nor the stand-ins of a build without an optional part (*_none.c).
+CORE_SRC = $(filter-out src/ctl/sitemapctl% %_none.c,$(wildcard src/*/*.c))
 CORE_OBJ = $(CORE_SRC:src/%.c=$(BUILD)/core/%.o)
 TARGETS  = $(patsubst t/fuzz/fuzz_%.c,$(BUILD)/fuzz_%,$(wildcard t/fuzz/fuzz_*.c))
 

@@ -80,7 +80,8 @@ DEFAULT_MPM = os.environ.get("SITEMAP_TEST_MPM") or "event"
 
 def build_has(feature):
     """Whether this build has a part configure can leave out: "postgresql"
-    (--without-postgresql), as sitemapctl --version says."""
+    (--without-postgresql) or "indexnow" (--without-indexnow), as
+    sitemapctl --version says."""
     try:
         out = subprocess.run([SITEMAPCTL, "--version"], text=True,
                              stdout=subprocess.PIPE, timeout=30).stdout
@@ -89,6 +90,8 @@ def build_has(feature):
     for line in out.splitlines():
         if line.startswith("stores:") and feature == "postgresql":
             return feature in line.split()
+        if line.startswith("indexnow:") and feature == "indexnow":
+            return line.split()[1:] == ["yes"]
     return True
 KEEP = os.environ.get("SITEMAP_TEST_KEEP") == "1"
 MPMS = ("event", "worker", "prefork")

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """What a build says it has, and that a build without an optional part
-(configure --without-postgresql) refuses to use it, with the reason,
+(configure --without-postgresql, --without-indexnow) refuses to use it,
+with the reason,
 instead of failing later or taking the URI for a file.  tools/check runs
 this file twice: in the normal build (every part) and in one configured
 without them (t/features/run)."""
@@ -47,3 +48,23 @@ def test_postgresql_uri(make_server):
     assert "--without-postgresql" in r.stderr, r.stderr
     # and nothing was made at a path spelled like the URI
     assert not os.path.exists("postgresql:")
+
+
+def test_version_says_indexnow():
+    lines = [l for l in version().splitlines() if l.startswith("indexnow:")]
+    assert lines == ["indexnow: " + ("yes" if build_has("indexnow") else "no")]
+    assert linked("libcurl.so") == build_has("indexnow")
+
+
+def test_indexnow_on(make_server):
+    srv = make_server()
+    key = "SitemapIndexNowKey 3f1e6c2a9b8d4e7f\n"
+    if build_has("indexnow"):
+        # a working build starts with it (and refuses a bad endpoint)
+        srv.config_fails("SitemapIndexNowEndpoint", "ftp://x",
+                         conf=key + "SitemapIndexNowEndpoint ftp://x\n")
+        return
+    srv.config_fails("SitemapIndexNow", "--without-indexnow",
+                     conf="SitemapIndexNow On\n" + key)
+    srv.config_fails("SitemapIndexNowEndpoint", "--without-indexnow",
+                     conf=key + "SitemapIndexNowEndpoint https://x.example/\n")

@@ -16,7 +16,10 @@ import time
 
 import pytest
 
-from conftest import IS_ROOT, RUN_GID, RUN_UID, SITEMAPCTL
+from conftest import build_has, IS_ROOT, RUN_GID, RUN_UID, SITEMAPCTL
+
+pytestmark = pytest.mark.skipif(not build_has("indexnow"),
+                                reason="built --without-indexnow")
 
 KEY = "3f1e6c2a9b8d4e7f-test"
 HTML = "<html><body>x</body></html>\n"

@@ -7,10 +7,16 @@ test_indexnow.py's recording server on 127.0.0.1."""
 import os
 import time
 
+import pytest
+
+from conftest import build_has
 from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
 from test_indexnow import (KEY, corroborate, endpoint,  # noqa: F401
                            indexnow_conf, settle)
 from test_pg_farm import BASE, ctl, farm, sitemap
+
+pytestmark = pytest.mark.skipif(not build_has("indexnow"),
+                                reason="built --without-indexnow")
 
 
 def wait_pending(pg_db, n, timeout=10):
