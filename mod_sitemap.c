@@ -501,7 +501,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             continue;
         if (rc != OK)
             return rc;
-        if (sitemap_cache_post_config(pconf, ptemp, s, conf, prepared) != OK)
+        if (sitemap_renditions_post_config(pconf, ptemp, s, conf, prepared) != OK)
             return HTTP_INTERNAL_SERVER_ERROR;
     }
     sitemap_create_stores(main_s, missing);
@@ -604,7 +604,7 @@ static void child_vhost(child_state *cs, server_rec *s,
         proc->recorder = NULL;
         return;
     }
-    sitemap_cache_child_init(cs->pool, s, conf, cs->renditions);
+    sitemap_renditions_child_init(cs->pool, s, conf, cs->renditions);
     if (sitemap_disallow_child_init(cs->pool, conf) != APR_SUCCESS)
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "cannot set up the "
                      "robots.txt rules in this process: URLs are "

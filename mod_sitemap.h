@@ -227,11 +227,11 @@ int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf);
 int sitemap_indexnow_resolve(apr_pool_t *pconf, server_rec *s,
                               sitemap_server_conf *conf);
 void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s);
-/* The renditions' directory (mod_sitemap_cache.c). */
-int sitemap_cache_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,
+/* The renditions' directory (mod_sitemap_renditions.c). */
+int sitemap_renditions_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,
                               server_rec *s, sitemap_server_conf *conf,
                               apr_hash_t *prepared);
-void sitemap_cache_child_init(apr_pool_t *pchild, server_rec *s,
+void sitemap_renditions_child_init(apr_pool_t *pchild, server_rec *s,
                               sitemap_server_conf *conf, apr_hash_t *opened);
 /* The site's own robots.txt rules (mod_sitemap_disallow.c). */
 typedef struct sitemap_disallow sitemap_disallow;
@@ -302,7 +302,7 @@ int sitemap_methods(request_rec *r);
  * AP_FILTER_ERROR. */
 int sitemap_not_modified(request_rec *r);
 
-/* ---- renditions (mod_sitemap_cache.c) ------------------------------- */
+/* ---- renditions (mod_sitemap_renditions.c) ------------------------------- */
 
 typedef struct {
     const sm_doc_site *site;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* mod_sitemap_cache.c: the sitemap's renditions in httpd (see
+/* mod_sitemap_renditions.c: the sitemap's renditions in httpd (see
  * sm_rendition.h for the files): the directory, made safely by the
  * parent and opened by each child; finding or rendering the rendition a
  * request needs, at most one render per page at a time in a process; and
@@ -77,7 +77,7 @@ static const char *site_stem(apr_pool_t *p, const sitemap_server_conf *conf,
                                     base));
 }
 
-int sitemap_cache_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,
+int sitemap_renditions_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,
                               server_rec *s, sitemap_server_conf *conf,
                               apr_hash_t *prepared)
 {
@@ -108,7 +108,7 @@ int sitemap_cache_post_config(apr_pool_t *pconf, apr_pool_t *ptemp,
     return OK;
 }
 
-void sitemap_cache_child_init(apr_pool_t *pchild, server_rec *s,
+void sitemap_renditions_child_init(apr_pool_t *pchild, server_rec *s,
                               sitemap_server_conf *conf, apr_hash_t *opened)
 {
     sm_rend_dir *d;
