@@ -671,10 +671,77 @@ static long raw_end_in_place(sm_head *h, const char *d, apr_size_t len)
     return (long)(gt - d) + 1;
 }
 
+/* After '<', "<!" or "</": one byte decides what follows (0 or 1 of it
+ * taken). */
+static apr_size_t after_lt(sm_head *h, char c)
+{
+    switch (h->state) {
+    case S_LT:
+        if (c == '!') {
+            h->state = S_BANG;
+            h->bang_dashes = 0;
+            return 1;
+        }
+        if (c == '/') {
+            h->state = S_END_OPEN;
+            return 1;
+        }
+        if (IS_ALPHA(c)) {
+            tag_begin(h, 0, &c, 1);
+            return 1;
+        }
+        if (c == '?') {
+            h->state = S_BOGUS;
+            return 1;
+        }
+        h->state = S_DATA;
+        return 0;
+    case S_BANG:
+        if (c != '-') {
+            h->state = S_BOGUS;
+            return 0;
+        }
+        if (++h->bang_dashes == 2) {
+            h->state = S_COMMENT;
+            h->comment_len = 0;
+        }
+        return 1;
+    default:                /* S_END_OPEN */
+        if (IS_ALPHA(c)) {
+            tag_begin(h, 1, &c, 1);
+            return 1;
+        }
+        h->state = c == '>' ? S_DATA : S_BOGUS;
+        return c == '>';
+    }
+}
+
+/* Raw text (the title's): up to and past the next '<' that ends it. */
+static apr_size_t scan_raw(sm_head *h, const char *d, apr_size_t len)
+{
+    const char *lt = memchr(d, '<', len);
+    apr_size_t i;
+    long r;
+
+    title_append(h, d, lt ? (apr_size_t)(lt - d) : len);
+    if (!lt)
+        return len;
+    i = (apr_size_t)(lt - d) + 1;
+    r = raw_end_in_place(h, d + i, len - i);
+    if (r > 0)
+        return i + (apr_size_t)r;
+    if (r < 0)
+        title_append(h, "<", 1);
+    else {
+        h->state = S_RAW_END;
+        h->raw_matched = 0;
+    }
+    return i;
+}
+
 int sm_head_feed(sm_head *h, const char *d, apr_size_t len)
 {
     apr_size_t i = 0, n;
-    long r;
     int at_limit = 0;
 
     if (h->state == S_DONE)
@@ -684,7 +751,6 @@ int sm_head_feed(sm_head *h, const char *d, apr_size_t len)
         at_limit = 1;
     }
     while (i < len && h->state != S_DONE) {
-        char c = d[i];
         const char *lt;
         switch (h->state) {
         case S_DATA:
@@ -701,39 +767,9 @@ int sm_head_feed(sm_head *h, const char *d, apr_size_t len)
                 h->state = S_LT;
             break;
         case S_LT:
-            if (c == '!') {
-                h->state = S_BANG;
-                h->bang_dashes = 0;
-                i++;
-            }
-            else if (c == '/') {
-                h->state = S_END_OPEN;
-                i++;
-            }
-            else if (IS_ALPHA(c)) {
-                tag_begin(h, 0, &c, 1);
-                i++;
-            }
-            else if (c == '?') {
-                h->state = S_BOGUS;
-                i++;
-            }
-            else {
-                h->state = S_DATA;
-            }
-            break;
         case S_BANG:
-            if (c != '-') {
-                h->state = S_BOGUS;
-            }
-            else if (++h->bang_dashes == 2) {
-                h->state = S_COMMENT;
-                h->comment_len = 0;
-                i++;
-            }
-            else {
-                i++;
-            }
+        case S_END_OPEN:
+            i += after_lt(h, d[i]);
             break;
         case S_COMMENT:
             i += scan_comment(h, d + i, len - i);
@@ -744,38 +780,11 @@ int sm_head_feed(sm_head *h, const char *d, apr_size_t len)
             if (lt)
                 h->state = S_DATA;
             break;
-        case S_END_OPEN:
-            if (IS_ALPHA(c)) {
-                tag_begin(h, 1, &c, 1);
-                i++;
-            }
-            else {
-                h->state = c == '>' ? S_DATA : S_BOGUS;
-                i += c == '>';
-            }
-            break;
         case S_TAG:
             i += scan_tag(h, d + i, len - i);
             break;
         case S_RAW:
-            lt = memchr(d + i, '<', len - i);
-            title_append(h, d + i, lt ? (apr_size_t)(lt - d) - i : len - i);
-            if (!lt) {
-                i = len;
-                break;
-            }
-            i = (apr_size_t)(lt - d) + 1;
-            r = raw_end_in_place(h, d + i, len - i);
-            if (r > 0) {
-                i += (apr_size_t)r;
-            }
-            else if (r < 0) {
-                title_append(h, "<", 1);
-            }
-            else {
-                h->state = S_RAW_END;
-                h->raw_matched = 0;
-            }
+            i += scan_raw(h, d + i, len - i);
             break;
         case S_RAW_END:
             i += scan_raw_end(h, d + i, len - i);
