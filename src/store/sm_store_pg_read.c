@@ -641,3 +641,16 @@ out:
     sm_pg_close(&s->base);
     return APR_SUCCESS;
 }
+
+/* For the other files of the PostgreSQL store (sm_store_pg.h). */
+apr_status_t sm_pg_stream(pg_store *s, const char *what, const char *sql,
+                          const params *ps, sm_pg_row_fn *fn, void *baton)
+{
+    return stream(s, what, sql, ps, fn, baton);
+}
+
+int sm_pg_id_range(pg_store *s, const char *what, const char *base,
+                   apr_int64_t *lo, apr_int64_t *hi)
+{
+    return id_range(s, what, base, 0, lo, hi);
+}
