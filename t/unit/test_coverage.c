@@ -7,6 +7,7 @@
  * the upgrade from schema 7 and the pruning of sites made from a Host. */
 #include "unit.h"
 
+#include "record/sm_recorder.h"
 #include "store/sm_store_backend.h"
 
 #include <string.h>
@@ -346,6 +347,54 @@ static void test_prune_takes_crawls(void **state)
     sm_store_close(st);
 }
 
+/* Through the recorder: a page's record, a note of another URL and two
+ * crawlers' fetches of the page in one batch all go in, the record
+ * first; a fetch of the same URL by the same crawler later in the batch
+ * takes the earlier one's place. */
+static void test_recorder_crawl(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_logger logger = { NULL, NULL, SM_LOG_ERR };
+    sm_recorder_conf conf = { path, apr_time_from_sec(60), 100, 1000, 200,
+                              &logger, NULL, NULL, NULL, 0, 0, 0, 0 };
+    sm_change r = record(&site, "/p", T0 - 100, T0 - 100);
+    sm_change n, g1, g2, b;
+    sm_recorder *rec;
+    sm_store *st;
+    sm_coverage cv;
+
+    memset(&n, 0, sizeof(n));
+    n.op = SM_CHANGE_NOTE;
+    n.site = &site;
+    n.url = "/p";
+    n.why = "session";
+    n.seen = apr_time_from_sec(T0 - 100);
+    g1 = crawl(&site, "Googlebot", "/p", T0 - 100, 200, 0);
+    g2 = crawl(&site, "Googlebot", "/p", T0 - 90, 304, 0);
+    b = crawl(&site, "Bingbot", "/p", T0 - 80, 200, 0);
+    assert_int_equal(sm_recorder_create(&rec, u->pool, &conf), APR_SUCCESS);
+    sm_recorder_add_site(rec, &site);
+    sm_recorder_add(rec, &r, 0);
+    sm_recorder_note(rec, &n);
+    assert_int_equal(sm_recorder_crawl(rec, &g1), 1);
+    assert_int_equal(sm_recorder_crawl(rec, &g2), 1);
+    assert_int_equal(sm_recorder_crawl(rec, &b), 1);
+    assert_int_equal(sm_recorder_flush(rec), APR_SUCCESS);
+    sm_recorder_stop(rec);
+
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM urls"), 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM verdicts"), 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM crawls"), 2);
+    assert_int_equal(sql_int(path, "SELECT status FROM crawls"
+                                   " WHERE crawler = 'Googlebot'"), 304);
+    st = open_store(u, "r.db", &path);
+    cv = coverage(st, site.base, "Bingbot");
+    assert_int_equal(cv.crawled_1d, 1);
+    assert_int_equal(cv.unlisted_hits, 0);
+    sm_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -355,6 +404,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unlisted_bounded, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_upgrade_from_7, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_prune_takes_crawls, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_recorder_crawl, unit_setup, unit_teardown),
     };
     int rc;
 
