@@ -135,9 +135,10 @@ sm_crawl_dns *sm_crawl_dns_create(apr_pool_t *p, const sm_dns_conf *conf,
 /* What the cache says of addr for the suffixes (each "example.com":
  * the name itself or any name under it): VERIFIED when the address's
  * forward-confirmed name is under one, UNVERIFIED when it is not or has
- * none, PENDING when the cache does not know (addr is then queued, unless
- * the queue is full: then a later claim queues it).  No lookup, no
- * allocation. */
+ * none, PENDING when the cache has no answer yet.  An address unknown, or
+ * whose answer expired (that answer is still given meanwhile), is queued
+ * for a lookup, unless the queue is full: then a later claim queues it.
+ * No lookup, no allocation. */
 sm_crawl_result sm_crawl_dns_check(sm_crawl_dns *d, const char *addr,
                                    const apr_array_header_t *suffixes,
                                    apr_time_t now);

@@ -9,8 +9,9 @@
  * address again (anyone can publish a PTR record naming
  * crawl-1.googlebot.com for their own address; only Google can make that
  * name resolve to it).  What it came to is cached, a confirmed name for
- * ttl_ok, a definite no for ttl_none, a timeout for ttl_fail; the cache
- * holds at most cache_max addresses (the oldest entry goes first).
+ * ttl_ok, a definite no for ttl_none, a timeout for ttl_fail, and still
+ * answered while it is looked up again once expired; the cache holds at
+ * most cache_max addresses (the oldest entry goes first).
  * Suffixes are compared on the request path against the cached name, so
  * crawlers with different suffixes share one cache. */
 #include "crawl/sm_crawl.h"
@@ -125,22 +126,23 @@ sm_crawl_result sm_crawl_dns_check(sm_crawl_dns *d, const char *addr,
         return SM_CRAWL_UNVERIFIED;
     apr_thread_mutex_lock(d->mutex);
     e = find(d, addr, 0);
-    if (e && !e->pending && now < e->expires) {
+    /* Answered before: that answer, also while it is asked again once
+     * expired (a crawler's fetches never turn pending at each expiry). */
+    if (e && e->expires) {
         res = SM_CRAWL_UNVERIFIED;
         for (i = 0; e->name[0] && i < suffixes->nelts; i++)
             if (under(e->name, APR_ARRAY_IDX(suffixes, i, const char *)))
                 res = SM_CRAWL_VERIFIED;
     }
-    else if (!e || !e->pending) {
-        /* Unknown or expired: queue it, when there is room (a later claim
-         * queues it otherwise).  An expired entry's answer is not used. */
-        if (d->qlen < d->conf.queue_max) {
-            e = find(d, addr, 1);
-            e->pending = 1;
-            apr_cpystrn(d->queue[(d->qhead + d->qlen) % d->conf.queue_max],
-                        addr, ADDR_MAX);
-            d->qlen++;
-        }
+    /* Unknown or expired, and not queued: queue it, when there is room (a
+     * later claim queues it otherwise). */
+    if ((!e || (!e->pending && now >= e->expires))
+        && d->qlen < d->conf.queue_max) {
+        e = find(d, addr, 1);
+        e->pending = 1;
+        apr_cpystrn(d->queue[(d->qhead + d->qlen) % d->conf.queue_max],
+                    addr, ADDR_MAX);
+        d->qlen++;
     }
     apr_thread_mutex_unlock(d->mutex);
     return res;
