@@ -18,12 +18,24 @@ static sm_site_conf other = { "https://o.example", 50000, 0, 0, NULL, 0 };
 #define DAY 86400
 #define T0 1800000000       /* "now", in seconds */
 
+/* The _pg variants of the tests run on the PostgreSQL database
+ * SM_UNIT_PG_URI names (skipped without it; t/unit/coverage_pg runs them
+ * on a throwaway server), each test a site of its own; SQLite-only checks
+ * of the tables are left out there. */
+static const char *pg_uri;
+
 static sm_store *open_store(unit_ctx *u, const char *name, char **path)
 {
     sm_store *st;
     char err[512];
 
     *path = apr_pstrcat(u->pool, u->dir, "/", name, NULL);
+    if (pg_uri) {
+        if (sm_store_open(&st, u->pool, pg_uri, SM_STORE_CREATE, 1000, NULL,
+                          err, sizeof(err)) != APR_SUCCESS)
+            fail_msg("open: %s", err);
+        return st;
+    }
     if (sm_store_open_sqlite(&st, u->pool, *path, SM_STORE_CREATE, 1000,
                              NULL, err, sizeof(err)) != APR_SUCCESS)
         fail_msg("open: %s", err);
@@ -167,9 +179,11 @@ static void test_figures(void **state)
     assert_int_equal(cv.sitemap_fetches, 2);
     assert_true(cv.last_sitemap_fetch == apr_time_from_sec(T0 - 50));
     /* Nothing of the listing changed; a crawler's fetch is no visit. */
-    assert_int_equal(sql_int(path, "SELECT count(*) FROM urls"), 3);
-    assert_int_equal(sql_int(path, "SELECT max(last_seen) FROM urls"),
-                     T0 - 10 * DAY);
+    if (!pg_uri)
+        assert_int_equal(sql_int(path, "SELECT count(*) FROM urls"), 3);
+    if (!pg_uri)
+        assert_int_equal(sql_int(path, "SELECT max(last_seen) FROM urls"),
+                         T0 - 10 * DAY);
 
     /* Another crawler, another site: their own figures. */
     cv = coverage(st, site.base, "Bingbot");
@@ -224,13 +238,16 @@ static void test_stale_until_fetched(void **state)
     cv = coverage(st, site.base, "Googlebot");
     assert_int_equal(cv.stale, 1);
     assert_int_equal(cv.crawled_7d, 1);
-    assert_int_equal(sql_int(path, "SELECT fetched FROM crawls"),
-                     T0 - 5 * DAY);
+    assert_non_null(strstr(listing(u, st, "Googlebot", SM_COVERAGE_LISTED),
+                           apr_psprintf(u->pool, "/a %d %d 200\n",
+                                        T0 - 2 * DAY, T0 - 5 * DAY)));
     /* Fetched again */
     apply(st, crawl(&site, "Googlebot", "/a", T0 - DAY, 200, 0));
     cv = coverage(st, site.base, "Googlebot");
     assert_int_equal(cv.stale, 0);
-    assert_int_equal(sql_int(path, "SELECT fetched FROM crawls"), T0 - DAY);
+    assert_non_null(strstr(listing(u, st, "Googlebot", SM_COVERAGE_LISTED),
+                           apr_psprintf(u->pool, "/a %d %d 200\n",
+                                        T0 - 2 * DAY, T0 - DAY)));
     sm_store_close(st);
 }
 
@@ -258,7 +275,8 @@ static void test_same_batch_and_removal(void **state)
     f.url = "/new";
     f.seen = apr_time_from_sec(T0 - 50);
     apply(st, f);
-    assert_int_equal(sql_int(path, "SELECT count(*) FROM crawls"), 0);
+    if (!pg_uri)
+        assert_int_equal(sql_int(path, "SELECT count(*) FROM crawls"), 0);
     /* Back again: never crawled since */
     apply(st, record(&site, "/new", T0 - 40, T0 - 40));
     cv = coverage(st, site.base, "Googlebot");
@@ -282,12 +300,22 @@ static void test_unlisted_bounded(void **state)
     apply_n(st, c, n);
     cv = coverage(st, site.base, "Googlebot");
     assert_int_equal(cv.unlisted_hits, n);
-    assert_int_equal(sql_int(path, "SELECT count(*) FROM crawl_unlisted"),
-                     SM_CRAWL_UNLISTED_MAX);
-    assert_int_equal(sql_int(path, "SELECT count(*) FROM crawl_unlisted"
-                                   " WHERE url = '/x0'"), 0);
-    assert_int_equal(sql_int(path, "SELECT count(*) FROM crawl_unlisted"
-                                   " WHERE url = '/x1024'"), 1);
+    /* The newest SM_CRAWL_UNLISTED_MAX, newest first */
+    {
+        const char *text = listing(u, st, "Googlebot", SM_COVERAGE_UNLISTED);
+        const char *first = apr_psprintf(u->pool, "/x%d 0 ", n - 1), *at;
+        int lines = 0;
+
+        for (at = text; (at = strchr(at, '\n')) != NULL; at++)
+            lines++;
+        assert_int_equal(lines, SM_CRAWL_UNLISTED_MAX);
+        assert_int_equal(strncmp(text, first, strlen(first)), 0);
+        assert_null(strstr(text, "/x24 "));
+        assert_non_null(strstr(text, "/x25 "));
+    }
+    if (!pg_uri)
+        assert_int_equal(sql_int(path, "SELECT count(*) FROM crawl_unlisted"),
+                         SM_CRAWL_UNLISTED_MAX);
     sm_store_close(st);
 }
 
@@ -395,6 +423,43 @@ static void test_recorder_crawl(void **state)
     sm_store_close(st);
 }
 
+static void pg_variant(void **state, void (*test)(void **))
+{
+    unit_ctx *u = *state;
+    static int seq;
+    const char *uri = getenv("SM_UNIT_PG_URI");
+    const char *base = site.base;
+
+    if (!uri || !*uri)
+        skip();
+    pg_uri = uri;
+    site.base = apr_psprintf(u->pool, "https://c%d-%ld.example", ++seq,
+                             (long)getpid());
+    test(state);
+    site.base = base;
+    pg_uri = NULL;
+}
+
+static void test_figures_pg(void **state)
+{
+    pg_variant(state, test_figures);
+}
+
+static void test_stale_until_fetched_pg(void **state)
+{
+    pg_variant(state, test_stale_until_fetched);
+}
+
+static void test_same_batch_and_removal_pg(void **state)
+{
+    pg_variant(state, test_same_batch_and_removal);
+}
+
+static void test_unlisted_bounded_pg(void **state)
+{
+    pg_variant(state, test_unlisted_bounded);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +470,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_upgrade_from_7, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_prune_takes_crawls, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_recorder_crawl, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_figures_pg, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_stale_until_fetched_pg, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_same_batch_and_removal_pg, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_unlisted_bounded_pg, unit_setup, unit_teardown),
     };
     int rc;
 
