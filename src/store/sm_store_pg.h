@@ -45,7 +45,8 @@ typedef struct {
                        database's clock) */
     int verdicts_ok;    /* may write sitemap_verdicts: 0 not asked yet,
                            1 yes, -1 no (a role not granted it) */
-    int crawls_ok;      /* the same for the crawl coverage's tables */
+    int crawls_ok;      /* the same for the crawl coverage's tables
+                           (-2: no, and the log said so) */
 } pg_store;
 
 /* ---- statements (sm_store_pg_conn.c) ----------------------------------- */
@@ -187,8 +188,9 @@ int sm_pg_verdict_put(pg_store *s, apr_int64_t site_id, const sm_change *c,
 /* Count c (SM_CHANGE_CRAWL) for the site site_id, in the caller's write
  * transaction: 0, or -1 (errmsg set). */
 int sm_pg_crawl_put(pg_store *s, apr_int64_t site_id, const sm_change *c);
-/* May the role write the coverage's tables (asked once; logged once when
- * not): 1 yes, 0 no, -1 error. */
+/* May the role write the coverage's tables (asked once per store; a
+ * fetch to write says so in the log once when not): 1 yes, 0 no, -1
+ * error. */
 int sm_pg_crawls_allowed(pg_store *s);
 apr_status_t sm_pg_coverage(sm_store *st, const char *base,
                             const char *crawler, apr_time_t now,

@@ -25,13 +25,23 @@ int sm_pg_crawls_allowed(pg_store *s)
     s->crawls_ok = PQntuples(res) == 1
                    && strcmp(PQgetvalue(res, 0, 0), "t") == 0 ? 1 : -1;
     PQclear(res);
-    if (s->crawls_ok < 0)
+    return s->crawls_ok > 0;
+}
+
+/* The same, for a fetch to write: said in the log once (-2: said). */
+static int may_write(pg_store *s)
+{
+    int allowed = sm_pg_crawls_allowed(s);
+
+    if (allowed == 0 && s->crawls_ok == -1) {
+        s->crawls_ok = -2;
         sm_log(s->base.log, SM_LOG_WARN, 0, "store %s: this role may not "
                "write sitemap_crawls, sitemap_crawlers and "
                "sitemap_crawl_unlisted: no crawl coverage is kept (see "
                "docs/operations.md, \"A farm of servers: PostgreSQL\", for "
                "the grants)", s->base.path);
-    return s->crawls_ok > 0;
+    }
+    return allowed;
 }
 
 static int unlisted(pg_store *s, apr_int64_t site_id, const sm_change *c)
@@ -77,7 +87,7 @@ int sm_pg_crawl_put(pg_store *s, apr_int64_t site_id, const sm_change *c)
 
     if (!c->crawler || !c->url)
         return 0;
-    if ((allowed = sm_pg_crawls_allowed(s)) <= 0)
+    if ((allowed = may_write(s)) <= 0)
         return allowed;
     p_i64(&ps, site_id);
     p_str(&ps, c->crawler);

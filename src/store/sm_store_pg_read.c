@@ -551,7 +551,8 @@ static const struct {
     { "SELECT count(*) FROM unnest(ARRAY['sitemap_meta', 'sitemap_sites',"
       " 'sitemap_urls', 'sitemap_pages', 'sitemap_indexnow_pending',"
       " 'sitemap_indexnow_state', 'sitemap_removed_days',"
-      " 'sitemap_verdicts'])"
+      " 'sitemap_verdicts', 'sitemap_crawls', 'sitemap_crawlers',"
+      " 'sitemap_crawl_unlisted'])"
       " t WHERE NOT has_table_privilege(t,"
       " 'SELECT, INSERT, UPDATE, DELETE')",
       "this role may not read and write all of the tables (see "
