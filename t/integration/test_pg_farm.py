@@ -228,7 +228,7 @@ def test_sitemapctl_on_the_uri(make_server, pg_db, tmp_path):
 
     r = ctl("check", pg_db.uri)
     assert r.returncode == 0, r.stderr
-    assert "ok (mod_sitemap store, schema version 6" in r.stdout
+    assert "ok (mod_sitemap store, schema version 7" in r.stdout
     assert PASSWORD not in r.stdout + r.stderr
 
     r = ctl("stats", pg_db.uri, "--site", BASE)
