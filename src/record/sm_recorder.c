@@ -200,6 +200,8 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
     item->change.why = c->why ? apr_pstrdup(b->pool, c->why) : NULL;
     item->change.detail = c->detail ? apr_pstrdup(b->pool, c->detail)
                                     : NULL;
+    item->change.crawler = c->crawler ? apr_pstrdup(b->pool, c->crawler)
+                                      : NULL;
 }
 
 /* ---- the public side ------------------------------------------------------ */
@@ -355,6 +357,28 @@ void sm_recorder_note(sm_recorder *rec, const sm_change *c)
     if (w->running && w->pending->items->nelts == 1)
         apr_thread_cond_signal(w->wake);
     apr_thread_mutex_unlock(w->lock);
+}
+
+/* A crawler's fetch's key: apart from its URL's own change and note, one
+ * per crawler. */
+#define CRAWL_KEY_MIX APR_UINT64_C(0xc2b2ae3d27d4eb4f)
+
+int sm_recorder_crawl(sm_recorder *rec, const sm_change *c)
+{
+    sm_writer *w = rec->w;
+    apr_uint64_t key = sm_hash_str(sm_rec_change_key(rec, c) ^ CRAWL_KEY_MIX,
+                                   c->crawler ? c->crawler : "");
+
+    apr_thread_mutex_lock(w->lock);
+    if (w->pending->items->nelts >= w->queue_max) {
+        apr_thread_mutex_unlock(w->lock);
+        return 0;
+    }
+    sm_rec_batch_put(w->pending, rec, c, key ? key : 1, c->seen);
+    if (w->running && w->pending->items->nelts == 1)
+        apr_thread_cond_signal(w->wake);
+    apr_thread_mutex_unlock(w->lock);
+    return 1;
 }
 
 apr_status_t sm_recorder_flush(sm_recorder *rec)

@@ -165,6 +165,16 @@ int sm_recorder_note_skip(sm_recorder *rec, apr_uint64_t facts,
                           apr_time_t seen);
 void sm_recorder_note(sm_recorder *rec, const sm_change *c);
 
+/* Crawl coverage: a crawler's verified fetch (c->op SM_CHANGE_CRAWL,
+ * c->crawler, c->url, c->seen, c->status, c->sitemap; sm_store.h).  Queued
+ * apart from the URL's own change and note (a fetch never takes their
+ * place; a later fetch of the URL by the same crawler in the batch takes
+ * the earlier one's), and after them when they were handed over first: so
+ * hand the response's record over first, for a page's first fetch to
+ * count as listed.  Never waits for room: 0 when the queue is full (the
+ * fetch is dropped), 1 when queued.  Not kept across a stop. */
+int sm_recorder_crawl(sm_recorder *rec, const sm_change *c);
+
 /* 1 when a response with these raw facts was handed to sm_recorder_add
  * before and what it changed is still fresh in the memory: nothing to do.
  * 0 (the caller decides and adds) when unknown, when the URL has since

@@ -549,9 +549,12 @@ static void spill_part(sm_recorder *rec, apr_pool_t *p)
         return;
     changes = apr_palloc(p, sizeof(*changes) * (apr_size_t)n);
     /* Verdict notes are not kept across a stop: the next response left
-     * out notes its URL again. */
+     * out notes its URL again; nor crawlers' fetches (the spill's format
+     * has no place for them; a few are lost to a stop that could not
+     * write). */
     for (i = n = 0; i < rec->out_n; i++)
-        if (rec->out[i]->change.op != SM_CHANGE_NOTE)
+        if (rec->out[i]->change.op != SM_CHANGE_NOTE
+            && rec->out[i]->change.op != SM_CHANGE_CRAWL)
             changes[n++] = rec->out[i]->change;
     if (!n)
         return;

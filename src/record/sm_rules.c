@@ -29,8 +29,8 @@ static apr_status_t regex_cleanup(void *data)
     return APR_SUCCESS;
 }
 
-sm_regex *sm_regex_compile(apr_pool_t *p, const char *pattern,
-                           const char **err)
+static sm_regex *regex_compile(apr_pool_t *p, const char *pattern,
+                               uint32_t extra, const char **err)
 {
     sm_regex *re;
     pcre2_code *code;
@@ -44,7 +44,8 @@ sm_regex *sm_regex_compile(apr_pool_t *p, const char *pattern,
     /* httpd's ap_regcomp adds AP_REG_DOTALL | AP_REG_DOLLAR_ENDONLY by
      * default (AP_REG_DEFAULT): the same here, for the same meaning. */
     code = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-                         PCRE2_DOTALL | PCRE2_DOLLAR_ENDONLY, &errcode,
+                         PCRE2_DOTALL | PCRE2_DOLLAR_ENDONLY | extra,
+                         &errcode,
                          &erroffset, NULL);
     if (!code) {
         PCRE2_UCHAR msg[256];
@@ -66,6 +67,18 @@ sm_regex *sm_regex_compile(apr_pool_t *p, const char *pattern,
     apr_pool_cleanup_register(p, code, regex_cleanup,
                               apr_pool_cleanup_null);
     return re;
+}
+
+sm_regex *sm_regex_compile(apr_pool_t *p, const char *pattern,
+                           const char **err)
+{
+    return regex_compile(p, pattern, 0, err);
+}
+
+sm_regex *sm_regex_compile_caseless(apr_pool_t *p, const char *pattern,
+                                    const char **err)
+{
+    return regex_compile(p, pattern, PCRE2_CASELESS, err);
 }
 
 /* 1: match, 0: no match, -1: matching failed (out of memory, a limit). */

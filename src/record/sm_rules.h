@@ -19,6 +19,9 @@ typedef struct sm_regex sm_regex;
 /* NULL and *err set (pattern, offset and PCRE2's message) on error. */
 sm_regex *sm_regex_compile(apr_pool_t *p, const char *pattern,
                            const char **err);
+/* The same, case-insensitive (ASCII letters: no UTF mode). */
+sm_regex *sm_regex_compile_caseless(apr_pool_t *p, const char *pattern,
+                                    const char **err);
 /* 1 when the pattern matches anywhere in subject, 0 otherwise.
  * Thread-safe: one compiled pattern may be used by many threads. */
 int sm_regex_match(const sm_regex *re, const char *subject);

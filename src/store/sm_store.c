@@ -165,6 +165,27 @@ apr_status_t sm_store_why(sm_store *st, apr_pool_t *p, const char *base,
     return st->ops->why(st, p, base, url, out);
 }
 
+apr_status_t sm_store_coverage(sm_store *st, const char *base,
+                               const char *crawler, apr_time_t now,
+                               sm_coverage *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->crawler = crawler;
+    if (!st->ops->coverage)
+        return APR_ENOTIMPL;
+    return st->ops->coverage(st, base, crawler, now, out);
+}
+
+apr_status_t sm_store_coverage_urls(sm_store *st, const char *base,
+                                    const char *crawler,
+                                    sm_coverage_which which,
+                                    sm_coverage_fn *fn, void *baton)
+{
+    if (!st->ops->coverage_urls)
+        return APR_ENOTIMPL;
+    return st->ops->coverage_urls(st, base, crawler, which, fn, baton);
+}
+
 apr_status_t sm_store_left_out(sm_store *st, apr_pool_t *p, const char *base,
                                int n, apr_array_header_t **out)
 {

@@ -30,7 +30,7 @@
 #define SM_PAGE_OVERHEAD   256
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SM_SCHEMA_VERSION  7
+#define SM_SCHEMA_VERSION  8
 /* Days of removal counts the store keeps per site (the status page's
  * chart shows 42). */
 #define SM_REMOVED_DAYS 60
@@ -106,13 +106,26 @@ typedef struct {
  * (lastmod = last_modified, or seen); a stored URL keeps its lastmod and
  * ETag (what the module saw in real responses is better evidence than a
  * log line) and only has its last_seen raised to seen. */
+/* SM_CHANGE_CRAWL: a crawler's verified fetch (crawler, url, seen,
+ * status; sitemap: it fetched one of the site's sitemap documents, url is
+ * then only its name).  Nothing of the URL's listing changes: for a listed
+ * URL the crawler's last fetch of it moves to seen; a URL not listed
+ * counts as the crawler's unlisted hit and is kept among its latest
+ * (SM_CRAWL_UNLISTED_MAX); a sitemap document's fetch is counted.  A
+ * RECORD of the same response goes first in the batch, so that a page's
+ * first fetch counts as listed. */
 /* SM_CHANGE_NOTE: a response the rules left out (why, detail, status):
  * nothing of the URL's listing changes, only its latest verdict is kept
  * (sm_verdict_row) for sitemapctl why and the status page.  A forget with
  * a why keeps one likewise ("removed" when the URL was stored). */
 typedef enum {
-    SM_CHANGE_RECORD = 1, SM_CHANGE_FORGET, SM_CHANGE_SEED, SM_CHANGE_NOTE
+    SM_CHANGE_RECORD = 1, SM_CHANGE_FORGET, SM_CHANGE_SEED, SM_CHANGE_NOTE,
+    SM_CHANGE_CRAWL
 } sm_change_op;
+
+/* Fetches of URLs not listed kept per site and crawler (the newest; the
+ * counter counts them all), for sitemapctl coverage --unlisted. */
+#define SM_CRAWL_UNLISTED_MAX 1000
 
 /* Verdicts kept per site (the newest; older ones are dropped), and how
  * many of the latest the status page shows. */
@@ -158,7 +171,41 @@ typedef struct {
      * address, never the address; 0: not known.  IndexNow's corroboration
      * (sm_store_tx.h) compares it with the tag of the URL's first client. */
     unsigned client;
+    /* SM_CHANGE_CRAWL: the crawler's name, and whether the URL was one of
+     * the site's sitemap documents. */
+    const char *crawler;
+    int sitemap;
 } sm_change;
+
+/* ---- crawl coverage (SM_CHANGE_CRAWL) -------------------------------------
+ * One site's figures for one crawler, as the status page and sitemapctl
+ * coverage show them.  A listed URL is crawled within N days when the
+ * crawler's last verified fetch of it is at most N days old; never
+ * crawled when it has none; stale when its lastmod is later than that
+ * fetch (sm_coverage_kind). */
+typedef struct {
+    const char *crawler;
+    apr_int64_t listed_urls;
+    apr_int64_t crawled_1d, crawled_7d, crawled_30d;
+    apr_int64_t never_crawled, stale;
+    apr_int64_t unlisted_hits;      /* verified fetches of URLs not listed */
+    apr_int64_t sitemap_fetches;    /* verified fetches of its sitemaps */
+    apr_time_t last_sitemap_fetch;  /* 0: never */
+} sm_coverage;
+
+/* Which URLs sm_store_coverage_urls gives. */
+typedef enum {
+    SM_COVERAGE_LISTED = 0,     /* every listed URL */
+    SM_COVERAGE_NEVER,          /* listed, never fetched */
+    SM_COVERAGE_STALE,          /* listed, changed since the last fetch */
+    SM_COVERAGE_UNLISTED        /* fetched, not listed (the newest kept) */
+} sm_coverage_which;
+
+/* Called per URL: lastmod 0 for a URL not listed, fetched 0 when never
+ * (status then 0); a non-success return stops the walk and is returned. */
+typedef apr_status_t sm_coverage_fn(void *baton, const char *url,
+                                    apr_time_t lastmod, apr_time_t fetched,
+                                    int status);
 
 /* The latest verdict kept of a URL that was left out or removed. */
 typedef struct {
@@ -350,6 +397,14 @@ typedef struct {
     /* Added for SitemapSiteFromHost; see sm_store_prune_sites. */
     apr_status_t (*prune_sites)(sm_store *st, sm_base_test_fn *test,
                                 void *baton, int *pruned);
+    /* Added for crawl coverage; see sm_store_coverage. */
+    apr_status_t (*coverage)(sm_store *st, const char *base,
+                             const char *crawler, apr_time_t now,
+                             sm_coverage *out);
+    apr_status_t (*coverage_urls)(sm_store *st, const char *base,
+                                  const char *crawler,
+                                  sm_coverage_which which,
+                                  sm_coverage_fn *fn, void *baton);
 } sm_store_ops;
 
 struct sm_store {
@@ -583,6 +638,30 @@ apr_status_t sm_store_why(sm_store *st, apr_pool_t *p, const char *base,
  * index range and at most that many lookups, whatever the traffic. */
 apr_status_t sm_store_left_out(sm_store *st, apr_pool_t *p, const char *base,
                                int n, apr_array_header_t **out);
+
+/* Crawl coverage: one site's figures for one crawler (the name as the
+ * writer got it; out->crawler is set to it), the windows counted back from
+ * now.  A site or crawler never seen gives zeros with listed_urls (and
+ * never_crawled) the site's URLs.  Scans the site's URLs: for the status
+ * page (which should not ask on every request of a big site) and
+ * sitemapctl.  A store whose schema predates coverage gives APR_ENOTIMPL. */
+apr_status_t sm_store_coverage(sm_store *st, const char *base,
+                               const char *crawler, apr_time_t now,
+                               sm_coverage *out);
+/* sitemapctl coverage: the URLs which says, listed ones in sitemap order,
+ * unlisted ones newest first. */
+apr_status_t sm_store_coverage_urls(sm_store *st, const char *base,
+                                    const char *crawler,
+                                    sm_coverage_which which,
+                                    sm_coverage_fn *fn, void *baton);
+/* What a listed URL is for a crawler (the backends share it): 1 never
+ * fetched, 2 stale (lastmod later than the fetch), 0 neither; times in
+ * seconds, fetched 0: never. */
+int sm_coverage_kind(apr_int64_t lastmod, apr_int64_t fetched);
+/* Count a listed URL into out (its fetch and lastmod in seconds; now in
+ * seconds). */
+void sm_coverage_count(sm_coverage *out, apr_int64_t lastmod,
+                       apr_int64_t fetched, apr_int64_t now);
 
 /* For the backends' recent: n removed on day, into days (sm_day_count;
  * the day's entry, or a new one at the end: the order is not kept). */

@@ -45,6 +45,8 @@ typedef struct {
                        database's clock) */
     int verdicts_ok;    /* may write sitemap_verdicts: 0 not asked yet,
                            1 yes, -1 no (a role not granted it) */
+    int crawls_ok;      /* the same for the crawl coverage's tables
+                           (-2: no, and the log said so) */
 } pg_store;
 
 /* ---- statements (sm_store_pg_conn.c) ----------------------------------- */
@@ -181,6 +183,36 @@ int sm_pg_indexnow_vouch(pg_store *s, const sm_change *c, sm_tx_site *ts,
 /* Keep c's verdict (removed: a forget removed the stored URL). */
 int sm_pg_verdict_put(pg_store *s, apr_int64_t site_id, const sm_change *c,
                       int removed);
+/* ---- crawl coverage (sm_store_pg_crawl.c) ----------------------------- */
+
+/* Count c (SM_CHANGE_CRAWL) for the site site_id, in the caller's write
+ * transaction: 0, or -1 (errmsg set). */
+int sm_pg_crawl_put(pg_store *s, apr_int64_t site_id, const sm_change *c);
+/* May the role write the coverage's tables (asked once per store; a
+ * fetch to write says so in the log once when not): 1 yes, 0 no, -1
+ * error. */
+int sm_pg_crawls_allowed(pg_store *s);
+apr_status_t sm_pg_coverage(sm_store *st, const char *base,
+                            const char *crawler, apr_time_t now,
+                            sm_coverage *out);
+apr_status_t sm_pg_coverage_urls(sm_store *st, const char *base,
+                                 const char *crawler,
+                                 sm_coverage_which which,
+                                 sm_coverage_fn *fn, void *baton);
+
+/* ---- reading helpers (sm_store_pg_read.c) ------------------------------ */
+
+typedef apr_status_t sm_pg_row_fn(void *baton, const PGresult *res, int row);
+/* What every query given to sm_pg_stream begins with. */
+#define SM_PG_CURSOR "DECLARE sm_rows NO SCROLL CURSOR FOR "
+/* Run sql (SM_PG_CURSOR "SELECT ...") through a cursor, a batch of rows
+ * at a time, in the caller's transaction or one of its own. */
+apr_status_t sm_pg_stream(pg_store *s, const char *what, const char *sql,
+                          const params *ps, sm_pg_row_fn *fn, void *baton);
+/* The id range of the site (by base); *lo == *hi: no such site. */
+int sm_pg_id_range(pg_store *s, const char *what, const char *base,
+                   apr_int64_t *lo, apr_int64_t *hi);
+
 /* sm_store_pg_prune.c */
 apr_status_t sm_pg_prune_sites(sm_store *st, sm_base_test_fn *test,
                                void *baton, int *pruned);

@@ -51,6 +51,7 @@ int sm_pg_find_stored(pg_store *s, sm_pg_new_rows *nr,
         for (i = 0; i < n; i++)
             if (changes[i].op != SM_CHANGE_FORGET
                 && changes[i].op != SM_CHANGE_NOTE
+                && changes[i].op != SM_CHANGE_CRAWL
                 && strcmp(changes[i].site->base, ts->conf->base) == 0)
                 urls[k++] = changes[i].url;
         if (!k)

@@ -108,6 +108,33 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     /* 5 -> 6: IndexNow's corroboration (see sm_store_sqlite_schema.c):
      * held keeps a held URL's first day and client tag, 0: not held. */
     "ALTER TABLE sitemap_urls ADD COLUMN held bigint NOT NULL DEFAULT 0;",
+    /* 6 -> 7: crawl coverage (see sm_store_sqlite_schema.c).  A URL's
+     * fetches go with it by the foreign key (its trigger runs as the
+     * table's owner: a role that removes URLs needs no grant on
+     * sitemap_crawls for it). */
+    "CREATE TABLE sitemap_crawls("
+    "  url_id bigint NOT NULL REFERENCES sitemap_urls(id) ON DELETE CASCADE,"
+    "  crawler text NOT NULL,"
+    "  fetched bigint NOT NULL,"
+    "  status integer NOT NULL DEFAULT 0,"
+    "  PRIMARY KEY(url_id, crawler));"
+    "CREATE TABLE sitemap_crawlers("
+    "  site_id bigint NOT NULL,"
+    "  crawler text NOT NULL,"
+    "  unlisted_hits bigint NOT NULL DEFAULT 0,"
+    "  sitemap_fetches bigint NOT NULL DEFAULT 0,"
+    "  last_sitemap_fetch bigint NOT NULL DEFAULT 0,"
+    "  PRIMARY KEY(site_id, crawler));"
+    "CREATE TABLE sitemap_crawl_unlisted("
+    "  site_id bigint NOT NULL,"
+    "  crawler text NOT NULL,"
+    "  url text NOT NULL,"
+    "  seq bigint NOT NULL,"
+    "  fetched bigint NOT NULL,"
+    "  status integer NOT NULL DEFAULT 0,"
+    "  PRIMARY KEY(site_id, crawler, url));"
+    "CREATE INDEX sitemap_crawl_unlisted_by_seq"
+    "  ON sitemap_crawl_unlisted(site_id, crawler, seq);",
 };
 
 /* ---- statements -------------------------------------------------------- */

@@ -43,22 +43,34 @@ static int remove_sites(pg_store *s, apr_pool_t *p,
 {
     params ps = { .n = 0 };
     PGresult *res;
+    int crawls;
 
     p_str(&ps, sm_pg_int_array(p, (const apr_int64_t *)ids->elts,
                                ids->nelts));
     if (sm_pg_begin(s, "", NULL) != 0)
         return -1;
-    res = sm_pg_q(s, "cannot prune sites",
+    /* The crawl coverage's rows too, where the role may (a role whose
+     * grants predate them prunes the rest). */
+    if ((crawls = sm_pg_crawls_allowed(s)) < 0) {
+        sm_pg_rollback(s);
+        return -1;
+    }
+    res = sm_pg_q(s, "cannot prune sites", apr_pstrcat(p,
                   "WITH gone AS (DELETE FROM sitemap_sites"
                   "  WHERE id = ANY($1::bigint[]) AND url_count = 0"
                   "  AND NOT EXISTS (SELECT 1 FROM sitemap_pages p"
                   "                  WHERE p.site_id = sitemap_sites.id)"
                   "  RETURNING id),"
                   " v AS (DELETE FROM sitemap_verdicts"
-                  "  WHERE site_id IN (SELECT id FROM gone)),"
+                  "  WHERE site_id IN (SELECT id FROM gone)),",
+                  crawls ? " c AS (DELETE FROM sitemap_crawlers"
+                           "  WHERE site_id IN (SELECT id FROM gone)),"
+                           " cu AS (DELETE FROM sitemap_crawl_unlisted"
+                           "  WHERE site_id IN (SELECT id FROM gone)),"
+                         : "",
                   " d AS (DELETE FROM sitemap_removed_days"
                   "  WHERE site_id IN (SELECT id FROM gone))"
-                  " SELECT count(*) FROM gone", &ps);
+                  " SELECT count(*) FROM gone", NULL), &ps);
     if (!res) {
         sm_pg_rollback(s);
         return -1;

@@ -551,7 +551,8 @@ static const struct {
     { "SELECT count(*) FROM unnest(ARRAY['sitemap_meta', 'sitemap_sites',"
       " 'sitemap_urls', 'sitemap_pages', 'sitemap_indexnow_pending',"
       " 'sitemap_indexnow_state', 'sitemap_removed_days',"
-      " 'sitemap_verdicts'])"
+      " 'sitemap_verdicts', 'sitemap_crawls', 'sitemap_crawlers',"
+      " 'sitemap_crawl_unlisted'])"
       " t WHERE NOT has_table_privilege(t,"
       " 'SELECT, INSERT, UPDATE, DELETE')",
       "this role may not read and write all of the tables (see "
@@ -640,4 +641,17 @@ out:
     sm_pg_rollback(s);
     sm_pg_close(&s->base);
     return APR_SUCCESS;
+}
+
+/* For the other files of the PostgreSQL store (sm_store_pg.h). */
+apr_status_t sm_pg_stream(pg_store *s, const char *what, const char *sql,
+                          const params *ps, sm_pg_row_fn *fn, void *baton)
+{
+    return stream(s, what, sql, ps, fn, baton);
+}
+
+int sm_pg_id_range(pg_store *s, const char *what, const char *base,
+                   apr_int64_t *lo, apr_int64_t *hi)
+{
+    return id_range(s, what, base, 0, lo, hi);
 }

@@ -171,6 +171,51 @@ static const char *const stmt_sql[STMT_COUNT] = {
         " ORDER BY v.seq DESC LIMIT ?2",
     [STMT_READ_BEGIN] = "BEGIN",
     [STMT_READ_END] = "COMMIT",
+    /* crawl coverage: a fetch older than the one kept changes nothing */
+    [STMT_CRAWL_URL_ID] =
+        "SELECT id FROM urls WHERE site_id = ?1 AND url = ?2",
+    [STMT_CRAWL_PUT] =
+        "INSERT INTO crawls(url_id, crawler, fetched, status)"
+        " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(url_id, crawler) DO UPDATE"
+        " SET fetched = excluded.fetched, status = excluded.status"
+        " WHERE excluded.fetched >= crawls.fetched",
+    [STMT_CRAWL_SITEMAP] =
+        "INSERT INTO crawlers(site_id, crawler, sitemap_fetches,"
+        " last_sitemap_fetch) VALUES (?1, ?2, 1, ?3)"
+        " ON CONFLICT(site_id, crawler) DO UPDATE SET"
+        " sitemap_fetches = sitemap_fetches + 1, last_sitemap_fetch ="
+        " max(last_sitemap_fetch, excluded.last_sitemap_fetch)",
+    [STMT_CRAWL_UNLISTED_HIT] =
+        "INSERT INTO crawlers(site_id, crawler, unlisted_hits)"
+        " VALUES (?1, ?2, 1) ON CONFLICT(site_id, crawler) DO UPDATE SET"
+        " unlisted_hits = unlisted_hits + 1",
+    [STMT_CRAWL_UNLISTED_PUT] =
+        "INSERT INTO crawl_unlisted(site_id, crawler, url, seq, fetched,"
+        " status) VALUES (?1, ?2, ?3, (SELECT coalesce(max(seq), 0) + 1"
+        " FROM crawl_unlisted WHERE site_id = ?1 AND crawler = ?2), ?4, ?5)"
+        " ON CONFLICT(site_id, crawler, url) DO UPDATE SET seq = excluded.seq,"
+        " fetched = excluded.fetched, status = excluded.status"
+        " WHERE excluded.fetched >= crawl_unlisted.fetched",
+    [STMT_CRAWL_UNLISTED_TRIM] =
+        "DELETE FROM crawl_unlisted WHERE site_id = ?1 AND crawler = ?2"
+        " AND seq <= (SELECT max(seq) FROM crawl_unlisted"
+        " WHERE site_id = ?1 AND crawler = ?2) - ?3",
+    /* The site's URLs in sitemap order (its id range), with the
+     * crawler's fetch of each. */
+    [STMT_COVERAGE_URLS] =
+        "SELECT u.url, u.lastmod, c.fetched, c.status FROM sites s"
+        " JOIN urls u ON u.id >= (s.id << " SITE_ID_SHIFT_SQL ")"
+        " AND u.id < ((s.id + 1) << " SITE_ID_SHIFT_SQL ")"
+        " LEFT JOIN crawls c ON c.url_id = u.id AND c.crawler = ?2"
+        " WHERE s.base = ?1 ORDER BY u.id",
+    [STMT_COVERAGE_COUNTS] =
+        "SELECT c.unlisted_hits, c.sitemap_fetches, c.last_sitemap_fetch"
+        " FROM sites s JOIN crawlers c ON c.site_id = s.id"
+        " WHERE s.base = ?1 AND c.crawler = ?2",
+    [STMT_COVERAGE_UNLISTED] =
+        "SELECT c.url, c.fetched, c.status FROM sites s"
+        " JOIN crawl_unlisted c ON c.site_id = s.id"
+        " WHERE s.base = ?1 AND c.crawler = ?2 ORDER BY c.seq DESC",
 };
 
 
@@ -306,7 +351,8 @@ const sm_store_ops sm_sqlite_ops = {
     sm_sqlite_sync_sites, sm_sqlite_recent, sm_sqlite_indexnow_claim,
     sm_sqlite_indexnow_finish, sm_sqlite_indexnow_queue,
     sm_sqlite_indexnow_stats, sm_sqlite_site_list, sm_sqlite_why,
-    sm_sqlite_left_out, sm_sqlite_prune_sites
+    sm_sqlite_left_out, sm_sqlite_prune_sites, sm_sqlite_coverage,
+    sm_sqlite_coverage_urls
 };
 
 sqlite3 *sm_sqlite_handle(sm_store *st)

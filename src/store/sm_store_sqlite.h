@@ -5,7 +5,8 @@
  *   sm_store_sqlite.c           the schema, statements, opening, writing
  *   sm_store_sqlite_read.c      reading: the sitemap's and sitemapctl's
  *   sm_store_sqlite_check.c     sitemapctl check
- *   sm_store_sqlite_indexnow.c  IndexNow's pending list */
+ *   sm_store_sqlite_indexnow.c  IndexNow's pending list
+ *   sm_store_sqlite_crawl.c     crawl coverage */
 #ifndef SM_STORE_SQLITE_H
 #define SM_STORE_SQLITE_H
 
@@ -71,6 +72,16 @@ enum {
      * not parsed again by sqlite3_exec for every sitemap request */
     STMT_READ_BEGIN,
     STMT_READ_END,
+    /* crawl coverage (sm_store_sqlite_crawl.c) */
+    STMT_CRAWL_URL_ID,
+    STMT_CRAWL_PUT,
+    STMT_CRAWL_SITEMAP,
+    STMT_CRAWL_UNLISTED_HIT,
+    STMT_CRAWL_UNLISTED_PUT,
+    STMT_CRAWL_UNLISTED_TRIM,
+    STMT_COVERAGE_URLS,
+    STMT_COVERAGE_COUNTS,
+    STMT_COVERAGE_UNLISTED,
     STMT_COUNT
 };
 
@@ -172,6 +183,19 @@ apr_status_t sm_sqlite_why(sm_store *st, apr_pool_t *p, const char *base,
 apr_status_t sm_sqlite_left_out(sm_store *st, apr_pool_t *p,
                                 const char *base, int n,
                                 apr_array_header_t **out);
+
+/* ---- crawl coverage (sm_store_sqlite_crawl.c) ---------------------------- */
+
+/* Count c (SM_CHANGE_CRAWL) for the site site_id. */
+int sm_sqlite_crawl_put(sqlite_store *s, sqlite3_int64 site_id,
+                        const sm_change *c);
+apr_status_t sm_sqlite_coverage(sm_store *st, const char *base,
+                                const char *crawler, apr_time_t now,
+                                sm_coverage *out);
+apr_status_t sm_sqlite_coverage_urls(sm_store *st, const char *base,
+                                     const char *crawler,
+                                     sm_coverage_which which,
+                                     sm_coverage_fn *fn, void *baton);
 
 /* What sitemapctl stats and check say of the file (with_meta: also the
  * store's id and creation time). */

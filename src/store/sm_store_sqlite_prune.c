@@ -21,6 +21,8 @@ static const char *const prune_sql[] = {
     "DELETE FROM sites WHERE id = ?1 AND" NEVER_FILLED,
     "DELETE FROM removed_days WHERE site_id = ?1",
     "DELETE FROM verdicts WHERE site_id = ?1",
+    "DELETE FROM crawlers WHERE site_id = ?1",
+    "DELETE FROM crawl_unlisted WHERE site_id = ?1",
 };
 #define N_PRUNE (sizeof(prune_sql) / sizeof(prune_sql[0]))
 

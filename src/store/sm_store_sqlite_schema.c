@@ -210,6 +210,41 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
      * not held.  URLs stored before are not held.  Writers of schema 6
      * still running (a graceful restart) hold nothing. */
     "ALTER TABLE urls ADD COLUMN held INTEGER NOT NULL DEFAULT 0;",
+    /* 7 -> 8: crawl coverage (SM_CHANGE_CRAWL).  Per listed URL and
+     * crawler the last verified fetch, keyed by the URL's id so that a
+     * site's rows are one range; a URL's rows go with it (the trigger: one
+     * probe per URL removed, and removals are rare beside recording).  Per
+     * site and crawler the counts of fetches of URLs not listed and of the
+     * sitemap documents, and the newest SM_CRAWL_UNLISTED_MAX URLs not
+     * listed that it fetched (seq as for verdicts).  Writers of schema 7
+     * still running (a graceful restart) count no fetch; their removals
+     * still take a URL's fetches with it. */
+    "CREATE TABLE crawls("
+    "  url_id INTEGER NOT NULL,"
+    "  crawler TEXT NOT NULL,"
+    "  fetched INTEGER NOT NULL,"
+    "  status INTEGER NOT NULL DEFAULT 0,"
+    "  PRIMARY KEY(url_id, crawler)) WITHOUT ROWID;"
+    "CREATE TRIGGER urls_crawls AFTER DELETE ON urls BEGIN"
+    "  DELETE FROM crawls WHERE url_id = old.id;"
+    "END;"
+    "CREATE TABLE crawlers("
+    "  site_id INTEGER NOT NULL,"
+    "  crawler TEXT NOT NULL,"
+    "  unlisted_hits INTEGER NOT NULL DEFAULT 0,"
+    "  sitemap_fetches INTEGER NOT NULL DEFAULT 0,"
+    "  last_sitemap_fetch INTEGER NOT NULL DEFAULT 0,"
+    "  PRIMARY KEY(site_id, crawler)) WITHOUT ROWID;"
+    "CREATE TABLE crawl_unlisted("
+    "  site_id INTEGER NOT NULL,"
+    "  crawler TEXT NOT NULL,"
+    "  url TEXT NOT NULL,"
+    "  seq INTEGER NOT NULL,"
+    "  fetched INTEGER NOT NULL,"
+    "  status INTEGER NOT NULL DEFAULT 0,"
+    "  PRIMARY KEY(site_id, crawler, url)) WITHOUT ROWID;"
+    "CREATE INDEX crawl_unlisted_by_seq"
+    "  ON crawl_unlisted(site_id, crawler, seq);",
 };
 
 

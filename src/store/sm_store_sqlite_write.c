@@ -634,6 +634,17 @@ static int note(sqlite_store *s, const sm_change *c)
     return sm_sqlite_verdict_put(s, ts->row.id, c, 0);
 }
 
+/* A crawler's verified fetch: only its coverage is counted. */
+static int crawl(sqlite_store *s, const sm_change *c)
+{
+    sm_tx_site *ts;
+    int rc;
+
+    if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
+        return rc;
+    return sm_sqlite_crawl_put(s, ts->row.id, c);
+}
+
 apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
                              sm_apply_stats *stats)
 {
@@ -649,6 +660,7 @@ apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
         rc = changes[i].op == SM_CHANGE_FORGET
            ? forget(s, &changes[i], stats)
            : changes[i].op == SM_CHANGE_NOTE ? note(s, &changes[i])
+           : changes[i].op == SM_CHANGE_CRAWL ? crawl(s, &changes[i])
            : record(s, &changes[i], stats);
         if (rc != SQLITE_OK)
             goto fail;

@@ -220,3 +220,34 @@ unsigned sm_client_tag(const char *addr)
     h = sm_hash_str(SM_HASH_SEED, addr);
     return (unsigned)((h ^ (h >> 16) ^ (h >> 32) ^ (h >> 48)) % 0xffff) + 1;
 }
+
+/* ---- crawl coverage --------------------------------------------------- */
+
+int sm_coverage_kind(apr_int64_t lastmod, apr_int64_t fetched)
+{
+    if (fetched <= 0)
+        return 1;
+    return lastmod > fetched ? 2 : 0;
+}
+
+void sm_coverage_count(sm_coverage *out, apr_int64_t lastmod,
+                       apr_int64_t fetched, apr_int64_t now)
+{
+    out->listed_urls++;
+    switch (sm_coverage_kind(lastmod, fetched)) {
+    case 1:
+        out->never_crawled++;
+        return;
+    case 2:
+        out->stale++;
+        break;
+    default:
+        break;
+    }
+    if (fetched >= now - 86400)
+        out->crawled_1d++;
+    if (fetched >= now - 7 * 86400)
+        out->crawled_7d++;
+    if (fetched >= now - 30 * 86400)
+        out->crawled_30d++;
+}

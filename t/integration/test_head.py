@@ -812,6 +812,8 @@ def test_hreflang_postgresql_schema_3_upgraded_in_place(make_server, pg_db):
                         "/kept"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     pg_db.sql("DROP TABLE sitemap_verdicts;"
+              " DROP TABLE sitemap_crawls, sitemap_crawlers,"
+              " sitemap_crawl_unlisted;"
               " ALTER TABLE sitemap_urls DROP COLUMN held;"
               " ALTER TABLE sitemap_urls DROP COLUMN alternates;"
               " UPDATE sitemap_urls SET title = 'Kept';"
@@ -829,7 +831,7 @@ def test_hreflang_postgresql_schema_3_upgraded_in_place(make_server, pg_db):
         srv.get_ok(p)
     pg_db.wait_urls(base, {"/kept"} | set(paths.values()))
     assert pg_db.sql("SELECT value FROM sitemap_meta"
-                     " WHERE key = 'schema_version'") == [["6"]]
+                     " WHERE key = 'schema_version'") == [["7"]]
     assert pg_db.sql("SELECT title FROM sitemap_urls"
                      " WHERE url = '/kept'") == [["Kept"]]
     doc = fetch(srv, base=base).doc

@@ -142,6 +142,8 @@ def test_schema_1_upgraded_in_place(make_server, pg_db):
     assert r.returncode == 0, r.stderr
     pg_db.sql("DROP TABLE sitemap_indexnow_pending, sitemap_indexnow_state;"
               " DROP TABLE sitemap_verdicts;"
+              " DROP TABLE sitemap_crawls, sitemap_crawlers,"
+              " sitemap_crawl_unlisted;"
               " DROP TABLE sitemap_removed_days;"
               " ALTER TABLE sitemap_urls DROP COLUMN title;"
               " ALTER TABLE sitemap_urls DROP COLUMN alternates;"
@@ -155,7 +157,7 @@ def test_schema_1_upgraded_in_place(make_server, pg_db):
     s.get_ok("/p0.html")
     pg_db.wait_urls(BASE, {"/kept", "/p0.html"})
     assert pg_db.sql("SELECT value FROM sitemap_meta"
-                     " WHERE key = 'schema_version'") == [["6"]]
+                     " WHERE key = 'schema_version'") == [["7"]]
     assert pg_db.sql("SELECT to_regclass('sitemap_indexnow_state')"
                      " IS NOT NULL") == [["t"]]
     r = ctl("check", pg_db.uri)

@@ -70,7 +70,7 @@ def test_database_deleted(make_server):
             os.unlink(f)
     serve_fast(srv, "/crawl/after-1")
     srv.wait_recorded("/crawl/after-1", timeout=15)
-    assert srv.query("PRAGMA user_version") == [(7,)]
+    assert srv.query("PRAGMA user_version") == [(8,)]
     serve_fast(srv, "/crawl/after-2")
     srv.wait_recorded("/crawl/after-2")
     assert "/crawl/before" not in srv.urls()

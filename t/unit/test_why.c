@@ -211,7 +211,8 @@ static void test_upgrade_from_5(void **state)
 
     apply(st, change(SM_CHANGE_RECORD, "/a", NULL, NULL, 200, 1000));
     sm_store_close(st);
-    sql_exec(path, "DROP TABLE verdicts; ALTER TABLE urls DROP COLUMN held;"
+    sql_exec(path, "DROP TABLE verdicts;" SM_UNIT_DROP_CRAWLS
+                   " ALTER TABLE urls DROP COLUMN held;"
                    " PRAGMA user_version = 5;");
     if (sm_store_open_sqlite(&st, u->pool, path,
                              SM_STORE_READONLY | SM_STORE_PROBE, 1000, NULL,

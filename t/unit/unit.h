@@ -49,6 +49,12 @@ static int unit_teardown(void **state)
     return 0;
 }
 
+/* SQL that takes a store back to before schema 8 (crawl coverage), for
+ * the tests that make an older store from a new one. */
+#define SM_UNIT_DROP_CRAWLS \
+    " DROP TRIGGER urls_crawls; DROP TABLE crawls; DROP TABLE crawlers;" \
+    " DROP TABLE crawl_unlisted;"
+
 /* One integer from an SQL query against a file, through a separate
  * connection (as a second process would see it). */
 static inline sqlite3_int64 sql_int(const char *path, const char *sql)

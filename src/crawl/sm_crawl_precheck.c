@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sm_crawl_precheck.c: may this User-Agent be a crawler's?  Asked for
+ * every request, so it must cost next to nothing for an ordinary visitor.
+ *
+ * Each crawler's needle is a piece of its pattern's literal (at most
+ * SM_NEEDLE_MAX bytes), chosen so that the crawlers share as few first
+ * two bytes as can be, the rarest in ordinary browsers' User-Agents (a
+ * sample below) first: Googlebot and bingbot share "bot".  The scan
+ * compares 16 bytes at a time (SSE2; 32 with AVX2 where the CPU has it)
+ * against the needles' first two bytes, case-insensitively, and compares a
+ * whole needle only where they are.  A User-Agent with no needle in it
+ * cannot match any pattern: no regex runs.  Measured with callgrind on
+ * t/unit/test_crawl's precheck_cost: see src/crawl/README.md. */
+#include "crawl/sm_crawl_int.h"
+
+#include <apr_lib.h>
+
+#include <string.h>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+#if defined(__SSE2__) && defined(__GNUC__) && defined(__x86_64__) \
+    && !defined(SM_NO_AVX2)
+#define SM_HAVE_AVX2 1
+#endif
+
+/* What ordinary browsers send: the byte pairs rare here make good keys. */
+static const char ua_sample[] =
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, "
+    "like Gecko) Chrome/120.0.0.0 Safari/537.36\n"
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 "
+    "(KHTML, like Gecko) Version/17.1 Safari/605.1.15\n"
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/"
+    "605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1\n"
+    "Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like "
+    "Gecko) Chrome/120.0.0.0 Mobile Safari/537.36\n"
+    "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 "
+    "Firefox/120.0\n"
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, "
+    "like Gecko) Chrome/120.0.0.0 Safari/537.36 Edg/120.0.0.0\n";
+
+/* How often the pair a b (lowercase) is in the sample. */
+static int pair_freq(unsigned char a, unsigned char b)
+{
+    const unsigned char *u = (const unsigned char *)ua_sample;
+    int n = 0;
+
+    for (; u[0] && u[1]; u++)
+        if (apr_tolower(u[0]) == a && apr_tolower(u[1]) == b)
+            n++;
+    return n;
+}
+
+/* Where a needle starting with a b may sit in literal: the last such pair
+ * with at least 3 bytes (or the whole literal) from it, so that crawlers
+ * named alike share a needle ("googlebot" and "bingbot": "bot"); -1:
+ * none. */
+static int needle_start(const char *literal, unsigned char a,
+                        unsigned char b)
+{
+    apr_size_t len = strlen(literal), min_left = len < 3 ? len : 3, i;
+    int at = -1;
+
+    for (i = 0; i + min_left <= len; i++)
+        if ((unsigned char)literal[i] == a
+            && (unsigned char)literal[i + 1] == b)
+            at = (int)i;
+    return at;
+}
+
+static int covered(const sm_crawl_list *l, const int *done, unsigned char a,
+                   unsigned char b)
+{
+    int i, n = 0;
+
+    for (i = 0; i < l->crawlers->nelts; i++)
+        if (!done[i] && needle_start(sm_crawl_get(l, i)->literal, a, b) >= 0)
+            n++;
+    return n;
+}
+
+static void add_needle(sm_crawl_list *l, const char *lit, int at)
+{
+    sm_needle nd;
+    int k;
+
+    memset(&nd, 0, sizeof(nd));
+    nd.len = (int)strlen(lit + at);
+    if (nd.len > SM_NEEDLE_MAX)
+        nd.len = SM_NEEDLE_MAX;
+    for (k = 0; k < nd.len; k++) {
+        nd.text[k] = (unsigned char)lit[at + k];
+        nd.mask[k] = apr_isalpha(nd.text[k]) ? 0x20 : 0;
+    }
+    for (k = 0; k < l->n_needles; k++)
+        if (l->needles[k].len == nd.len
+            && memcmp(l->needles[k].text, nd.text, (size_t)nd.len) == 0)
+            return;
+    l->needles[l->n_needles++] = nd;
+}
+
+/* Greedy: the pair most crawlers' literals hold, then the rarest; again
+ * for the crawlers left. */
+void sm_crawl_choose_needles(sm_crawl_list *l)
+{
+    int n = l->crawlers->nelts, done[SM_CRAWL_MAX], left = 0, i;
+
+#ifdef SM_HAVE_AVX2
+    l->avx2 = __builtin_cpu_supports("avx2");
+#endif
+    l->n_needles = l->n_keys = 0;
+    l->always = 0;
+    for (i = 0; i < n; i++) {
+        done[i] = strlen(sm_crawl_get(l, i)->literal) < 2;
+        if (done[i])
+            l->always = 1;
+        else
+            left++;
+    }
+    while (left > 0) {
+        int best_n = 0, best_f = 0, k;
+        unsigned char a = 0, b = 0;
+
+        for (i = 0; i < n; i++) {
+            const char *lit = sm_crawl_get(l, i)->literal;
+            apr_size_t j;
+            for (j = 0; !done[i] && lit[j] && lit[j + 1]; j++) {
+                unsigned char x = (unsigned char)lit[j];
+                unsigned char y = (unsigned char)lit[j + 1];
+                int c = covered(l, done, x, y), f;
+                if (c < best_n)
+                    continue;
+                f = pair_freq(x, y);
+                if (c > best_n || f < best_f) {
+                    best_n = c;
+                    best_f = f;
+                    a = x;
+                    b = y;
+                }
+            }
+        }
+        k = l->n_keys++;
+        l->key0[k] = a;
+        l->key1[k] = b;
+        l->mask0[k] = apr_isalpha(a) ? 0x20 : 0;
+        l->mask1[k] = apr_isalpha(b) ? 0x20 : 0;
+        l->key_from[k] = l->n_needles;
+        for (i = 0; i < n; i++) {
+            const char *lit = sm_crawl_get(l, i)->literal;
+            int at = done[i] ? -1 : needle_start(lit, a, b);
+            if (at < 0)
+                continue;
+            done[i] = 1;
+            left--;
+            add_needle(l, lit, at);
+        }
+        l->key_from[k + 1] = l->n_needles;
+    }
+}
+
+/* Is a needle of key k at one of the positions bits (of the bytes from
+ * ua + at) marks?  The slow path: only where the key's two bytes are. */
+static int hits(const sm_crawl_list *l, int k, const unsigned char *ua,
+                apr_size_t at, apr_size_t len, unsigned bits)
+{
+    for (; bits; bits &= bits - 1) {
+        apr_size_t pos = at + (apr_size_t)__builtin_ctz(bits);
+        int i, j;
+
+        for (i = l->key_from[k]; i < l->key_from[k + 1]; i++) {
+            const sm_needle *n = &l->needles[i];
+            if (pos + (apr_size_t)n->len > len)
+                continue;
+            for (j = 2; j < n->len
+                        && (ua[pos + (apr_size_t)j] | n->mask[j])
+                           == n->text[j]; j++)
+                ;
+            if (j == n->len)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+#ifdef __SSE2__
+/* Key k's positions among the 16 bytes at p (17 readable). */
+static APR_INLINE unsigned keys16(const unsigned char *p, __m128i m0,
+                                  __m128i k0, __m128i m1, __m128i k1)
+{
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + 1));
+
+    return (unsigned)_mm_movemask_epi8(_mm_and_si128(
+        _mm_cmpeq_epi8(_mm_or_si128(a, m0), k0),
+        _mm_cmpeq_epi8(_mm_or_si128(b, m1), k1)));
+}
+
+/* Blocks of 16 bytes (len >= 17); the last one overlaps the one before. */
+static int scan16(const sm_crawl_list *l, int k, const unsigned char *ua,
+                  apr_size_t len)
+{
+    const __m128i m0 = _mm_set1_epi8((char)l->mask0[k]);
+    const __m128i k0 = _mm_set1_epi8((char)l->key0[k]);
+    const __m128i m1 = _mm_set1_epi8((char)l->mask1[k]);
+    const __m128i k1 = _mm_set1_epi8((char)l->key1[k]);
+    apr_size_t i, last = len - 17;
+    unsigned bits;
+
+    for (i = 0; i < last; i += 16)
+        if (__builtin_expect((bits = keys16(ua + i, m0, k0, m1, k1)) != 0, 0)
+            && hits(l, k, ua, i, len, bits))
+            return 1;
+    bits = keys16(ua + last, m0, k0, m1, k1);
+    return bits && hits(l, k, ua, last, len, bits);
+}
+#endif
+
+#ifdef SM_HAVE_AVX2
+/* Key k's positions among the 32 bytes at p (33 readable). */
+__attribute__((target("avx2")))
+static APR_INLINE unsigned keys32(const unsigned char *p, __m256i m0,
+                                  __m256i k0, __m256i m1, __m256i k1)
+{
+    __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(p + 1));
+
+    return (unsigned)_mm256_movemask_epi8(_mm256_and_si256(
+        _mm256_cmpeq_epi8(_mm256_or_si256(a, m0), k0),
+        _mm256_cmpeq_epi8(_mm256_or_si256(b, m1), k1)));
+}
+
+/* The same, 32 bytes at a time (len >= 33). */
+__attribute__((target("avx2")))
+static APR_INLINE int scan32(const sm_crawl_list *l, int k,
+                             const unsigned char *ua, apr_size_t len)
+{
+    const __m256i m0 = _mm256_set1_epi8((char)l->mask0[k]);
+    const __m256i k0 = _mm256_set1_epi8((char)l->key0[k]);
+    const __m256i m1 = _mm256_set1_epi8((char)l->mask1[k]);
+    const __m256i k1 = _mm256_set1_epi8((char)l->key1[k]);
+    apr_size_t i, last = len - 33;
+    unsigned bits;
+
+    for (i = 0; i < last; i += 32)
+        if (__builtin_expect((bits = keys32(ua + i, m0, k0, m1, k1)) != 0, 0)
+            && hits(l, k, ua, i, len, bits))
+            return 1;
+    bits = keys32(ua + last, m0, k0, m1, k1);
+    return bits && hits(l, k, ua, last, len, bits);
+}
+#endif
+
+/* Short User-Agents, or no SSE2: a byte at a time. */
+static int scan1(const sm_crawl_list *l, const unsigned char *ua,
+                 apr_size_t len)
+{
+    apr_size_t i;
+    int k;
+
+    for (i = 0; i + 1 < len; i++)
+        for (k = 0; k < l->n_keys; k++)
+            if ((ua[i] | l->mask0[k]) == l->key0[k]
+                && (ua[i + 1] | l->mask1[k]) == l->key1[k]
+                && hits(l, k, ua, i, len, 1))
+                return 1;
+    return 0;
+}
+
+static int scan(const sm_crawl_list *l, const char *agent)
+{
+    const unsigned char *ua = (const unsigned char *)agent;
+    apr_size_t len = strlen(agent);
+    int k;
+
+#ifdef __SSE2__
+    if (len >= 17) {
+        for (k = 0; k < l->n_keys; k++)
+            if (scan16(l, k, ua, len))
+                return 1;
+        return 0;
+    }
+#else
+    (void)k;
+#endif
+    return scan1(l, ua, len);
+}
+
+#ifdef SM_HAVE_AVX2
+__attribute__((target("avx2")))
+static int scan_avx2(const sm_crawl_list *l, const char *agent)
+{
+    const unsigned char *ua = (const unsigned char *)agent;
+    apr_size_t len = strlen(agent);
+    int k;
+
+    if (len < 33)
+        return scan(l, agent);
+    if (l->n_keys == 1)
+        return scan32(l, 0, ua, len);
+    for (k = 0; k < l->n_keys; k++)
+        if (scan32(l, k, ua, len))
+            return 1;
+    return 0;
+}
+#endif
+
+int sm_crawl_precheck(const sm_crawl_list *l, const char *agent)
+{
+    if (__builtin_expect(l->n_keys > 0 && !l->always, 1) && agent) {
+#ifdef SM_HAVE_AVX2
+        if (l->avx2)
+            return scan_avx2(l, agent);
+#endif
+        return scan(l, agent);
+    }
+    /* No crawler (0), or one with no literal (the patterns decide). */
+    return agent && l->always;
+}
