@@ -109,6 +109,10 @@ int sm_pg_start(pg_store *s, const char *mode, apr_int64_t *now);
 int sm_pg_connect(pg_store *s);
 /* The schema's version; 0 when its tables are not there. */
 int sm_pg_schema_version(pg_store *s, int *version);
+/* Connected (when idle), with *has 1 when the schema is version since or
+ * newer (the tables a feature needs), 0 for an older one, which
+ * sitemapctl may still read; -1 when not connected. */
+int sm_pg_ready(pg_store *s, int since, int *has);
 /* Create or upgrade the schema when create, else only check it. */
 int sm_pg_migrate(pg_store *s, int create);
 void sm_pg_close(sm_store *st);

@@ -368,6 +368,19 @@ int sm_pg_start(pg_store *s, const char *mode, apr_int64_t *now)
 /* ---- opening --------------------------------------------------------- */
 
 /* The schema's version; 0 when its tables are not there. */
+int sm_pg_ready(pg_store *s, int since, int *has)
+{
+    int version = 0;
+
+    *has = 0;
+    if ((PQtransactionStatus(s->conn) == PQTRANS_IDLE
+         && sm_pg_connection(s) != 0)
+        || sm_pg_schema_version(s, &version) != 0)
+        return -1;
+    *has = version >= since;
+    return 0;
+}
+
 int sm_pg_schema_version(pg_store *s, int *version)
 {
     PGresult *res = sm_pg_q(s, "cannot read the schema version", "SELECT"

@@ -126,20 +126,6 @@ int sm_pg_crawl_put(pg_store *s, apr_int64_t site_id, const sm_change *c)
     return listed ? 0 : unlisted(s, site_id, c);
 }
 
-/* Connected, and a schema that has coverage (0: an older one). */
-static int ready(pg_store *s, int *has)
-{
-    int version = 0;
-
-    *has = 0;
-    if ((PQtransactionStatus(s->conn) == PQTRANS_IDLE
-         && sm_pg_connection(s) != 0)
-        || sm_pg_schema_version(s, &version) != 0)
-        return -1;
-    *has = version >= 7;
-    return 0;
-}
-
 typedef struct {
     sm_coverage *out;
     apr_int64_t now;
@@ -202,7 +188,7 @@ apr_status_t sm_pg_coverage(sm_store *st, const char *base,
     PGresult *res;
     int has;
 
-    if (ready(s, &has) != 0)
+    if (sm_pg_ready(s, 7, &has) != 0)
         return APR_EGENERAL;
     if (!has)
         return APR_ENOTIMPL;
@@ -244,7 +230,7 @@ apr_status_t sm_pg_coverage_urls(sm_store *st, const char *base,
     apr_int64_t lo, hi;
     int has;
 
-    if (ready(s, &has) != 0)
+    if (sm_pg_ready(s, 7, &has) != 0)
         return APR_EGENERAL;
     if (!has)
         return APR_ENOTIMPL;

@@ -83,21 +83,6 @@ static void read_verdict(apr_pool_t *p, const PGresult *res, int row,
     v->at = apr_time_from_sec(i64(res, row, col + 4));
 }
 
-/* Connected, and a schema that has verdicts (*has: 0 for an older one,
- * which sitemapctl may read). */
-static int ready(pg_store *s, int *has)
-{
-    int version = 0;
-
-    *has = 0;
-    if ((PQtransactionStatus(s->conn) == PQTRANS_IDLE
-         && sm_pg_connection(s) != 0)
-        || sm_pg_schema_version(s, &version) != 0)
-        return -1;
-    *has = version >= 5;
-    return 0;
-}
-
 apr_status_t sm_pg_why(sm_store *st, apr_pool_t *p, const char *base,
                        const char *url, sm_why_info *out)
 {
@@ -106,7 +91,7 @@ apr_status_t sm_pg_why(sm_store *st, apr_pool_t *p, const char *base,
     PGresult *res;
     int has;
 
-    if (ready(s, &has) != 0)
+    if (sm_pg_ready(s, 5, &has) != 0)
         return APR_EGENERAL;
     p_str(&ps, base);
     p_str(&ps, url);
@@ -146,7 +131,7 @@ apr_status_t sm_pg_left_out(sm_store *st, apr_pool_t *p, const char *base,
     PGresult *res;
     int i, has;
 
-    if (ready(s, &has) != 0)
+    if (sm_pg_ready(s, 5, &has) != 0)
         return APR_EGENERAL;
     if (!has)
         return APR_SUCCESS;
