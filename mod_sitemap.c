@@ -74,6 +74,7 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->host_re = NULL;
     conf->hosts_max = -1;
     conf->session_cookies = NULL;
+    conf->crawlers = NULL;
     conf->named = NULL;
     conf->base_path = NULL;
     return conf;
@@ -127,6 +128,8 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     /* Per vhost: a mass host is opted in where it is declared only. */
     conf->host_re = add->host_re;
     conf->hosts_max = MERGE_UNSET(hosts_max, -1);
+    /* The vhost's own crawlers, else the main server's. */
+    conf->crawlers = MERGE_UNSET(crawlers, NULL);
     return conf;
 }
 
@@ -494,7 +497,8 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         conf->loaded = apr_time_now();
         robots_lines(pconf, conf);
         if (sitemap_indexnow_resolve(pconf, s, conf) != OK
-            || sitemap_hosts_post_config(pconf, s, conf) != OK)
+            || sitemap_hosts_post_config(pconf, s, conf) != OK
+            || sitemap_crawl_open(pconf, s, conf) != OK)
             return HTTP_INTERNAL_SERVER_ERROR;
         rc = prepare_store(ptemp, s, conf, prepared, missing);
         if (rc == DECLINED)

@@ -73,6 +73,7 @@ typedef struct {
     apr_array_header_t *session_cookies; /* SitemapSessionCookie (empty:
                                            None, NULL: unset, so the
                                            defaults) */
+    struct sm_crawl_list *crawlers;     /* SitemapCrawler (NULL: none) */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
@@ -224,6 +225,10 @@ apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
 /* IndexNow (mod_sitemap_indexnow.c): the checks, the key's path, the
  * sender of each child. */
 int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf);
+/* SitemapCrawler's ranges files read (mod_sitemap_crawl.c): OK, or 500
+ * with the error logged. */
+int sitemap_crawl_open(apr_pool_t *p, server_rec *s,
+                       sitemap_server_conf *conf);
 int sitemap_indexnow_resolve(apr_pool_t *pconf, server_rec *s,
                               sitemap_server_conf *conf);
 void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s);
