@@ -676,6 +676,9 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_check_config(sitemap_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     /* Resolve each site, prepare its store and renditions (parent). */
     ap_hook_post_config(sitemap_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    /* The crawlers' counters' shared memory (mod_sitemap_crawl.c). */
+    ap_hook_post_config(sitemap_crawl_post_config, NULL, NULL,
+                        APR_HOOK_MIDDLE);
     /* Then the counters' shared memory, for the resolved stores. */
     ap_hook_post_config(sitemap_status_post_config, NULL, NULL,
                         APR_HOOK_LAST);

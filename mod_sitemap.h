@@ -125,7 +125,12 @@ typedef struct sitemap_process {
      * and when this process last looked whether they changed. */
     struct sitemap_disallow *disallow;
     apr_time_t disallow_checked;
+    /* SitemapCrawler's claims, in shared memory (mod_sitemap_crawl.c):
+     * per crawler SITEMAP_CRAWL_COUNTS counters (verified, unverified,
+     * pending), since the server (re)started; NULL: not counted. */
+    apr_uint32_t *crawl_counts;
 } sitemap_process;
+#define SITEMAP_CRAWL_COUNTS 3
 
 /* ---- hooks: registered in mod_sitemap.c's register_hooks ---------- */
 
@@ -137,6 +142,8 @@ int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 int sitemap_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                                apr_pool_t *ptemp, server_rec *main_s);
 void sitemap_status_child_init(apr_pool_t *pchild, server_rec *main_s);
+int sitemap_crawl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+                              apr_pool_t *ptemp, server_rec *main_s);
 /* translate_name and map_to_storage: every URL the module serves
  * (mod_sitemap_serve.c). */
 int sitemap_translate_name(request_rec *r);

@@ -47,9 +47,116 @@ int sitemap_crawl_open(apr_pool_t *p, server_rec *s,
 
     if (!conf->crawlers)
         return OK;
-    if ((err = sm_crawl_list_open(conf->crawlers, p, apr_time_now()))) {
+    /* The files' state lives as long as the list: in the configuration
+     * pool, whichever pool the caller has (check_config's temporary one
+     * would leave the list pointing at freed memory). */
+    (void)p;
+    if ((err = sm_crawl_list_open(conf->crawlers, s->process->pconf,
+                                  apr_time_now()))) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "%s", err);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
     return OK;
+}
+
+/* post_config, after the sites are resolved: one shared segment for every
+ * vhost's crawlers' counters (as the recorder counters, and for the same
+ * reasons: mod_sitemap_status.c).  Made again at each restart. */
+int sitemap_crawl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+                              apr_pool_t *ptemp, server_rec *main_s)
+{
+    apr_size_t n = 0;
+    apr_uint32_t *base;
+    apr_shm_t *shm;
+    apr_status_t rv;
+    server_rec *s;
+    (void)plog;
+    (void)ptemp;
+
+    if (ap_state_query(AP_SQ_MAIN_STATE) == AP_SQ_MS_CREATE_PRE_CONFIG)
+        return OK;
+    for (s = main_s; s; s = s->next) {
+        sitemap_server_conf *conf = SITEMAP_CONF(s);
+        if (conf->enabled == 1 && conf->crawlers)
+            n += (apr_size_t)sm_crawl_count(conf->crawlers);
+    }
+    if (!n)
+        return OK;
+    n *= SITEMAP_CRAWL_COUNTS;
+    rv = apr_shm_create(&shm, n * sizeof(apr_uint32_t), NULL, pconf);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, main_s, "cannot create the "
+                     "shared memory of the crawlers' counters; the status "
+                     "page shows none");
+        return OK;
+    }
+    base = apr_shm_baseaddr_get(shm);
+    memset(base, 0, n * sizeof(apr_uint32_t));
+    for (s = main_s; s; s = s->next) {
+        sitemap_server_conf *conf = SITEMAP_CONF(s);
+        if (conf->enabled != 1 || !conf->crawlers)
+            continue;
+        conf->proc->crawl_counts = base;
+        base += SITEMAP_CRAWL_COUNTS * sm_crawl_count(conf->crawlers);
+    }
+    return OK;
+}
+
+/* The sitemap documents a crawler fetches: the XML (index and pages) and
+ * the text and HTML views. */
+static int sitemap_document(const request_rec *last)
+{
+    return last->handler
+           && (strcmp(last->handler, SITEMAP_XML_HANDLER) == 0
+               || strcmp(last->handler, SITEMAP_VIEW_HANDLER) == 0);
+}
+
+void sitemap_crawl_fetch(request_rec *r, sitemap_server_conf *conf)
+{
+    request_rec *orig = r, *last = r;
+    const sm_crawler *c;
+    const sm_site_conf *site;
+    sm_crawl_result res;
+    sm_change change;
+    int i;
+
+    if (!(c = sm_crawl_match(conf->crawlers,
+                             apr_table_get(r->headers_in, "User-Agent"))))
+        return;
+    while (orig->prev)
+        orig = orig->prev;
+    while (last->next)
+        last = last->next;
+    if (orig->main)
+        return;
+    /* httpd's own client address: mod_remoteip's when it sets one, never
+     * a header.  No DNS here: a dns: source answers from the cache. */
+    res = sm_crawl_verify(c, NULL, r->useragent_addr, r->request_time);
+    if (conf->proc->crawl_counts) {
+        for (i = 0; i < sm_crawl_count(conf->crawlers); i++)
+            if (sm_crawl_get(conf->crawlers, i) == c)
+                break;
+        apr_atomic_inc32(conf->proc->crawl_counts
+                         + SITEMAP_CRAWL_COUNTS * i
+                         + (res == SM_CRAWL_VERIFIED ? 0
+                            : res == SM_CRAWL_UNVERIFIED ? 1 : 2));
+    }
+    if (res != SM_CRAWL_VERIFIED)
+        return;
+    if (!(site = sitemap_site(r, conf)))
+        return;
+    memset(&change, 0, sizeof(change));
+    change.op = SM_CHANGE_CRAWL;
+    change.site = site;
+    change.sitemap = sitemap_document(last);
+    change.url = change.sitemap ? orig->parsed_uri.path
+        : sitemap_crawl_url(r, conf, site, orig, last, last->status);
+    if (!change.url)
+        return;
+    change.seen = r->request_time;
+    change.status = last->status;
+    change.crawler = c->name;
+    if (!sm_recorder_crawl(conf->proc->recorder, &change))
+        ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "crawl of %s by %s "
+                      "not counted: the queue is full", change.url, c->name);
 }

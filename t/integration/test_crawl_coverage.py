@@ -2,8 +2,11 @@
 """Crawl coverage (issue 36): SitemapCrawler, a crawler's verified and
 unverified fetches, and the status page's "crawlers" figures."""
 import json
+import time
 
 import pytest
+
+from conftest import WAIT
 
 
 RANGES = '{"prefixes":[{"ipv4Prefix":"127.0.0.2/32"}]}\n'
@@ -51,3 +54,87 @@ def test_good_crawler_starts(make_server):
                      'SitemapCrawler Bingbot bingbot dns:search.msn.com\n')
     srv.start()
     srv.get_ok("/page.html")
+
+
+STATUS = "<Location /sitemap-status>\n  SetHandler sitemap-status\n</Location>\n"
+GOOGLEBOT = ("Mozilla/5.0 (compatible; Googlebot/2.1; "
+             "+http://www.google.com/bot.html)")
+CRAWLER_IP = "127.0.0.2"     # in the ranges file
+FAKE_IP = "127.0.0.3"        # the same User-Agent, from elsewhere
+
+
+def crawler_figures(srv):
+    r = srv.get("/sitemap-status?json")
+    assert r.status == 200, r
+    sites = json.loads(r.body)["sites"]
+    assert len(sites) == 1
+    crawlers = sites[0]["crawlers"]
+    assert [c["name"] for c in crawlers] == ["Googlebot"]
+    return crawlers[0]
+
+
+def wait_figures(srv, **want):
+    """Poll the status page until every figure in want holds (a positive
+    sentinel: the writer has applied the fetches)."""
+    deadline = time.monotonic() + WAIT
+    while True:
+        c = crawler_figures(srv)
+        if all(c[k] == v for k, v in want.items()):
+            return c
+        if time.monotonic() > deadline:
+            raise AssertionError(f"figures {c!r}, wanted {want!r}\n"
+                                 f"{srv.log_tail(20)}")
+        time.sleep(0.1)
+
+
+def crawl(srv, target, source, status=200):
+    r = srv.get(target, headers={"User-Agent": GOOGLEBOT}, source=source)
+    assert r.status == status, (target, r.status)
+    return r
+
+
+def test_coverage_figures(make_server):
+    srv = make_server()
+    path = ranges_file(srv)
+    srv.conf_text = STATUS + f'SitemapCrawler Googlebot googlebot "{path}"\n'
+    srv.start()
+    srv.write("htdocs/other.html", "<html><body>other</body></html>\n")
+    srv.get_ok("/page.html")
+    srv.get_ok("/other.html")
+    srv.wait_recorded("/page.html", "/other.html")
+    listed = len(srv.urls())
+
+    crawl(srv, "/page.html", CRAWLER_IP)
+    crawl(srv, "/missing.html", CRAWLER_IP, status=404)
+    crawl(srv, "/sitemap.xml", CRAWLER_IP)
+    crawl(srv, "/page.html", FAKE_IP)
+    crawl(srv, "/other.html", FAKE_IP)
+    c = wait_figures(srv, verified_hits=3, unverified_hits=2, crawled_1d=1,
+                     unlisted_hits=1, sitemap_fetches=1)
+    assert c["listed_urls"] == listed
+    assert c["crawled_7d"] == 1 and c["crawled_30d"] == 1
+    assert c["never_crawled"] == listed - 1
+    assert c["stale"] == 0
+    assert c["pending_hits"] == 0
+    assert c["last_sitemap_fetch"] != ""
+
+    # The fake's fetch of /other.html changed nothing: still never crawled.
+    m = srv.get("/sitemap-status?metrics").body.decode()
+    site = srv.base
+    assert (f'sitemap_crawler_verified_hits_total{{site="{site}",'
+            f'crawler="Googlebot"}} 3') in m
+    assert (f'sitemap_crawler_unverified_hits_total{{site="{site}",'
+            f'crawler="Googlebot"}} 2') in m
+    assert (f'sitemap_crawler_never_crawled{{site="{site}",'
+            f'crawler="Googlebot"}} {listed - 1}') in m
+
+    # The page changes after its crawl (a later second: lastmod has
+    # seconds): stale until the crawler fetches it again.
+    time.sleep(1.1 - (time.time() % 1.0))
+    srv.write("htdocs/page.html", "<html><body>changed</body></html>\n")
+    srv.get_ok("/page.html")
+    wait_figures(srv, stale=1, crawled_1d=1, verified_hits=3)
+    crawl(srv, "/page.html", CRAWLER_IP)
+    c = wait_figures(srv, stale=0, verified_hits=4, crawled_1d=1)
+    assert c["never_crawled"] == listed - 1
+    assert c["unverified_hits"] == 2
