@@ -684,6 +684,9 @@ static void register_hooks(apr_pool_t *p)
                         APR_HOOK_LAST);
     /* A child's writer, recorders, readers, renditions and sites. */
     ap_hook_child_init(sitemap_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    /* The crawlers' DNS cache and its thread (mod_sitemap_crawl.c). */
+    ap_hook_child_init(sitemap_crawl_child_init, NULL, NULL,
+                       APR_HOOK_MIDDLE);
     /* Then hand the recorders their shared counters. */
     ap_hook_child_init(sitemap_status_child_init, NULL, NULL, APR_HOOK_LAST);
 

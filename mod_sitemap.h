@@ -142,6 +142,7 @@ int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 int sitemap_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                                apr_pool_t *ptemp, server_rec *main_s);
 void sitemap_status_child_init(apr_pool_t *pchild, server_rec *main_s);
+void sitemap_crawl_child_init(apr_pool_t *pchild, server_rec *main_s);
 int sitemap_crawl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                               apr_pool_t *ptemp, server_rec *main_s);
 /* translate_name and map_to_storage: every URL the module serves

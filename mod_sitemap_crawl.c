@@ -26,6 +26,9 @@
 
 APLOG_USE_MODULE(sitemap);
 
+/* This process's DNS answers (sitemap_crawl_child_init, below). */
+static sm_crawl_dns *crawl_dns;
+
 const char *sitemap_add_crawler(cmd_parms *cmd, void *dconf, int argc,
                                 char *const argv[])
 {
@@ -131,7 +134,7 @@ void sitemap_crawl_fetch(request_rec *r, sitemap_server_conf *conf)
         return;
     /* httpd's own client address: mod_remoteip's when it sets one, never
      * a header.  No DNS here: a dns: source answers from the cache. */
-    res = sm_crawl_verify(c, NULL, r->useragent_addr, r->request_time);
+    res = sm_crawl_verify(c, crawl_dns, r->useragent_addr, r->request_time);
     if (conf->proc->crawl_counts) {
         for (i = 0; i < sm_crawl_count(conf->crawlers); i++)
             if (sm_crawl_get(conf->crawlers, i) == c)
@@ -159,4 +162,108 @@ void sitemap_crawl_fetch(request_rec *r, sitemap_server_conf *conf)
     if (!sm_recorder_crawl(conf->proc->recorder, &change))
         ap_log_rerror(APLOG_MARK, APLOG_DEBUG, 0, r, "crawl of %s by %s "
                       "not counted: the queue is full", change.url, c->name);
+}
+
+/* ---- per child: DNS confirmation and the ranges files' upkeep ----------
+ * One cache of DNS answers per process (sm_crawl_dns), read by the request
+ * path, and a thread of its own (the resolver may wait: not the writer)
+ * that every CRAWL_TICK looks up what the requests queued and looks at
+ * the ranges files for a change. */
+#define CRAWL_TICK apr_time_from_msec(1000)
+#define CRAWL_LOOKUPS 16            /* addresses looked up a tick, at most */
+
+static volatile apr_uint32_t crawl_stopping;
+
+typedef struct {
+    server_rec *main_s;
+    apr_thread_t *thread;
+} crawl_thread_state;
+
+static void refresh_lists(server_rec *main_s, apr_pool_t *p, apr_time_t now)
+{
+    apr_array_header_t *errs = apr_array_make(p, 2, sizeof(const char *));
+    server_rec *s;
+    int i;
+
+    for (s = main_s; s; s = s->next) {
+        sitemap_server_conf *conf = SITEMAP_CONF(s);
+        /* A vhost inheriting the main server's list: looked at once. */
+        if (conf->enabled != 1 || !conf->crawlers
+            || (s != main_s && conf->crawlers == SITEMAP_CONF(main_s)->crawlers
+                && SITEMAP_CONF(main_s)->enabled == 1))
+            continue;
+        errs->nelts = 0;
+        sm_crawl_list_refresh(conf->crawlers, p, now, errs);
+        for (i = 0; i < errs->nelts; i++)
+            ap_log_error(APLOG_MARK, APLOG_ERR, 0, s, "%s; the ranges read "
+                         "before stay in force",
+                         APR_ARRAY_IDX(errs, i, const char *));
+    }
+}
+
+static void *APR_THREAD_FUNC crawl_thread(apr_thread_t *t, void *baton)
+{
+    crawl_thread_state *ts = baton;
+    apr_pool_t *p;
+    apr_time_t last = 0;
+
+    /* A pool of the thread's own, never the child's allocator. */
+    if (apr_pool_create_unmanaged_ex(&p, NULL, NULL) != APR_SUCCESS)
+        return NULL;
+    while (!apr_atomic_read32(&crawl_stopping)) {
+        apr_time_t now = apr_time_now();
+        if (now - last >= CRAWL_TICK || now < last) {
+            last = now;
+            if (crawl_dns)
+                sm_crawl_dns_run(crawl_dns, CRAWL_LOOKUPS, now);
+            refresh_lists(ts->main_s, p, now);
+            apr_pool_clear(p);
+        }
+        apr_sleep(apr_time_from_msec(100));
+    }
+    apr_pool_destroy(p);
+    apr_thread_exit(t, APR_SUCCESS);
+    return NULL;
+}
+
+static apr_status_t crawl_thread_stop(void *baton)
+{
+    crawl_thread_state *ts = baton;
+    apr_status_t rv;
+
+    apr_atomic_set32(&crawl_stopping, 1);
+    apr_thread_join(&rv, ts->thread);
+    return APR_SUCCESS;
+}
+
+void sitemap_crawl_child_init(apr_pool_t *pchild, server_rec *main_s)
+{
+    crawl_thread_state *ts;
+    sm_dns_conf dc;
+    const char *err = NULL;
+    apr_status_t rv;
+    server_rec *s;
+
+    for (s = main_s; s; s = s->next)
+        if (SITEMAP_CONF(s)->enabled == 1 && SITEMAP_CONF(s)->crawlers)
+            break;
+    if (!s)
+        return;
+    sm_dns_conf_default(&dc);
+    dc.reverse = sm_dns_system_reverse;
+    dc.forward = sm_dns_system_forward;
+    if (!(crawl_dns = sm_crawl_dns_create(pchild, &dc, &err)))
+        ap_log_error(APLOG_MARK, APLOG_ERR, 0, main_s, "crawl coverage: %s; "
+                     "dns: sources verify nothing in this process", err);
+    ts = apr_pcalloc(pchild, sizeof(*ts));
+    ts->main_s = main_s;
+    apr_atomic_set32(&crawl_stopping, 0);
+    rv = apr_thread_create(&ts->thread, NULL, crawl_thread, ts, pchild);
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, main_s, "cannot start the "
+                     "crawl coverage thread: dns: sources stay pending and "
+                     "ranges files are not read again in this process");
+        return;
+    }
+    apr_pool_pre_cleanup_register(pchild, ts, crawl_thread_stop);
 }

@@ -138,3 +138,44 @@ def test_coverage_figures(make_server):
     c = wait_figures(srv, stale=0, verified_hits=4, crawled_1d=1)
     assert c["never_crawled"] == listed - 1
     assert c["unverified_hits"] == 2
+
+
+def poll_until(srv, source, want, timeout=20):
+    """Crawl /page.html from source until the figures hold want (each try
+    is a fetch, so counts grow: want's values are predicates)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        crawl(srv, "/page.html", source)
+        c = crawler_figures(srv)
+        if all(f(c[k]) for k, f in want.items()):
+            return c
+        if time.monotonic() > deadline:
+            raise AssertionError(f"figures {c!r}\n{srv.log_tail(20)}")
+        time.sleep(0.2)
+
+
+def test_ranges_file_read_again_when_it_changes(make_server):
+    srv = make_server()
+    path = ranges_file(srv, '{"prefixes":[{"ipv4Prefix":"127.0.0.4/32"}]}')
+    srv.conf_text = STATUS + f'SitemapCrawler Googlebot googlebot "{path}"\n'
+    srv.start()
+    crawl(srv, "/page.html", CRAWLER_IP)
+    c = crawler_figures(srv)
+    assert (c["verified_hits"], c["unverified_hits"]) == (0, 1)
+    ranges_file(srv, RANGES + " ")
+    c = poll_until(srv, CRAWLER_IP, {"verified_hits": lambda v: v >= 1})
+    assert c["unverified_hits"] >= 1
+
+
+def test_dns_source_pending_then_answered(make_server):
+    """No resolver the test controls here: 127.0.0.2 has no name, so a
+    dns: claim is pending until the child's thread asked, then
+    unverified (never verified)."""
+    srv = make_server()
+    srv.conf_text = STATUS + "SitemapCrawler Googlebot googlebot dns:googlebot.com\n"
+    srv.start()
+    crawl(srv, "/page.html", CRAWLER_IP)
+    c = crawler_figures(srv)
+    assert (c["verified_hits"], c["pending_hits"]) == (0, 1)
+    c = poll_until(srv, CRAWLER_IP, {"unverified_hits": lambda v: v >= 1})
+    assert c["verified_hits"] == 0 and c["crawled_1d"] == 0
