@@ -2,11 +2,12 @@
 """Crawl coverage (issue 36): SitemapCrawler, a crawler's verified and
 unverified fetches, and the status page's "crawlers" figures."""
 import json
+import subprocess
 import time
 
 import pytest
 
-from conftest import WAIT
+from conftest import SITEMAPCTL, WAIT
 
 
 RANGES = '{"prefixes":[{"ipv4Prefix":"127.0.0.2/32"}]}\n'
@@ -134,10 +135,37 @@ def test_coverage_figures(make_server):
     srv.write("htdocs/page.html", "<html><body>changed</body></html>\n")
     srv.get_ok("/page.html")
     wait_figures(srv, stale=1, crawled_1d=1, verified_hits=3)
+    assert [r[0] for r in coverage_lines(srv, "--stale")] == \
+        [srv.base + "/page.html"]
     crawl(srv, "/page.html", CRAWLER_IP)
     c = wait_figures(srv, stale=0, verified_hits=4, crawled_1d=1)
     assert c["never_crawled"] == listed - 1
     assert c["unverified_hits"] == 2
+
+    # sitemapctl coverage: the same figures by URL.
+    rows = coverage_lines(srv)
+    assert len(rows) == listed
+    fetched = {r[0]: r[2] for r in rows}
+    assert fetched[srv.base + "/other.html"] == "-"
+    assert fetched[srv.base + "/page.html"] != "-"
+    assert all(r[1] != "-" for r in rows)
+    assert [r[0] for r in coverage_lines(srv, "--never")] == \
+        [u for u, f in fetched.items() if f == "-"]
+    assert coverage_lines(srv, "--stale") == []
+    unlisted = coverage_lines(srv, "--unlisted")
+    assert [(r[0], r[1]) for r in unlisted] == [(srv.base + "/missing.html",
+                                                 "-")]
+    r = subprocess.run([SITEMAPCTL, "coverage", srv.db_path, "--site",
+                        srv.base], capture_output=True, text=True)
+    assert r.returncode == 2 and "--crawler" in r.stderr
+
+
+def coverage_lines(srv, *opts):
+    r = subprocess.run([SITEMAPCTL, "coverage", srv.db_path, "--site",
+                        srv.base, "--crawler", "Googlebot", *opts],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return [ln.split("\t") for ln in r.stdout.splitlines()]
 
 
 def poll_until(srv, source, want, timeout=20):
