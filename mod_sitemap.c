@@ -74,6 +74,7 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->host_re = NULL;
     conf->hosts_max = -1;
     conf->session_cookies = NULL;
+    conf->crawlers = NULL;
     conf->named = NULL;
     conf->base_path = NULL;
     return conf;
@@ -127,6 +128,8 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     /* Per vhost: a mass host is opted in where it is declared only. */
     conf->host_re = add->host_re;
     conf->hosts_max = MERGE_UNSET(hosts_max, -1);
+    /* The vhost's own crawlers, else the main server's. */
+    conf->crawlers = MERGE_UNSET(crawlers, NULL);
     return conf;
 }
 
@@ -494,7 +497,8 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         conf->loaded = apr_time_now();
         robots_lines(pconf, conf);
         if (sitemap_indexnow_resolve(pconf, s, conf) != OK
-            || sitemap_hosts_post_config(pconf, s, conf) != OK)
+            || sitemap_hosts_post_config(pconf, s, conf) != OK
+            || sitemap_crawl_open(pconf, s, conf) != OK)
             return HTTP_INTERNAL_SERVER_ERROR;
         rc = prepare_store(ptemp, s, conf, prepared, missing);
         if (rc == DECLINED)
@@ -672,11 +676,17 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_check_config(sitemap_check_config, NULL, NULL, APR_HOOK_MIDDLE);
     /* Resolve each site, prepare its store and renditions (parent). */
     ap_hook_post_config(sitemap_post_config, NULL, NULL, APR_HOOK_MIDDLE);
+    /* The crawlers' counters' shared memory (mod_sitemap_crawl.c). */
+    ap_hook_post_config(sitemap_crawl_post_config, NULL, NULL,
+                        APR_HOOK_MIDDLE);
     /* Then the counters' shared memory, for the resolved stores. */
     ap_hook_post_config(sitemap_status_post_config, NULL, NULL,
                         APR_HOOK_LAST);
     /* A child's writer, recorders, readers, renditions and sites. */
     ap_hook_child_init(sitemap_child_init, NULL, NULL, APR_HOOK_MIDDLE);
+    /* The crawlers' DNS cache and its thread (mod_sitemap_crawl.c). */
+    ap_hook_child_init(sitemap_crawl_child_init, NULL, NULL,
+                       APR_HOOK_MIDDLE);
     /* Then hand the recorders their shared counters. */
     ap_hook_child_init(sitemap_status_child_init, NULL, NULL, APR_HOOK_LAST);
 

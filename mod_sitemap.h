@@ -73,6 +73,7 @@ typedef struct {
     apr_array_header_t *session_cookies; /* SitemapSessionCookie (empty:
                                            None, NULL: unset, so the
                                            defaults) */
+    struct sm_crawl_list *crawlers;     /* SitemapCrawler (NULL: none) */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
@@ -124,7 +125,12 @@ typedef struct sitemap_process {
      * and when this process last looked whether they changed. */
     struct sitemap_disallow *disallow;
     apr_time_t disallow_checked;
+    /* SitemapCrawler's claims, in shared memory (mod_sitemap_crawl.c):
+     * per crawler SITEMAP_CRAWL_COUNTS counters (verified, unverified,
+     * pending), since the server (re)started; NULL: not counted. */
+    apr_uint32_t *crawl_counts;
 } sitemap_process;
+#define SITEMAP_CRAWL_COUNTS 3
 
 /* ---- hooks: registered in mod_sitemap.c's register_hooks ---------- */
 
@@ -136,6 +142,9 @@ int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 int sitemap_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                                apr_pool_t *ptemp, server_rec *main_s);
 void sitemap_status_child_init(apr_pool_t *pchild, server_rec *main_s);
+void sitemap_crawl_child_init(apr_pool_t *pchild, server_rec *main_s);
+int sitemap_crawl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
+                              apr_pool_t *ptemp, server_rec *main_s);
 /* translate_name and map_to_storage: every URL the module serves
  * (mod_sitemap_serve.c). */
 int sitemap_translate_name(request_rec *r);
@@ -224,6 +233,10 @@ apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
 /* IndexNow (mod_sitemap_indexnow.c): the checks, the key's path, the
  * sender of each child. */
 int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf);
+/* SitemapCrawler's ranges files read (mod_sitemap_crawl.c): OK, or 500
+ * with the error logged. */
+int sitemap_crawl_open(apr_pool_t *p, server_rec *s,
+                       sitemap_server_conf *conf);
 int sitemap_indexnow_resolve(apr_pool_t *pconf, server_rec *s,
                               sitemap_server_conf *conf);
 void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s);

@@ -403,5 +403,9 @@ const command_rec sitemap_directives[] = {
                   &v_indexnow_interval,
                   RSRC_CONF, "the least time between two submissions of a "
                   "site (default 10s)"),
+    AP_INIT_TAKE_ARGV("SitemapCrawler", sitemap_add_crawler, NULL, RSRC_CONF,
+                      "NAME UA-REGEX SOURCE...: a crawler whose coverage "
+                      "the site tracks (SOURCE: a ranges file or "
+                      "dns:SUFFIX[,SUFFIX...])"),
     { NULL }
 };

@@ -268,7 +268,8 @@ int sitemap_check_store_places(apr_pool_t *ptemp, server_rec *main_s)
         if (conf->enabled != 1)
             continue;
         if ((rc = sitemap_indexnow_check(s, conf)) != OK
-            || (rc = sitemap_hosts_check(s, conf)) != OK)
+            || (rc = sitemap_hosts_check(s, conf)) != OK
+            || (rc = sitemap_crawl_open(ptemp, s, conf)) != OK)
             return rc;
         path = conf->db_path ? conf->db_path
                              : sitemap_default_db(ptemp, conf);

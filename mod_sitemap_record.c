@@ -15,6 +15,7 @@
 
 #include <apr_strings.h>
 
+#include "crawl/sm_crawl.h"
 #include "head/sm_alternates.h"
 #include "util/sm_date.h"
 #include "head/sm_fingerprint.h"
@@ -478,9 +479,20 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
     return OK;
 }
 
-SM_HOT int sitemap_log_transaction(request_rec *r)
+/* The URL a crawler's fetch names: the target normalised as a verdict
+ * note names it (sm_rules_note_url); NULL when it cannot be. */
+const char *sitemap_crawl_url(request_rec *r, const sitemap_server_conf *conf,
+                              const sm_site_conf *site, request_rec *orig,
+                              request_rec *last, int status)
 {
-    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    sm_response resp;
+
+    fill_response(conf, site, orig, last, status, &resp);
+    return sm_rules_note_url(r->pool, &conf->rules, &resp);
+}
+
+static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
+{
     request_rec *orig = r, *last = r;
     sitemap_response_headers h;
     sm_response resp;
@@ -542,6 +554,21 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
     if (sm_recorder_repeat(conf->proc->recorder, raw, r->request_time))
         return OK;
     return decide(r, conf, site, orig, last, &resp, &h, raw, note);
+}
+
+SM_HOT int sitemap_log_transaction(request_rec *r)
+{
+    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    int rc = log_page(r, conf);
+
+    /* A crawler's fetch, after the page's own change (sm_recorder_crawl):
+     * the pre-check first, so that an ordinary visitor's request runs no
+     * pattern. */
+    if (conf->crawlers && conf->enabled == 1 && conf->proc->recorder
+        && sm_crawl_precheck(conf->crawlers,
+                             apr_table_get(r->headers_in, "User-Agent")))
+        sitemap_crawl_fetch(r, conf);
+    return rc;
 }
 
 int sitemap_record_wants_head(request_rec *r, int *repeat,

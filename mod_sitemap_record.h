@@ -64,6 +64,14 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
  * (the status page, its metrics, robots.txt)?  Their verdicts are not
  * kept: no one asks why they are not listed. */
 int sitemap_own_answer(const request_rec *r);
+
+/* Crawl coverage (mod_sitemap_crawl.c): a request whose User-Agent passed
+ * the pre-check, matched, verified, counted and handed to the recorder;
+ * and the URL it names (mod_sitemap_record.c). */
+void sitemap_crawl_fetch(request_rec *r, sitemap_server_conf *conf);
+const char *sitemap_crawl_url(request_rec *r, const sitemap_server_conf *conf,
+                              const sm_site_conf *site, request_rec *orig,
+                              request_rec *last, int status);
 void sitemap_note_verdict(request_rec *r, const sitemap_server_conf *conf,
                           const sm_site_conf *site, const sm_response *resp,
                           const char *url, const char *why,

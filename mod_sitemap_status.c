@@ -20,12 +20,14 @@
 #include "http_request.h"
 #include "mod_status.h"
 
+#include <apr_atomic.h>
 #include <apr_hash.h>
 #include <apr_shm.h>
 #include <apr_strings.h>
 
 #include <stdlib.h>
 
+#include "crawl/sm_crawl.h"
 #include "record/sm_sites.h"
 #include "serve/sm_status.h"
 
@@ -140,6 +142,39 @@ static apr_status_t host_sites(apr_pool_t *p, const sitemap_server_conf *conf,
     return APR_SUCCESS;
 }
 
+/* SitemapCrawler's crawlers: the store's coverage (a scan of the site's
+ * URLs per crawler, at each request of the page: not cached yet) and this
+ * server's counted claims.  A store that cannot say (APR_ENOTIMPL: a
+ * schema before coverage) gives zeros. */
+static void gather_crawlers(apr_pool_t *p, const sitemap_server_conf *conf,
+                            sm_store *st, apr_time_t now,
+                            sm_status_site *out)
+{
+    int i, n;
+
+    if (!conf->crawlers)
+        return;
+    n = sm_crawl_count(conf->crawlers);
+    out->crawlers = apr_array_make(p, n, sizeof(sm_status_crawler));
+    for (i = 0; i < n; i++) {
+        const sm_crawler *c = sm_crawl_get(conf->crawlers, i);
+        sm_status_crawler *sc = apr_array_push(out->crawlers);
+        apr_uint32_t *k = conf->proc->crawl_counts
+            ? conf->proc->crawl_counts + SITEMAP_CRAWL_COUNTS * i : NULL;
+
+        memset(sc, 0, sizeof(*sc));
+        sc->name = c->name;
+        if (sm_store_coverage(st, conf->site.base, c->name, now, &sc->cov)
+            != APR_SUCCESS)
+            memset(&sc->cov, 0, sizeof(sc->cov));
+        if (k) {
+            sc->verified = apr_atomic_read32(k);
+            sc->unverified = apr_atomic_read32(k + 1);
+            sc->pending = apr_atomic_read32(k + 2);
+        }
+    }
+}
+
 /* with_history: also the newest changes and the URLs added per day (a
  * scan of the site's URLs: the status page and ?json only), and the
  * latest URLs left out (an index range of the verdicts).  listed: the
@@ -187,6 +222,7 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
         sm_status_days(out, NULL, now);
         return;
     }
+    gather_crawlers(p, conf, st, now, out);
     sitemap_read_end(conf, st, 1);
     out->pages = info.pages->nelts;
     for (i = 0; i < info.pages->nelts; i++)

@@ -181,6 +181,16 @@ static const command commands[] = {
       "than them.  Verdicts are kept for the latest 10,000 URLs a site.\n"
       "Exit status 0 when the URL is listed or has a verdict, 8 when\n"
       "neither.\n" },
+    { "coverage", O_SITE | O_CRAWLER | O_COVERAGE, 1, 0, 0, cmd_coverage,
+      "coverage DB --site BASE --crawler NAME [--never | --stale | "
+      "--unlisted]",
+      "Print the site's listed URLs, one a line in sitemap order: URL,\n"
+      "lastmod and the crawler's last verified fetch of it (\"-\": never),\n"
+      "separated by tabs.  NAME is a SitemapCrawler's.\n"
+      "  --never     only the URLs it never fetched\n"
+      "  --stale     only those changed since its last fetch\n"
+      "  --unlisted  instead, the URLs it fetched that are not listed (the\n"
+      "              newest 1,000 kept; lastmod \"-\")\n" },
     { NULL, 0, 0, 0, 0, NULL, NULL, NULL }
 };
 
@@ -258,6 +268,15 @@ static int set_option(ctl *c, const command *cmd, const char *name,
             return usage_error(cmd, "--site '%s' is not a base URL: %s",
                                value, err);
     }
+    else if (strcmp(name, "crawler") == 0) {
+        if (!*value || strlen(value) > 32
+            || strspn(value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRS"
+                      "TUVWXYZ0123456789-_") != strlen(value))
+            return usage_error(cmd, "--crawler '%s': a SitemapCrawler's "
+                               "NAME, 1 to 32 letters, digits, '-' or '_'",
+                               value);
+        c->crawler = value;
+    }
     else if (strcmp(name, "page") == 0) {
         if (sm_parse_count(value, 1, APR_INT64_C(999999999), &n))
             return usage_error(cmd, "--page '%s': a page number, 1 or more",
@@ -307,7 +326,9 @@ static const struct {
     { "exclude", O_EXCLUDE, 1 }, { "allow-query", O_ALLOW_QUERY, 1 },
     { "older-than", O_OLDER_THAN, 1 }, { "lastmod", O_LASTMOD, 1 },
     { "page-size", O_PAGE_SIZE, 1 }, { "all-types", O_ALL_TYPES, 0 },
-    { "all", O_ALL, 0 },
+    { "all", O_ALL, 0 }, { "crawler", O_CRAWLER, 1 },
+    { "never", O_COVERAGE, 0 }, { "stale", O_COVERAGE, 0 },
+    { "unlisted", O_COVERAGE, 0 },
 };
 
 /* 0 to go on, or an exit status (EX_OK after --help). */
@@ -358,6 +379,15 @@ static int parse_args(ctl *c, const command *cmd, int argc,
                     c->all_types = 1;
                 if (options[k].flag == O_ALL)
                     c->all = 1;
+                if (options[k].flag == O_COVERAGE) {
+                    if (seen & O_COVERAGE)
+                        return usage_error(cmd, "give one of --never, "
+                                           "--stale and --unlisted");
+                    c->coverage = strcmp(name, "never") == 0
+                        ? SM_COVERAGE_NEVER
+                        : strcmp(name, "stale") == 0 ? SM_COVERAGE_STALE
+                                                     : SM_COVERAGE_UNLISTED;
+                }
                 seen |= options[k].flag;
                 continue;
             }

@@ -5,6 +5,7 @@
  *   sitemapctl_store.c  opening the store (as root: as its owner)
  *   sitemapctl_write.c  import, add, remove, prune
  *   sitemapctl_why.c    why
+ *   sitemapctl_coverage.c coverage
  * The exit statuses are listed in sitemapctl.c. */
 #ifndef SITEMAPCTL_H
 #define SITEMAPCTL_H
@@ -50,6 +51,9 @@ typedef struct {
     int page_size;                      /* --page-size, 0: not given */
     int all_types;
     int all;                            /* --all */
+    const char *crawler;                /* --crawler */
+    int coverage;                       /* sm_coverage_which: --never,
+                                           --stale, --unlisted */
     apr_array_header_t *args;           /* positional, after DB */
     int as_owner;                       /* root acting as the store's owner */
     uid_t owner_uid;
@@ -65,6 +69,8 @@ typedef struct {
 #define O_PAGE_SIZE   0x040
 #define O_ALL_TYPES   0x080
 #define O_ALL         0x100
+#define O_CRAWLER     0x200
+#define O_COVERAGE    0x400     /* --never, --stale, --unlisted */
 
 typedef struct {
     const char *name;
@@ -122,6 +128,7 @@ int cmd_list(ctl *c);
 int cmd_export(ctl *c);
 int cmd_check(ctl *c);
 int cmd_why(ctl *c);            /* sitemapctl_why.c */
+int cmd_coverage(ctl *c);       /* sitemapctl_coverage.c */
 int cmd_indexnow(ctl *c);
 int cmd_import(ctl *c);         /* sitemapctl_write.c */
 int cmd_add(ctl *c);

@@ -105,6 +105,40 @@ static apr_uint64_t counter(const sm_recorder_shared *c, int i)
     return *(const apr_uint64_t *)((const char *)c + counters[i].offset);
 }
 
+/* ,"crawlers":[...] of a site that tracks crawlers. */
+static void crawlers_json(sm_xml_writer *w, apr_pool_t *p,
+                          const sm_status_site *s)
+{
+    int j;
+
+    if (!s->crawlers)
+        return;
+    out(w, ",\"crawlers\":[");
+    for (j = 0; j < s->crawlers->nelts; j++) {
+        const sm_status_crawler *c = &APR_ARRAY_IDX(s->crawlers, j,
+                                                    sm_status_crawler);
+        out(w, j ? ",{\"name\":" : "{\"name\":");
+        json_str(w, p, c->name);
+        outf(w, p, ",\"verified_hits\":%" APR_UINT64_T_FMT
+             ",\"unverified_hits\":%" APR_UINT64_T_FMT
+             ",\"pending_hits\":%" APR_UINT64_T_FMT
+             ",\"listed_urls\":%" APR_INT64_T_FMT
+             ",\"crawled_1d\":%" APR_INT64_T_FMT
+             ",\"crawled_7d\":%" APR_INT64_T_FMT
+             ",\"crawled_30d\":%" APR_INT64_T_FMT
+             ",\"never_crawled\":%" APR_INT64_T_FMT
+             ",\"stale\":%" APR_INT64_T_FMT
+             ",\"unlisted_hits\":%" APR_INT64_T_FMT
+             ",\"sitemap_fetches\":%" APR_INT64_T_FMT
+             ",\"last_sitemap_fetch\":\"%s\"}",
+             c->verified, c->unverified, c->pending, c->cov.listed_urls,
+             c->cov.crawled_1d, c->cov.crawled_7d, c->cov.crawled_30d,
+             c->cov.never_crawled, c->cov.stale, c->cov.unlisted_hits,
+             c->cov.sitemap_fetches, date(p, c->cov.last_sitemap_fetch));
+    }
+    out(w, "]");
+}
+
 apr_status_t sm_status_json(apr_pool_t *p, const sm_status_site *sites,
                             int n, apr_time_t started, sm_xml_sink *sink,
                             void *baton)
@@ -181,7 +215,9 @@ apr_status_t sm_status_json(apr_pool_t *p, const sm_status_site *sites,
              date(p, (apr_time_t)s->counters.last_write),
              date(p, (apr_time_t)s->counters.last_fault));
         json_str(w, p, s->counters.last_fault_why);
-        out(w, "},\"days\":[");
+        out(w, "}");
+        crawlers_json(w, p, s);
+        out(w, ",\"days\":[");
         for (j = 0; j < SM_STATUS_CHART_DAYS; j++) {
             char d[SM_W3C_DATETIME_LEN];
             sm_w3c_datetime(d, apr_time_from_sec((s->first_day + j)
@@ -230,6 +266,63 @@ static void host_metric(sm_xml_writer *w, apr_pool_t *p,
     }
 }
 
+/* sitemap_crawler_*{site, crawler}: one family per figure. */
+static const struct {
+    const char *name, *type, *help;
+} crawler_series[] = {
+    { "verified_hits_total", "counter", "Verified fetches since the "
+      "server started." },
+    { "unverified_hits_total", "counter", "Claims of the crawler's "
+      "User-Agent its sources did not bear out, since the server started." },
+    { "pending_hits_total", "counter", "Claims DNS had not confirmed yet, "
+      "since the server started." },
+    { "listed_urls", "gauge", "URLs of the site's sitemap." },
+    { "crawled_1d", "gauge", "Listed URLs fetched in the last day." },
+    { "crawled_7d", "gauge", "Listed URLs fetched in the last 7 days." },
+    { "crawled_30d", "gauge", "Listed URLs fetched in the last 30 days." },
+    { "never_crawled", "gauge", "Listed URLs never fetched." },
+    { "stale", "gauge", "Listed URLs changed since their last fetch." },
+    { "unlisted_hits", "gauge", "Verified fetches of URLs not listed." },
+    { "sitemap_fetches", "gauge", "Verified fetches of the sitemaps." }
+};
+
+static apr_uint64_t crawler_value(const sm_status_crawler *c, int k)
+{
+    const apr_int64_t v[] = {
+        (apr_int64_t)c->verified, (apr_int64_t)c->unverified,
+        (apr_int64_t)c->pending, c->cov.listed_urls, c->cov.crawled_1d,
+        c->cov.crawled_7d, c->cov.crawled_30d, c->cov.never_crawled,
+        c->cov.stale, c->cov.unlisted_hits, c->cov.sitemap_fetches
+    };
+    return (apr_uint64_t)v[k];
+}
+
+static void crawler_metrics(sm_xml_writer *w, apr_pool_t *p,
+                            const sm_status_site *sites, int n)
+{
+    int i, j, k;
+
+    for (k = 0; k < (int)(sizeof(crawler_series) / sizeof(crawler_series[0]));
+         k++) {
+        int head = 0;
+        for (i = 0; i < n; i++)
+            for (j = 0; sites[i].crawlers && j < sites[i].crawlers->nelts;
+                 j++) {
+                const sm_status_crawler *c = &APR_ARRAY_IDX(
+                    sites[i].crawlers, j, sm_status_crawler);
+                if (!head++)
+                    outf(w, p, "# HELP sitemap_crawler_%s %s\n# TYPE "
+                         "sitemap_crawler_%s %s\n", crawler_series[k].name,
+                         crawler_series[k].help, crawler_series[k].name,
+                         crawler_series[k].type);
+                outf(w, p, "sitemap_crawler_%s{site=\"%s\",crawler=\"%s\"} %"
+                     APR_UINT64_T_FMT "\n", crawler_series[k].name,
+                     label(p, sites[i].base), label(p, c->name),
+                     crawler_value(c, k));
+            }
+    }
+}
+
 apr_status_t sm_status_metrics(apr_pool_t *p, const sm_status_site *sites,
                                int n, sm_xml_sink *sink, void *baton)
 {
@@ -274,6 +367,7 @@ apr_status_t sm_status_metrics(apr_pool_t *p, const sm_status_site *sites,
     for (i = 0; i < n; i++)
         outf(w, p, "sitemap_store_bytes{site=\"%s\"} %" APR_INT64_T_FMT
              "\n", label(p, sites[i].base), sites[i].about.db_bytes);
+    crawler_metrics(w, p, sites, n);
     /* The recorder's counters belong to the store file, shared by the
      * sites in it: one series per store. */
     for (j = 0; j < (int)N_COUNTERS; j++) {

@@ -46,7 +46,17 @@ typedef struct {
      * NULL for other vhosts.  The totals count every one of them. */
     apr_array_header_t *hosts;
     apr_int64_t hosts_total, hosts_urls, hosts_pages;
+    /* SitemapCrawler's crawlers (sm_status_crawler), NULL: none. */
+    apr_array_header_t *crawlers;
 } sm_status_site;
+
+/* One crawler of a site: its coverage from the store, and the claims this
+ * server counted since it (re)started. */
+typedef struct {
+    const char *name;
+    sm_coverage cov;                /* zeros when the store cannot say */
+    apr_uint64_t verified, unverified, pending;
+} sm_status_crawler;
 
 /* Fill s->added and s->removed from the store's days (sm_store_recent),
  * for the SM_STATUS_CHART_DAYS days up to today. */
