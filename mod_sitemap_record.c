@@ -439,6 +439,8 @@ static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
         return DECLINED;
     }
 
+    /* Every field a later one adds starts zero (crawler, sitemap, ...). */
+    memset(&change, 0, sizeof(change));
     change.op = verdict == SM_RECORD ? SM_CHANGE_RECORD : SM_CHANGE_FORGET;
     change.site = site;
     change.url = url;
