@@ -142,6 +142,10 @@ int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
 int sitemap_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                                apr_pool_t *ptemp, server_rec *main_s);
 void sitemap_status_child_init(apr_pool_t *pchild, server_rec *main_s);
+/* Zeroed shared memory made at post_config (mod_sitemap_status.c), or
+ * NULL, logged as "cannot create the shared memory of what". */
+void *sitemap_shared_zeroed(apr_pool_t *pconf, server_rec *main_s,
+                            apr_size_t size, const char *what);
 void sitemap_crawl_child_init(apr_pool_t *pchild, server_rec *main_s);
 int sitemap_crawl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                               apr_pool_t *ptemp, server_rec *main_s);

@@ -70,8 +70,6 @@ int sitemap_crawl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 {
     apr_size_t n = 0;
     apr_uint32_t *base;
-    apr_shm_t *shm;
-    apr_status_t rv;
     server_rec *s;
     (void)plog;
     (void)ptemp;
@@ -86,15 +84,10 @@ int sitemap_crawl_post_config(apr_pool_t *pconf, apr_pool_t *plog,
     if (!n)
         return OK;
     n *= SITEMAP_CRAWL_COUNTS;
-    rv = apr_shm_create(&shm, n * sizeof(apr_uint32_t), NULL, pconf);
-    if (rv != APR_SUCCESS) {
-        ap_log_error(APLOG_MARK, APLOG_ERR, rv, main_s, "cannot create the "
-                     "shared memory of the crawlers' counters; the status "
-                     "page shows none");
+    if (!(base = sitemap_shared_zeroed(pconf, main_s,
+                                       n * sizeof(apr_uint32_t),
+                                       "the crawlers' counters")))
         return OK;
-    }
-    base = apr_shm_baseaddr_get(shm);
-    memset(base, 0, n * sizeof(apr_uint32_t));
     for (s = main_s; s; s = s->next) {
         sitemap_server_conf *conf = SITEMAP_CONF(s);
         if (conf->enabled != 1 || !conf->crawlers)

@@ -35,14 +35,33 @@ APLOG_USE_MODULE(sitemap);
 
 static apr_time_t started;
 
+/* Anonymous shared memory of size bytes, zeroed, made in the parent so
+ * every child of this generation shares it; NULL (logged, not fatal: the
+ * status page then shows none of what) when it cannot be made. */
+void *sitemap_shared_zeroed(apr_pool_t *pconf, server_rec *main_s,
+                            apr_size_t size, const char *what)
+{
+    apr_shm_t *shm;
+    apr_status_t rv = apr_shm_create(&shm, size, NULL, pconf);
+    void *base;
+
+    if (rv != APR_SUCCESS) {
+        ap_log_error(APLOG_MARK, APLOG_ERR, rv, main_s, "cannot create the "
+                     "shared memory of %s; the status page shows none",
+                     what);
+        return NULL;
+    }
+    base = apr_shm_baseaddr_get(shm);
+    memset(base, 0, size);
+    return base;
+}
+
 int sitemap_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
                               apr_pool_t *ptemp, server_rec *main_s)
 {
     apr_hash_t *slots = apr_hash_make(ptemp);
-    apr_shm_t *shm;
     sm_recorder_shared *base;
     apr_size_t n = 0;
-    apr_status_t rv;
     server_rec *s;
     (void)plog;
 
@@ -56,18 +75,10 @@ int sitemap_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             apr_hash_set(slots, conf->db_path, APR_HASH_KEY_STRING,
                          (void *)++n);
     }
-    if (!n)
+    if (!n || !(base = sitemap_shared_zeroed(pconf, main_s,
+                                             n * sizeof(sm_recorder_shared),
+                                             "the sitemap counters")))
         return OK;
-    rv = apr_shm_create(&shm, n * sizeof(sm_recorder_shared), NULL, pconf);
-    if (rv != APR_SUCCESS) {
-        /* Not fatal: the status page then shows no counters. */
-        ap_log_error(APLOG_MARK, APLOG_ERR, rv, main_s, "cannot create the "
-                     "shared memory of the sitemap counters; the status "
-                     "page shows none");
-        return OK;
-    }
-    base = apr_shm_baseaddr_get(shm);
-    memset(base, 0, n * sizeof(sm_recorder_shared));
     for (s = main_s; s; s = s->next) {
         sitemap_server_conf *conf = SITEMAP_CONF(s);
         if (conf->enabled == 1 && conf->db_path)
