@@ -469,11 +469,14 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unlisted_bounded, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_upgrade_from_7, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_prune_takes_crawls, unit_setup, unit_teardown),
-        cmocka_unit_test_setup_teardown(test_recorder_crawl, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_figures_pg, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_stale_until_fetched_pg, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_same_batch_and_removal_pg, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_unlisted_bounded_pg, unit_setup, unit_teardown),
+        /* Last: stopping a recorder stops every store of the process for
+         * good (sm_store_stop_all, as a child's exit does); a store used
+         * after it gives up on any answer slower than its busy timeout. */
+        cmocka_unit_test_setup_teardown(test_recorder_crawl, unit_setup, unit_teardown),
     };
     int rc;
 
