@@ -290,6 +290,23 @@ def test_bad_server_name_is_refused_by_t_and_graceful(make_server, name, needle)
     refused_by_graceful(srv, conf, "ServerName", shown, needle)
 
 
+@pytest.mark.parametrize("conf,needle", [
+    ("SitemapIndexNow On\n", "SitemapIndexNowKey"),
+    ("SitemapSiteFromHost ^www\\.\nSitemapIndexNow On\n"
+     "SitemapIndexNowKey 0123456789abcdef\n", "SitemapSiteFromHost"),
+    ("SitemapCrawler Googlebot googlebot /nonexistent/googlebot.json\n",
+     "/nonexistent/googlebot.json"),
+], ids=["indexnow-without-key", "indexnow-with-site-from-host", "crawler-file-missing"])
+def test_settings_refused_at_start_are_refused_by_graceful(make_server, conf, needle):
+    """What stops a start stops `-k graceful` before it signals: the
+    running server is never asked to re-read a configuration it exits on."""
+    srv = make_server()
+    srv.config_fails(needle, conf=conf)
+    srv.conf_text = ""
+    srv.start()
+    refused_by_graceful(srv, conf, needle)
+
+
 def test_max_urls_beyond_the_index_is_refused_by_t(make_server):
     srv = make_server()
     srv.config_fails("SitemapMaxURLs", "100001", "SitemapPageSize",
