@@ -228,6 +228,28 @@ static const char *dash_k(apr_pool_t *p)
     return NULL;
 }
 
+/* What the configuration alone decides beyond the sites' bases (IndexNow's
+ * key, what SitemapSiteFromHost cannot go with, the crawlers' files): at
+ * a restart these stop the running server, so `-k graceful` and `-k
+ * restart` refuse them before they signal, as -t does. */
+static int check_settings(apr_pool_t *ptemp, server_rec *main_s)
+{
+    server_rec *s;
+    int rc;
+
+    for (s = main_s; s; s = s->next) {
+        sitemap_server_conf *conf = SITEMAP_CONF(s);
+
+        if (conf->enabled != 1)
+            continue;
+        if ((rc = sitemap_indexnow_check(s, conf)) != OK
+            || (rc = sitemap_hosts_check(s, conf)) != OK
+            || (rc = sitemap_crawl_open(ptemp, s, conf)) != OK)
+            return rc;
+    }
+    return OK;
+}
+
 int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
                          apr_pool_t *ptemp, server_rec *main_s)
 {
@@ -246,7 +268,9 @@ int sitemap_check_config(apr_pool_t *pconf, apr_pool_t *plog,
          * they signal: the running server is not asked to re-read a
          * configuration it would exit on. */
         if (k && (strcmp(k, "graceful") == 0 || strcmp(k, "restart") == 0))
-            return sitemap_check_sites(ptemp, main_s);
+            return sitemap_check_sites(ptemp, main_s) == OK
+                   ? check_settings(ptemp, main_s)
+                   : HTTP_INTERNAL_SERVER_ERROR;
         return OK;
     }
     if (sitemap_check_sites(ptemp, main_s) != OK)
@@ -259,18 +283,16 @@ int sitemap_check_store_places(apr_pool_t *ptemp, server_rec *main_s)
     apr_hash_t *checked = apr_hash_make(ptemp);
     server_rec *s;
     const char *dir, *name;
+    int rc;
 
+    if ((rc = check_settings(ptemp, main_s)) != OK)
+        return rc;
     for (s = main_s; s; s = s->next) {
         sitemap_server_conf *conf = SITEMAP_CONF(s);
         const char *path;
-        int rc;
 
         if (conf->enabled != 1)
             continue;
-        if ((rc = sitemap_indexnow_check(s, conf)) != OK
-            || (rc = sitemap_hosts_check(s, conf)) != OK
-            || (rc = sitemap_crawl_open(ptemp, s, conf)) != OK)
-            return rc;
         path = conf->db_path ? conf->db_path
                              : sitemap_default_db(ptemp, conf);
         /* A PostgreSQL URI names no place on this machine. */

@@ -184,15 +184,24 @@ def test_tls_vhost_on_a_high_port_is_https(make_server, http_backend, how):
             self.end_headers()
 
     endpoint = http_backend(Endpoint)
-    srv = make_server(sitemap=False, modules=("ssl",))
+    srv = make_server(sitemap=False, modules=("socache_shmcb", "ssl"))
     crt, key = make_cert(srv.root)
     tls = free_port()
     host = "tls.example.test"
+    base = f"https://{host}:{tls}"
     srv.write("tls/index.html", "<html><body>tls</body></html>\n")
     srv.write("tls/page.html", "<html><body>tls page</body></html>\n")
-    # SSLEngine on, or (mod_ssl's own default) a listener of protocol
-    # https with a certificate and no SSLEngine
-    srv.conf_text = f"""Listen 127.0.0.1:{tls}{" https" if how == "Listen https" else ""}
+    # a page naming its own https URL as canonical is that page
+    srv.write("tls/self.html", f'<html><head><link rel="canonical" '
+              f'href="{base}/self.html"></head><body>self</body></html>\n')
+    # Debian's ssl.conf (its session cache under APACHE_RUN_DIR, which
+    # apache2ctl's envvars would set); SSLEngine on, or (mod_ssl's own
+    # default) a listener of protocol https with a certificate and no
+    # SSLEngine
+    ssl_conf = "/etc/apache2/mods-available/ssl.conf"
+    stock = (f'Define APACHE_RUN_DIR "{srv.root}"\nInclude {ssl_conf}\n'
+             if os.path.isfile(ssl_conf) else "")
+    srv.conf_text = stock + f"""Listen 127.0.0.1:{tls}{" https" if how == "Listen https" else ""}
 <VirtualHost 127.0.0.1:{tls}>
     ServerName {host}
     DocumentRoot "{srv.path('tls')}"
@@ -214,7 +223,6 @@ def test_tls_vhost_on_a_high_port_is_https(make_server, http_backend, how):
 """
     srv.expect_log(r"AH01909|ssl:warn")
     srv.start()
-    base = f"https://{host}:{tls}"
     status, body = tls_get(tls, "/robots.txt", host)
     assert status == 200
     assert re.findall(r"^Sitemap: (\S+)$", body.decode(), re.M) == [f"{base}/sitemap.xml"]
@@ -224,6 +232,8 @@ def test_tls_vhost_on_a_high_port_is_https(make_server, http_backend, how):
     assert status == 200
     assert f"<loc>{base}/page.html</loc>".encode() in body
     assert b"<loc>http://" not in body
+    assert tls_get(tls, "/self.html", host)[0] == 200
+    srv.wait_recorded("/self.html", base=base, db=srv.path("db/tls.db"))
     status, body = tls_get(tls, "/site-map.html", host)
     assert status == 200
     assert f'<link rel="canonical" href="{base}/site-map.html"'.encode() in body
@@ -278,6 +288,23 @@ def test_bad_server_name_is_refused_by_t_and_graceful(make_server, name, needle)
     srv.conf_text = ""
     srv.start()
     refused_by_graceful(srv, conf, "ServerName", shown, needle)
+
+
+@pytest.mark.parametrize("conf,needle", [
+    ("SitemapIndexNow On\n", "SitemapIndexNowKey"),
+    ("SitemapSiteFromHost ^www\\.\nSitemapIndexNow On\n"
+     "SitemapIndexNowKey 0123456789abcdef\n", "SitemapSiteFromHost"),
+    ("SitemapCrawler Googlebot googlebot /nonexistent/googlebot.json\n",
+     "/nonexistent/googlebot.json"),
+], ids=["indexnow-without-key", "indexnow-with-site-from-host", "crawler-file-missing"])
+def test_settings_refused_at_start_are_refused_by_graceful(make_server, conf, needle):
+    """What stops a start stops `-k graceful` before it signals: the
+    running server is never asked to re-read a configuration it exits on."""
+    srv = make_server()
+    srv.config_fails(needle, conf=conf)
+    srv.conf_text = ""
+    srv.start()
+    refused_by_graceful(srv, conf, needle)
 
 
 def test_max_urls_beyond_the_index_is_refused_by_t(make_server):

@@ -132,6 +132,20 @@ def test_canonical_seen_at_next_get(app):
     app.wait_absent(URL)
 
 
+def test_alternates_seen_at_next_get(app):
+    """New hreflang alternates of a page without validators are stored at
+    its next GET, as a new title is (issue 31, item 5)."""
+    app.start()
+    settle(app, URL)
+    assert not app.row(URL)["alternates"]
+    app.write("app/head",
+              f'<link rel="alternate" hreflang="fr" href="{app.base}/fr/">'
+              f'<link rel="alternate" hreflang="de" href="{app.base}/de/">')
+    app.get_ok(URL)
+    wait_row(app, URL, lambda row: row["alternates"] == (
+        f"fr {app.base}/fr/\nde {app.base}/de/"))
+
+
 @pytest.mark.parametrize("link,listed", [
     ('<{base}/other.html>; rel="canonical"', False),
     ('</other.html>; rel=canonical', False),
