@@ -9,6 +9,7 @@
  * of a store of the schema before. */
 #include "unit.h"
 
+#include "record/sm_recorder.h"
 #include "store/sm_store_backend.h"
 
 #include <string.h>
@@ -239,6 +240,39 @@ static void test_upgrade(void **state)
     sm_store_close(st);
 }
 
+/* Through the recorder: an image's change is keyed apart from its page's
+ * record (both written from one batch), and its raw facts are then a
+ * steady-state repeat (sm_recorder_repeat), as a page's are. */
+static void test_recorder(void **state)
+{
+    unit_ctx *u = *state;
+    char *path = apr_pstrcat(u->pool, u->dir, "/r.db", NULL);
+    sm_logger logger = { NULL, NULL, SM_LOG_ERR };
+    sm_recorder_conf conf = { path, apr_time_from_sec(60), 100, 1000, 200,
+                              &logger, NULL, NULL, NULL, 0, 0, 0, 0 };
+    sm_change r = head("/p", "", T0), i1, i2;
+    apr_uint64_t raw = 0x123456789abcdefULL;
+    sm_recorder *rec;
+    sm_store *st;
+
+    i1 = change(SM_CHANGE_IMAGE, "/p", "https://i.example/1.png", T0);
+    i2 = change(SM_CHANGE_IMAGE, "/p", "https://i.example/2.png", T0);
+    assert_int_equal(sm_recorder_create(&rec, u->pool, &conf), APR_SUCCESS);
+    sm_recorder_add_site(rec, &site);
+    assert_int_equal(sm_recorder_repeat(rec, raw, apr_time_from_sec(T0)), 0);
+    sm_recorder_add(rec, &r, 0);
+    sm_recorder_image(rec, &i1, raw);
+    sm_recorder_image(rec, &i2, 0);
+    assert_int_equal(sm_recorder_flush(rec), APR_SUCCESS);
+    assert_int_equal(sm_recorder_repeat(rec, raw, apr_time_from_sec(T0)), 1);
+    sm_recorder_stop(rec);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM urls"), 1);
+    assert_int_equal(sql_int(path, "SELECT count(*) FROM images"), 2);
+    st = open_store(u, "r.db", &path);
+    assert_int_equal(images(u, st, 1).n, 2);
+    sm_store_close(st);
+}
+
 static void pg_variant(void **state, void (*test)(void **))
 {
     unit_ctx *u = *state;
@@ -274,6 +308,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bounded, unit_setup,
                                         unit_teardown),
         cmocka_unit_test_setup_teardown(test_upgrade, unit_setup,
+                                        unit_teardown),
+        cmocka_unit_test_setup_teardown(test_recorder, unit_setup,
                                         unit_teardown),
         cmocka_unit_test_setup_teardown(test_head_and_referer_pg, unit_setup,
                                         unit_teardown),
