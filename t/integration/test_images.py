@@ -8,7 +8,7 @@ Checked here: each head form, and a page with none; an image fetched with
 and without a Referer, with a Referer naming an unlisted page, a page of
 another host, or with a session or credentials (never attached); a CDN
 host named by SitemapImageHosts (from the head only) and one not named; an
-image that answers 404 leaves its pages; a change of images moves the
+image that answers 404 leaves its pages (also on PostgreSQL); a change of images moves the
 sitemap's ETag but not the page's lastmod; the document against the
 official schemas (sitemap.xsd with sitemap-image.xsd, when ../shared/xsd is
 there), read strictly by the npm `sitemap` package and by Scrapy; Off by
@@ -22,7 +22,8 @@ import time
 
 import pytest
 
-from conftest import TOP_SRCDIR
+from conftest import SITEMAPCTL, TOP_SRCDIR
+from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
 from sitemap_check import fetch
 
 CONFORMANCE = os.path.join(TOP_SRCDIR, "t", "conformance")
@@ -242,3 +243,38 @@ def test_clients_read_it(make_server):
 def test_bad_values_refused(make_server, line, needle):
     srv = make_server(conf=line + "\n")
     srv.config_fails(needle)
+
+
+def test_images_on_postgresql(make_server, pg_db):
+    """The same on a PostgreSQL store: the head's and a fetched image
+    stored and served, an image not of a listed page not, a 404 taken
+    out, and sitemapctl check content with the new table."""
+    base = "https://www.example.com"
+    srv = make_server(db=pg_db.uri, conf=f"SitemapBaseURL {base}\n" + CONF)
+    srv.write("htdocs/p.html", page('<meta property="og:image" content="/og.png">'))
+    write_image(srv, "img/a.png")
+    write_image(srv, "img/b.png")
+    srv.start()
+    srv.get_ok("/p.html")
+    pg_db.wait_urls(base, {"/p.html"})
+    srv.get_ok("/img/a.png", headers={"Referer": base + "/p.html"})
+    srv.get_ok("/img/b.png", headers={"Referer": base + "/unlisted.html"})
+
+    def stored():
+        return sorted(r[0] for r in pg_db.sql("SELECT image FROM sitemap_images"))
+    want = [f"{base}/img/a.png", f"{base}/og.png"]
+    deadline = time.monotonic() + 20
+    while stored() != want:
+        assert time.monotonic() < deadline, stored()
+        time.sleep(0.2)
+    r = fetch(srv, base=base)
+    assert r.doc.by_loc()[base + "/p.html"]["images"] == \
+        [f"{base}/og.png", f"{base}/img/a.png"]
+    os.unlink(srv.path("htdocs/img/a.png"))
+    assert srv.get("/img/a.png").status == 404
+    while stored() != [f"{base}/og.png"]:
+        assert time.monotonic() < deadline, stored()
+        time.sleep(0.2)
+    x = subprocess.run([SITEMAPCTL, "check", pg_db.uri],
+                       stdout=subprocess.PIPE, text=True, timeout=60)
+    assert x.returncode == 0, x.stdout
