@@ -75,6 +75,8 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->hosts_max = -1;
     conf->session_cookies = NULL;
     conf->crawlers = NULL;
+    conf->images = -1;
+    conf->image_hosts = NULL;
     conf->named = NULL;
     conf->base_path = NULL;
     return conf;
@@ -130,6 +132,8 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     conf->hosts_max = MERGE_UNSET(hosts_max, -1);
     /* The vhost's own crawlers, else the main server's. */
     conf->crawlers = MERGE_UNSET(crawlers, NULL);
+    conf->images = MERGE_UNSET(images, -1);
+    conf->image_hosts = MERGE_UNSET(image_hosts, NULL);
     return conf;
 }
 
@@ -154,6 +158,9 @@ static apr_uint64_t config_tag(const sitemap_server_conf *conf)
     h = sm_hash_str(h, conf->sitemap_path);
     h = hash_annotations(h, conf->changefreq);
     h = hash_annotations(h, conf->priority);
+    /* SitemapImages On adds image:image to every <url> that has some. */
+    if (conf->images == 1)
+        h = sm_hash_str(h, "images");
     return sm_hash_str(h, conf->stylesheet ? conf->stylesheet : "");
 }
 

@@ -74,6 +74,9 @@ typedef struct {
                                            None, NULL: unset, so the
                                            defaults) */
     struct sm_crawl_list *crawlers;     /* SitemapCrawler (NULL: none) */
+    int images;                         /* SitemapImages (-1 unset: Off) */
+    apr_array_header_t *image_hosts;    /* SitemapImageHosts, lowercase
+                                           (NULL: none) */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;

@@ -220,6 +220,14 @@ static sitemap_value v_read_head = { FIELD(read_head), 0, 0, 0, NULL, NULL,
                                      NULL };
 static sitemap_value v_indexnow = { FIELD(indexnow), 0, 0, 0, NULL, NULL,
                                     NULL };
+static sitemap_value v_images = { FIELD(images), 0, 0, 0, NULL, NULL, NULL };
+/* SitemapImageHosts: host names (ASCII: an IDN in its xn-- form), no
+ * scheme, port or path. */
+static sitemap_value v_image_hosts = {
+    FIELD(image_hosts), 0, 0, VALUE_LOWER, sitemap_image_host_problem,
+    "give host names such as cdn.example.com (no scheme, port or path; an "
+    "internationalised name in its xn-- form)", NULL
+};
 
 static sitemap_value v_flush_interval = {
     FIELD(flush_interval), apr_time_from_msec(10), MAX_FLUSH_INTERVAL, 0,
@@ -407,5 +415,13 @@ const command_rec sitemap_directives[] = {
                       "NAME UA-REGEX SOURCE...: a crawler whose coverage "
                       "the site tracks (SOURCE: a ranges file or "
                       "dns:SUFFIX[,SUFFIX...])"),
+    AP_INIT_FLAG("SitemapImages", set_flag, &v_images, RSRC_CONF,
+                 "On to list each page's images (its og:image, "
+                 "twitter:image, image_src and the images fetched for it) "
+                 "in its <url> (default Off)"),
+    AP_INIT_ITERATE("SitemapImageHosts", add_value, &v_image_hosts,
+                    RSRC_CONF, "host names besides the site's own whose "
+                    "images a page's head may name, such as a CDN "
+                    "(default: none)"),
     { NULL }
 };

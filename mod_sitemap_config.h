@@ -38,6 +38,9 @@ const char *sitemap_add_changefreq(cmd_parms *cmd, void *dconf,
 const char *sitemap_add_priority(cmd_parms *cmd, void *dconf,
                                  const char *pattern, const char *value);
 
+/* mod_sitemap_images.c */
+const char *sitemap_image_host_problem(apr_pool_t *p, const char *arg);
+
 /* mod_sitemap_crawl.c */
 const char *sitemap_add_crawler(cmd_parms *cmd, void *dconf, int argc,
                                 char *const argv[]);

@@ -8,6 +8,7 @@
  * steady state of a site) is recognised by their hash (sm_recorder_repeat)
  * before any parsing, and before the request's headers are read. */
 #include "mod_sitemap_record.h"
+#include "mod_sitemap_images.h"
 
 #include "http_log.h"
 #include "http_request.h"
@@ -384,6 +385,8 @@ static void page_details(request_rec *r, const sitemap_server_conf *conf,
         change->alternates = sm_alternates_from_head(
             r->pool, head->alternates, site->base, orig->unparsed_uri,
             conf->allow_query);
+        /* Its images (SitemapImages), resolved likewise. */
+        change->images = sitemap_head_images(r, conf, site, orig, head);
     }
 }
 
@@ -561,7 +564,8 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
 SM_HOT int sitemap_log_transaction(request_rec *r)
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
-    int rc = log_page(r, conf);
+    int rc = conf->images == 1 && sitemap_image_logged(r, conf)
+             ? OK : log_page(r, conf);
 
     /* A crawler's fetch, after the page's own change (sm_recorder_crawl):
      * the pre-check first, so that an ordinary visitor's request runs no

@@ -254,6 +254,7 @@ static int snapshot_open(serving *sv)
     rp->site.priority = conf->priority;
     rp->site.stylesheet = conf->stylesheet;
     rp->site.max_bytes = 0;             /* the protocol's */
+    rp->site.images = conf->images == 1;
     return OK;
 }
 

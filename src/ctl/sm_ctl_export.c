@@ -48,7 +48,7 @@ static sm_export_status write_doc(apr_pool_t *p, sm_store *st,
 {
     sink_guard g = { sink, baton, APR_SUCCESS };
     sm_doc_site site = { base, set->path, set->changefreq, set->priority,
-                          set->stylesheet, 0 };
+                          set->stylesheet, 0, 0 };
     sm_doc_stats stats;
     sm_doc doc;
     apr_status_t rv;

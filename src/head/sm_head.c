@@ -19,6 +19,7 @@
 
 #include "head/sm_alternates.h"
 #include "head/sm_head_bytes.h"
+#include "head/sm_head_images.h"
 #include "util/sm_html.h"
 
 
@@ -67,6 +68,7 @@ struct sm_head {
     apr_size_t raw_matched;     /* of "/name" after '<' */
     char raw_text[16];          /* those bytes as written (the longest raw
                                    name is 8 letters) */
+    unsigned images[SM_HEAD_IMAGE_FORMS];   /* kept of each form */
     int in_title;               /* raw text kept as the title */
     apr_size_t title_len;
     char title[SM_HEAD_TITLE_MAX];
@@ -129,7 +131,7 @@ static unsigned list_tokens(apr_pool_t *p, const char *v, apr_size_t len,
 /* ---- tags ----------------------------------------------------------------- */
 
 /* The attributes read, by name; a tag keeps the first of each. */
-enum { A_REL, A_HREF, A_HREFLANG, A_NAME, A_CONTENT, A_COUNT };
+enum { A_REL, A_HREF, A_HREFLANG, A_NAME, A_CONTENT, A_PROPERTY, A_COUNT };
 
 typedef struct {
     const char *value;  /* raw, NULL: not seen */
@@ -153,6 +155,8 @@ static int attr_id(const char *s, apr_size_t n, const char *end)
         return A_CONTENT;
     if (w == WORD("hreflang"))
         return A_HREFLANG;
+    if (w == WORD("property"))
+        return A_PROPERTY;
     return -1;
 }
 
@@ -209,7 +213,21 @@ static const char *parse_attrs(const char *s, const char *end, attr *a)
 
 static void on_meta(sm_head *h, const attr *a)
 {
-    if (a[A_NAME].value && a[A_CONTENT].value
+    int form;
+
+    if (!a[A_CONTENT].value)
+        return;
+    /* og:image is a property (RDFa), twitter:image a name; both are
+     * written either way in the wild. */
+    if ((form = sm_head_image_meta_form(a[A_PROPERTY].value,
+                                        a[A_PROPERTY].len)) >= 0
+        || (form = sm_head_image_meta_form(a[A_NAME].value,
+                                           a[A_NAME].len)) >= 0) {
+        sm_head_image_add(h->p, &h->res, h->images, form,
+                          a[A_CONTENT].value, a[A_CONTENT].len);
+        return;
+    }
+    if (a[A_NAME].value
         && value_tokens(h->p, a[A_NAME].value, a[A_NAME].len, 0, "robots",
                         "googlebot")
         && value_tokens(h->p, a[A_CONTENT].value, a[A_CONTENT].len, 1,
@@ -238,8 +256,12 @@ static void on_link(sm_head *h, const attr *a)
                        "alternate");
     is_canonical = rel & 1;
     is_alternate = (rel & 2) && a[A_HREFLANG].value;
-    if (!is_canonical && !is_alternate)
+    if (!is_canonical && !is_alternate) {
+        if (sm_head_image_rel(a[A_REL].value, a[A_REL].len))
+            sm_head_image_add(h->p, &h->res, h->images, SM_HEAD_IMAGE_SRC,
+                              a[A_HREF].value, a[A_HREF].len);
         return;                         /* stylesheets, icons, feeds... */
+    }
     href = sm_html_decode(h->p, a[A_HREF].value, a[A_HREF].len);
     if (is_canonical && !h->canonical_conflict) {
         if (!h->res.canonical) {

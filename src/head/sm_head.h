@@ -16,7 +16,11 @@
  *     non-ASCII bytes inside are left to the resolver), each hreflang (a
  *     language tag sm_hreflang_canon accepts, or x-default) once;
  *   - <base href="...">, which relative hrefs resolve against;
- *   - <title> text (whitespace collapsed, at most SM_HEAD_TITLE_MAX bytes).
+ *   - <title> text (whitespace collapsed, at most SM_HEAD_TITLE_MAX bytes);
+ *   - images: <meta property|name="og:image" content> (og:image:url,
+ *     og:image:secure_url too), <meta name|property="twitter:image"
+ *     content> (twitter:image:src too) and <link rel="image_src" href>,
+ *     SM_HEAD_MAX_IMAGES of each form (sm_head_images.c).
  * HTML as browsers tokenise it: tag and attribute names in any case,
  * double, single or no quotes, attributes in any order (the first of a
  * duplicated attribute wins), character references in values (numeric and
@@ -43,6 +47,15 @@
 #define SM_HEAD_TAG_MAX        8192         /* a longer tag is skipped */
 #define SM_HEAD_MAX_ALTERNATES 64
 #define SM_HEAD_TITLE_MAX      512
+#define SM_HEAD_MAX_IMAGES     8            /* of each form (og, twitter,
+                                               image_src) */
+
+/* An image the head declares (sm_head_images.h): the href as written,
+ * decoded; form: SM_HEAD_IMAGE_OG, _TWITTER or _SRC. */
+typedef struct {
+    const char *href;
+    int form;
+} sm_head_image;
 
 typedef struct {
     const char *hreflang;   /* as written (stored lowercased: sm_alternates) */
@@ -59,6 +72,8 @@ typedef struct {
     const char *base_href;      /* <base href>, decoded; NULL: none */
     const char *title;          /* NULL: no <title> */
     apr_array_header_t *alternates;  /* sm_head_alternate */
+    apr_array_header_t *images; /* sm_head_image, each href once; NULL:
+                                   none (made on the first) */
 } sm_head_result;
 
 typedef struct sm_head sm_head;
@@ -96,6 +111,27 @@ int sm_head_names_other(apr_pool_t *p, const sm_head_result *res,
                         const char *site_base, const char *page_target,
                         const char *page_url,
                         const apr_array_header_t *allow);
+
+/* The images res declares, resolved against the page as its canonical is
+ * (its <base href> honoured): each an absolute URL, its base canonical
+ * and its path and query normalised as stored URLs are (every query
+ * parameter kept), of the site (site_base) or of a host named in hosts
+ * (const char *, any case; NULL: none), each once, in the head's order;
+ * others (not http(s), another host, malformed) are left out. */
+apr_array_header_t *sm_head_images_resolve(apr_pool_t *p,
+                                           const sm_head_result *res,
+                                           const char *site_base,
+                                           const char *page_target,
+                                           const apr_array_header_t *hosts);
+/* Is an image at image_base (a canonical base) of the site or of one of
+ * hosts?  */
+int sm_image_host_allowed(apr_pool_t *p, const char *image_base,
+                          const char *site_base,
+                          const apr_array_header_t *hosts);
+/* An image's stored form: base + target normalised (every query
+ * parameter kept); NULL when the target cannot be. */
+const char *sm_image_url(apr_pool_t *p, const char *base,
+                         const char *target);
 
 /* The target of a Link response header's rel="canonical" (RFC 8288; the
  * value as httpd joins several, comma-separated), as written; NULL when

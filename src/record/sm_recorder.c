@@ -96,6 +96,9 @@ static apr_uint32_t change_fingerprint(const sm_change *c)
     /* Alternates likewise ("" marks them read, apart from a title). */
     if (c->alternates)
         h = sm_hash_str(sm_hash_u64(h, 1), c->alternates);
+    /* The head's images likewise (SitemapImages). */
+    if (c->images)
+        h = sm_hash_str(sm_hash_u64(h, 3), c->images);
     /* A forget for another reason is written: its verdict changed. */
     if (c->why)
         h = sm_hash_str(sm_hash_str(sm_hash_u64(h, 2), c->why), c->detail);
@@ -160,7 +163,7 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
 {
     sm_rec_item *item;
     sm_rec_slot *slot = batch_slot(b, key);
-    const char *title = NULL, *alternates = NULL;
+    const char *title = NULL, *alternates = NULL, *images = NULL;
 
     if (slot->pos) {
         item = &APR_ARRAY_IDX(b->items, slot->pos - 1, sm_rec_item);
@@ -168,6 +171,7 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
             && c->op == SM_CHANGE_RECORD) {
             title = item->change.title;
             alternates = item->change.alternates;
+            images = item->change.images;
         }
     }
     else {
@@ -202,6 +206,9 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
                                     : NULL;
     item->change.crawler = c->crawler ? apr_pstrdup(b->pool, c->crawler)
                                       : NULL;
+    item->change.images = c->images ? apr_pstrdup(b->pool, c->images)
+                                    : images;
+    item->change.image = c->image ? apr_pstrdup(b->pool, c->image) : NULL;
 }
 
 /* ---- the public side ------------------------------------------------------ */
@@ -379,6 +386,49 @@ int sm_recorder_crawl(sm_recorder *rec, const sm_change *c)
         apr_thread_cond_signal(w->wake);
     apr_thread_mutex_unlock(w->lock);
     return 1;
+}
+
+/* An image's change (SM_CHANGE_IMAGE of a page, SM_CHANGE_IMAGE_GONE):
+ * keyed apart from its page's own change, by the image (and the page), so
+ * that it never takes the place of the page's record in a batch, and
+ * remembered as a change is: the same again is dropped by the memory (and
+ * its raw facts by sm_recorder_repeat) before it reaches the queue. */
+#define IMAGE_KEY_MIX APR_UINT64_C(0x165667b19e3779f9)
+
+void sm_recorder_image(sm_recorder *rec, const sm_change *c,
+                       apr_uint64_t raw)
+{
+    sm_writer *w = rec->w;
+    const char *strs[3];
+    apr_uint64_t key, mkey;
+    apr_uint32_t fp = (apr_uint32_t)c->op,
+                 now_s = (apr_uint32_t)apr_time_sec(c->seen);
+
+    strs[0] = c->site->base;
+    strs[1] = c->op == SM_CHANGE_IMAGE ? c->url : "";
+    strs[2] = c->image;
+    key = sm_hash_strs(rec->id_seed ^ IMAGE_KEY_MIX, strs, 3);
+    key = key ? key : 1;
+    apr_thread_mutex_lock(w->lock);
+    mkey = sm_rec_memory_key(rec, key);
+    raw = store_raw(rec, raw);
+    if (raw)
+        sm_memory_alias_put(&w->memory, raw, mkey, fp);
+    if (sm_memory_fresh(&w->memory, mkey, fp, now_s)
+        || w->pending->items->nelts >= w->queue_max) {
+        if (raw)
+            sm_memory_alias_vouch(&w->memory, raw, now_s);
+        apr_thread_mutex_unlock(w->lock);
+        return;
+    }
+    sm_rec_batch_put(w->pending, rec, c, key, c->seen);
+    sm_memory_put(&w->memory, mkey, fp, now_s);
+    if (raw)
+        sm_memory_alias_vouch(&w->memory, raw, now_s);
+    if (w->running && (w->pending->items->nelts == 1
+                       || w->pending->items->nelts == w->batch_size))
+        apr_thread_cond_signal(w->wake);
+    apr_thread_mutex_unlock(w->lock);
 }
 
 apr_status_t sm_recorder_flush(sm_recorder *rec)

@@ -175,6 +175,16 @@ void sm_recorder_note(sm_recorder *rec, const sm_change *c);
  * fetch is dropped), 1 when queued.  Not kept across a stop. */
 int sm_recorder_crawl(sm_recorder *rec, const sm_change *c);
 
+/* SitemapImages: an image fetched for a page (c->op SM_CHANGE_IMAGE,
+ * c->url the page, c->image the image's URL) or gone
+ * (SM_CHANGE_IMAGE_GONE, c->image), with the raw facts of the response
+ * as for sm_recorder_add: the same change again within the memory's
+ * freshness is dropped, and its raw facts are a repeat
+ * (sm_recorder_repeat).  Never waits for room (a full queue drops it);
+ * not kept across a stop. */
+void sm_recorder_image(sm_recorder *rec, const sm_change *c,
+                       apr_uint64_t raw);
+
 /* 1 when a response with these raw facts was handed to sm_recorder_add
  * before and what it changed is still fresh in the memory: nothing to do.
  * 0 (the caller decides and adds) when unknown, when the URL has since

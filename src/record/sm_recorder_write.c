@@ -551,10 +551,11 @@ static void spill_part(sm_recorder *rec, apr_pool_t *p)
     /* Verdict notes are not kept across a stop: the next response left
      * out notes its URL again; nor crawlers' fetches (the spill's format
      * has no place for them; a few are lost to a stop that could not
-     * write). */
+     * write), nor images' changes (seen again with the next fetch). */
     for (i = n = 0; i < rec->out_n; i++)
         if (rec->out[i]->change.op != SM_CHANGE_NOTE
-            && rec->out[i]->change.op != SM_CHANGE_CRAWL)
+            && rec->out[i]->change.op != SM_CHANGE_CRAWL
+            && rec->out[i]->change.op < SM_CHANGE_IMAGE)
             changes[n++] = rec->out[i]->change;
     if (!n)
         return;

@@ -47,6 +47,8 @@ typedef struct {
     int text;               /* the text format, not XML */
     apr_pool_t *scratch;    /* a URL's alternates, cleared after each */
     apr_int64_t budget;     /* bytes alternates may still take */
+    apr_hash_t *images;     /* SitemapImages: the page's, by URL; NULL:
+                               none written */
 } url_ctx;
 
 /* A row as a log can show it: printable ASCII kept, other bytes as \xHH. */
@@ -126,10 +128,13 @@ static apr_status_t one_url(void *baton, const char *url, apr_time_t lastmod,
     ctx->stats->urls++;
     if (ctx->text)
         return text_line(ctx->w, ctx->site->base, url);
-    rv = sm_xml_url_alternates(ctx->w, ctx->site->base, url, lastmod,
-                               sm_annotation_find(ctx->site->changefreq, url),
-                               sm_annotation_find(ctx->site->priority, url),
-                               alternates_of(ctx, alternates));
+    rv = sm_xml_url_images(ctx->w, ctx->site->base, url, lastmod,
+                           sm_annotation_find(ctx->site->changefreq, url),
+                           sm_annotation_find(ctx->site->priority, url),
+                           alternates_of(ctx, alternates),
+                           ctx->images ? apr_hash_get(ctx->images, url,
+                                                      APR_HASH_KEY_STRING)
+                                       : NULL);
     apr_pool_clear(ctx->scratch);
     return rv;
 }
@@ -146,6 +151,7 @@ static void ctx_init(url_ctx *ctx, apr_pool_t *p, const sm_doc_site *site,
     ctx->base_len = strlen(site->base);
     ctx->text = text;
     ctx->budget = 0;
+    ctx->images = NULL;
     apr_pool_create(&ctx->scratch, p);
 }
 
@@ -178,8 +184,18 @@ apr_status_t sm_doc_write(apr_pool_t *p, sm_store *st,
     sm_xml_set_stylesheet(ctx.w, site->stylesheet);
     switch (doc->kind) {
     case SM_DOC_URLSET:
-        sm_xml_urlset_begin(ctx.w);
+        if (site->images)
+            sm_xml_urlset_begin_images(ctx.w);
+        else
+            sm_xml_urlset_begin(ctx.w);
         ctx.budget = alternates_budget(&ctx, doc->page);
+        /* The images first: they take their part of the bound before
+         * alternates do. */
+        if (site->images
+            && (rv = sm_doc_images_load(p, st, site->base, doc->page->page,
+                                        &ctx.budget, ctx.stats,
+                                        &ctx.images)) != APR_SUCCESS)
+            return rv;
         rv = sm_store_page_urls(st, site->base, doc->page->page, one_url,
                                 &ctx);
         return rv == APR_SUCCESS ? sm_xml_urlset_end(ctx.w) : rv;

@@ -20,6 +20,7 @@
 #define SM_DOCUMENT_H
 
 #include <apr_pools.h>
+#include <apr_hash.h>
 #include <apr_tables.h>
 
 #include "store/sm_store.h"
@@ -54,6 +55,9 @@ typedef struct {
     const char *stylesheet;                 /* the PI's href, NULL: none */
     apr_int64_t max_bytes;                  /* 0: SM_PAGE_MAX_BYTES (less
                                                only in tests) */
+    int images;                             /* SitemapImages On: each
+                                               <url> with its stored
+                                               images (sm_doc_images.c) */
 } sm_doc_site;
 
 /* The document that name (SM_NAME_INDEX, 0, or a page number) stands for,
@@ -74,6 +78,9 @@ typedef struct {
                                         form (skipped, as rows are) */
     apr_int64_t alternates_dropped;  /* valid ones left out by the bound */
     apr_int64_t urls_dropped;   /* URLs written without their alternates */
+    apr_int64_t images;         /* <image:image> written */
+    apr_int64_t images_dropped; /* stored ones left out: not in the
+                                   stored form, or past the bound */
 } sm_doc_stats;
 
 /* Write doc to sink, reading the URLs of a page from st (inside the read
@@ -93,5 +100,16 @@ apr_status_t sm_doc_write_text(apr_pool_t *p, sm_store *st,
                                const sm_doc_site *site, const sm_doc *doc,
                                sm_xml_sink *sink, void *baton,
                                sm_doc_stats *stats);
+
+/* SitemapImages: a page's stored images (sm_store_page_images), read
+ * before its URLs, by page URL, from p; each checked as an alternate's
+ * href is (sm_alternate_href_ok: a row no writer could have made is
+ * skipped), and only while their <image:image> elements fit in budget
+ * (bytes: what the page's bound leaves after its entries; lowered by what
+ * they take), so that memory and the document both stay bounded. */
+apr_status_t sm_doc_images_load(apr_pool_t *p, sm_store *st,
+                                const char *base, apr_int64_t page,
+                                apr_int64_t *budget, sm_doc_stats *stats,
+                                apr_hash_t **out);
 
 #endif

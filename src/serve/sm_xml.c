@@ -168,11 +168,11 @@ apr_size_t sm_xml_alternates_len(const apr_array_header_t *alternates)
     return n;
 }
 
-apr_status_t sm_xml_url_alternates(sm_xml_writer *w, const char *base,
-                                   const char *path, apr_time_t lastmod,
-                                   const char *changefreq,
-                                   const char *priority,
-                                   const apr_array_header_t *alternates)
+/* A <url> up to its end tag. */
+static void url_open(sm_xml_writer *w, const char *base, const char *path,
+                     apr_time_t lastmod, const char *changefreq,
+                     const char *priority,
+                     const apr_array_header_t *alternates)
 {
     int i, n = alternates ? alternates->nelts : 0;
 
@@ -198,6 +198,50 @@ apr_status_t sm_xml_url_alternates(sm_xml_writer *w, const char *base,
         puts_(w, LINK_HREF);
         put_escaped(w, a->href);
         puts_(w, LINK_CLOSE);
+    }
+}
+
+apr_status_t sm_xml_url_alternates(sm_xml_writer *w, const char *base,
+                                   const char *path, apr_time_t lastmod,
+                                   const char *changefreq,
+                                   const char *priority,
+                                   const apr_array_header_t *alternates)
+{
+    url_open(w, base, path, lastmod, changefreq, priority, alternates);
+    puts_(w, "</url>\n");
+    return w->status;
+}
+
+#define IMAGE_OPEN "<image:image><image:loc>"
+#define IMAGE_CLOSE "</image:loc></image:image>"
+
+apr_size_t sm_xml_image_len(const char *image)
+{
+    return sizeof(IMAGE_OPEN) - 1 + sm_xml_escaped_len(image)
+           + sizeof(IMAGE_CLOSE) - 1;
+}
+
+apr_status_t sm_xml_urlset_begin_images(sm_xml_writer *w)
+{
+    prolog(w);
+    puts_(w, "<urlset xmlns=\"" SM_XML_NS "\" xmlns:xhtml=\"" SM_XHTML_NS
+          "\" xmlns:image=\"" SM_IMAGE_NS "\">\n");
+    return w->status;
+}
+
+apr_status_t sm_xml_url_images(sm_xml_writer *w, const char *base,
+                               const char *path, apr_time_t lastmod,
+                               const char *changefreq, const char *priority,
+                               const apr_array_header_t *alternates,
+                               const apr_array_header_t *images)
+{
+    int i;
+
+    url_open(w, base, path, lastmod, changefreq, priority, alternates);
+    for (i = 0; images && i < images->nelts; i++) {
+        puts_(w, IMAGE_OPEN);
+        put_escaped(w, APR_ARRAY_IDX(images, i, const char *));
+        puts_(w, IMAGE_CLOSE);
     }
     puts_(w, "</url>\n");
     return w->status;

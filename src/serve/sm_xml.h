@@ -50,6 +50,22 @@ apr_status_t sm_xml_url_alternates(sm_xml_writer *w, const char *base,
 apr_size_t sm_xml_alternates_len(const apr_array_header_t *alternates);
 apr_status_t sm_xml_urlset_end(sm_xml_writer *w);
 
+/* SitemapImages: the Google image extension's namespace, declared once on
+ * <urlset> by sm_xml_urlset_begin_images (else as sm_xml_urlset_begin),
+ * and a <url> as sm_xml_url_alternates writes it with an
+ * <image:image><image:loc>...</image:loc></image:image> per image (const
+ * char *, absolute URLs; NULL or none: exactly sm_xml_url_alternates'
+ * bytes) before </url>.  Only image:loc: Google deprecated the others. */
+#define SM_IMAGE_NS "http://www.google.com/schemas/sitemap-image/1.1"
+apr_status_t sm_xml_urlset_begin_images(sm_xml_writer *w);
+apr_status_t sm_xml_url_images(sm_xml_writer *w, const char *base,
+                               const char *path, apr_time_t lastmod,
+                               const char *changefreq, const char *priority,
+                               const apr_array_header_t *alternates,
+                               const apr_array_header_t *images);
+/* The bytes one image adds to its <url>. */
+apr_size_t sm_xml_image_len(const char *image);
+
 /* <?xml ...?><sitemapindex xmlns=...> */
 apr_status_t sm_xml_index_begin(sm_xml_writer *w);
 /* One <sitemap>: loc is base + path. */

@@ -117,6 +117,15 @@ apr_status_t sm_store_page_titles(sm_store *st, const char *base,
     return st->ops->page_titles(st, base, page, fn, baton);
 }
 
+apr_status_t sm_store_page_images(sm_store *st, const char *base,
+                                  apr_int64_t page, sm_image_fn *fn,
+                                  void *baton)
+{
+    if (!st->ops->page_images)
+        return APR_SUCCESS;
+    return st->ops->page_images(st, base, page, fn, baton);
+}
+
 apr_status_t sm_store_site_row(sm_store *st, apr_pool_t *p, const char *base,
                                sm_site_row *out)
 {

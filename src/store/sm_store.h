@@ -30,7 +30,7 @@
 #define SM_PAGE_OVERHEAD   256
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SM_SCHEMA_VERSION  8
+#define SM_SCHEMA_VERSION  9
 /* Days of removal counts the store keeps per site (the status page's
  * chart shows 42). */
 #define SM_REMOVED_DAYS 60
@@ -118,10 +118,21 @@ typedef struct {
  * nothing of the URL's listing changes, only its latest verdict is kept
  * (sm_verdict_row) for sitemapctl why and the status page.  A forget with
  * a why keeps one likewise ("removed" when the URL was stored). */
+/* SM_CHANGE_IMAGE: an image (image, an absolute URL in stored form) a
+ * browser fetched with the page url as its Referer (SitemapImages): kept
+ * with the page when it is listed, else nothing.  SM_CHANGE_IMAGE_GONE:
+ * the image answered 404 or 410: it leaves every page of the site.
+ * Neither changes a page's lastmod nor goes to IndexNow: an image is not
+ * a page; a page whose images change has its page's version moved (its
+ * document's validators follow). */
 typedef enum {
     SM_CHANGE_RECORD = 1, SM_CHANGE_FORGET, SM_CHANGE_SEED, SM_CHANGE_NOTE,
-    SM_CHANGE_CRAWL
+    SM_CHANGE_CRAWL,
+    SM_CHANGE_IMAGE, SM_CHANGE_IMAGE_GONE
 } sm_change_op;
+
+/* Images kept per page; beyond it the oldest seen go. */
+#define SM_IMAGES_MAX 1000
 
 /* Fetches of URLs not listed kept per site and crawler (the newest; the
  * counter counts them all), for sitemapctl coverage --unlisted. */
@@ -175,6 +186,13 @@ typedef struct {
      * the site's sitemap documents. */
     const char *crawler;
     int sitemap;
+    /* SM_CHANGE_RECORD: the images the page's head declares (og:image,
+     * twitter:image, image_src), absolute URLs in stored form joined by
+     * "\n" ("" the head has none: the head's stored ones go), NULL: not
+     * read (stored ones stay).  SM_CHANGE_IMAGE, SM_CHANGE_IMAGE_GONE:
+     * image is the image's URL. */
+    const char *images;
+    const char *image;
 } sm_change;
 
 /* ---- crawl coverage (SM_CHANGE_CRAWL) -------------------------------------
@@ -277,6 +295,11 @@ typedef apr_status_t sm_url_fn(void *baton, const char *url,
 /* Called for each URL of a page that has a stored title. */
 typedef apr_status_t sm_title_fn(void *baton, const char *url,
                                  const char *title);
+
+/* Called for each image of a page's URLs (SitemapImages), in page order
+ * and, within a URL, in the images' order. */
+typedef apr_status_t sm_image_fn(void *baton, const char *url,
+                                 const char *image);
 
 /* ---- what sitemapctl reads (see the functions at the end) ------------ */
 
@@ -405,6 +428,10 @@ typedef struct {
                                   const char *crawler,
                                   sm_coverage_which which,
                                   sm_coverage_fn *fn, void *baton);
+    /* Added for SitemapImages; see sm_store_page_images. */
+    apr_status_t (*page_images)(sm_store *st, const char *base,
+                                apr_int64_t page, sm_image_fn *fn,
+                                void *baton);
 } sm_store_ops;
 
 struct sm_store {
@@ -570,6 +597,12 @@ apr_status_t sm_store_page_titles(sm_store *st, const char *base,
                                   apr_int64_t page, sm_title_fn *fn,
                                   void *baton);
 void sm_store_close(sm_store *st);
+
+/* The stored images of the page's URLs, within the read snapshot; a
+ * store whose schema predates images gives none. */
+apr_status_t sm_store_page_images(sm_store *st, const char *base,
+                                  apr_int64_t page, sm_image_fn *fn,
+                                  void *baton);
 
 /* The process is stopping (the writer's or the IndexNow sender's stop
  * calls it first): every store's wait on a database ends within its busy

@@ -567,6 +567,9 @@ static int apply_one(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
     if (c->op == SM_CHANGE_CRAWL)
         return sm_pg_write_new(s, nr) != 0 ? -1
                : sm_pg_crawl_put(s, ts->row.id, c);
+    if (c->op >= SM_CHANGE_IMAGE)
+        return sm_pg_write_new(s, nr) != 0 ? -1
+               : sm_pg_images_put(s, ts, c);
     if (c->op == SM_CHANGE_RECORD && c->same_as && c->etag
         && (same = same_page_stored(s, c, ts)) < 0)
         return -1;
@@ -605,7 +608,8 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
     if (sm_pg_find_stored(s, &nr, changes, n) != 0)
         goto fail;
     for (i = 0; i < n; i++) {
-        if (apply_one(s, &nr, &changes[i], stats) != 0)
+        if (apply_one(s, &nr, &changes[i], stats) != 0
+            || sm_pg_images_after(s, &nr, &changes[i]) != 0)
             goto fail;
         sm_tx_held_count(&s->tx, st, stats, i);
     }
@@ -734,7 +738,8 @@ static const sm_store_ops pg_ops = {
     sm_pg_recent,
     sm_pg_indexnow_claim, sm_pg_indexnow_finish, sm_pg_indexnow_queue,
     sm_pg_indexnow_stats, sm_pg_site_list, sm_pg_why, sm_pg_left_out,
-    sm_pg_prune_sites, sm_pg_coverage, sm_pg_coverage_urls
+    sm_pg_prune_sites, sm_pg_coverage, sm_pg_coverage_urls,
+    sm_pg_page_images
 };
 
 /* ---- opening --------------------------------------------------------- */

@@ -192,6 +192,14 @@ int sm_pg_verdict_put(pg_store *s, apr_int64_t site_id, const sm_change *c,
 /* Count c (SM_CHANGE_CRAWL) for the site site_id, in the caller's write
  * transaction: 0, or -1 (errmsg set). */
 int sm_pg_crawl_put(pg_store *s, apr_int64_t site_id, const sm_change *c);
+/* SitemapImages (sm_store_pg_images.c): SM_CHANGE_IMAGE and _IMAGE_GONE;
+ * after a RECORD, its head images (the new rows before written first when
+ * there are any). */
+int sm_pg_images_put(pg_store *s, sm_tx_site *ts, const sm_change *c);
+int sm_pg_images_after(pg_store *s, sm_pg_new_rows *nr, const sm_change *c);
+apr_status_t sm_pg_page_images(sm_store *st, const char *base,
+                               apr_int64_t page, sm_image_fn *fn,
+                               void *baton);
 /* May the role write the coverage's tables (asked once per store; a
  * fetch to write says so in the log once when not): 1 yes, 0 no, -1
  * error. */

@@ -135,6 +135,18 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     "  PRIMARY KEY(site_id, crawler, url));"
     "CREATE INDEX sitemap_crawl_unlisted_by_seq"
     "  ON sitemap_crawl_unlisted(site_id, crawler, seq);",
+    /* +1: images per listed page (see sm_store_sqlite_schema.c); a page's
+     * go with it by the foreign key. */
+    "CREATE TABLE sitemap_images("
+    "  url_id bigint NOT NULL REFERENCES sitemap_urls(id) ON DELETE CASCADE,"
+    "  image text NOT NULL,"
+    "  site_id bigint NOT NULL,"
+    "  source integer NOT NULL,"
+    "  last_seen bigint NOT NULL,"
+    "  PRIMARY KEY(url_id, image));"
+    "CREATE INDEX sitemap_images_by_image ON sitemap_images(site_id, image);"
+    "CREATE INDEX sitemap_images_by_seen"
+    "  ON sitemap_images(url_id, last_seen);",
 };
 
 /* ---- statements -------------------------------------------------------- */

@@ -225,6 +225,21 @@ apr_status_t sm_pg_page_titles(sm_store *st, const char *base,
                     " ORDER BY id", page_title, &w);
 }
 
+apr_status_t sm_pg_page_images(sm_store *st, const char *base,
+                               apr_int64_t page, sm_image_fn *fn,
+                               void *baton)
+{
+    walk w = { NULL, NULL, baton, fn };
+
+    return walk_ids((pg_store *)st, "cannot read the page's images", base,
+                    page, CURSOR "SELECT u.url, i.image"
+                    " FROM sitemap_images i JOIN sitemap_urls u"
+                    " ON u.id = i.url_id WHERE i.url_id >= $1"
+                    " AND i.url_id < $2"
+                    " ORDER BY i.url_id, i.source, i.image COLLATE \"C\"",
+                    page_title, &w);
+}
+
 /* ---- administration (sitemapctl) --------------------------------------- */
 
 apr_status_t sm_pg_site_row(sm_store *st, apr_pool_t *p,
@@ -552,7 +567,7 @@ static const struct {
       " 'sitemap_urls', 'sitemap_pages', 'sitemap_indexnow_pending',"
       " 'sitemap_indexnow_state', 'sitemap_removed_days',"
       " 'sitemap_verdicts', 'sitemap_crawls', 'sitemap_crawlers',"
-      " 'sitemap_crawl_unlisted'])"
+      " 'sitemap_crawl_unlisted', 'sitemap_images'])"
       " t WHERE NOT has_table_privilege(t,"
       " 'SELECT, INSERT, UPDATE, DELETE')",
       "this role may not read and write all of the tables (see "

@@ -216,6 +216,33 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "SELECT c.url, c.fetched, c.status FROM sites s"
         " JOIN crawl_unlisted c ON c.site_id = s.id"
         " WHERE s.base = ?1 AND c.crawler = ?2 ORDER BY c.seq DESC",
+    /* SitemapImages: a page's images by id, the head's (source 1) first */
+    [STMT_IMG_URL] =
+        "SELECT id, page FROM urls WHERE site_id = ?1 AND url = ?2",
+    [STMT_IMG_HEAD_GET] =
+        "SELECT image FROM images WHERE url_id = ?1 AND source = 1"
+        " ORDER BY image",
+    [STMT_IMG_HEAD_DEL] =
+        "DELETE FROM images WHERE url_id = ?1 AND source = 1",
+    [STMT_IMG_PUT] =
+        "INSERT OR IGNORE INTO images(url_id, image, site_id, source,"
+        " last_seen) VALUES (?1, ?2, ?3, ?4, ?5)",
+    [STMT_IMG_SEEN] =
+        "UPDATE images SET last_seen = ?3"
+        " WHERE url_id = ?1 AND image = ?2 AND last_seen < ?3",
+    [STMT_IMG_TRIM] =
+        "DELETE FROM images WHERE url_id = ?1 AND image IN (SELECT image"
+        " FROM images WHERE url_id = ?1 ORDER BY last_seen DESC, image"
+        " LIMIT -1 OFFSET ?2)",
+    [STMT_IMG_GONE_PAGES] =
+        "SELECT u.page FROM images i, urls u WHERE i.site_id = ?1"
+        " AND i.image = ?2 AND u.id = i.url_id",
+    [STMT_IMG_GONE] =
+        "DELETE FROM images WHERE site_id = ?1 AND image = ?2",
+    [STMT_IMG_PAGE] =
+        "SELECT u.url, i.image FROM " PAGE_IDS " r, images i, urls u"
+        " WHERE i.url_id >= r.lo AND i.url_id < r.hi AND u.id = i.url_id"
+        " ORDER BY i.url_id, i.source, i.image",
 };
 
 
@@ -352,7 +379,7 @@ const sm_store_ops sm_sqlite_ops = {
     sm_sqlite_indexnow_finish, sm_sqlite_indexnow_queue,
     sm_sqlite_indexnow_stats, sm_sqlite_site_list, sm_sqlite_why,
     sm_sqlite_left_out, sm_sqlite_prune_sites, sm_sqlite_coverage,
-    sm_sqlite_coverage_urls
+    sm_sqlite_coverage_urls, sm_sqlite_page_images
 };
 
 sqlite3 *sm_sqlite_handle(sm_store *st)

@@ -82,6 +82,16 @@ enum {
     STMT_COVERAGE_URLS,
     STMT_COVERAGE_COUNTS,
     STMT_COVERAGE_UNLISTED,
+    /* SitemapImages (sm_store_sqlite_images.c) */
+    STMT_IMG_URL,
+    STMT_IMG_HEAD_GET,
+    STMT_IMG_HEAD_DEL,
+    STMT_IMG_PUT,
+    STMT_IMG_SEEN,
+    STMT_IMG_TRIM,
+    STMT_IMG_GONE_PAGES,
+    STMT_IMG_GONE,
+    STMT_IMG_PAGE,
     STMT_COUNT
 };
 
@@ -187,6 +197,15 @@ apr_status_t sm_sqlite_left_out(sm_store *st, apr_pool_t *p,
 /* ---- crawl coverage (sm_store_sqlite_crawl.c) ---------------------------- */
 
 /* Count c (SM_CHANGE_CRAWL) for the site site_id. */
+/* SitemapImages (sm_store_sqlite_images.c): a change's images written
+ * in the writer's transaction (a RECORD's head images, SM_CHANGE_IMAGE,
+ * SM_CHANGE_IMAGE_GONE), the pages whose images changed counted as
+ * changed (sm_tx_count) in ts. */
+int sm_sqlite_images_put(sqlite_store *s, sm_tx_site *ts,
+                         const sm_change *c);
+apr_status_t sm_sqlite_page_images(sm_store *st, const char *base,
+                                   apr_int64_t page, sm_image_fn *fn,
+                                   void *baton);
 int sm_sqlite_crawl_put(sqlite_store *s, sqlite3_int64 site_id,
                         const sm_change *c);
 apr_status_t sm_sqlite_coverage(sm_store *st, const char *base,

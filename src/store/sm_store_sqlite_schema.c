@@ -248,6 +248,26 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "  PRIMARY KEY(site_id, crawler, url)) WITHOUT ROWID;"
     "CREATE INDEX crawl_unlisted_by_seq"
     "  ON crawl_unlisted(site_id, crawler, seq);",
+    /* +1: images per listed page (SitemapImages): the head's (source 1)
+     * and those browsers fetched with the page as Referer (source 2),
+     * keyed by the page's id so that a page's images are one range and go
+     * with it (the trigger, as for crawls); at most SM_IMAGES_MAX a page,
+     * the oldest seen dropped (images_by_seen); an image that answers 404
+     * or 410 leaves every page of its site (images_by_image).  Writers of
+     * the schema before still running (a graceful restart) write none;
+     * their removals still take a page's images with it. */
+    "CREATE TABLE images("
+    "  url_id INTEGER NOT NULL,"
+    "  image TEXT NOT NULL,"
+    "  site_id INTEGER NOT NULL,"
+    "  source INTEGER NOT NULL,"
+    "  last_seen INTEGER NOT NULL,"
+    "  PRIMARY KEY(url_id, image)) WITHOUT ROWID;"
+    "CREATE INDEX images_by_image ON images(site_id, image);"
+    "CREATE INDEX images_by_seen ON images(url_id, last_seen);"
+    "CREATE TRIGGER urls_images AFTER DELETE ON \"urls\" BEGIN"
+    "  DELETE FROM images WHERE url_id = old.id;"
+    "END;",
 };
 
 

@@ -645,6 +645,18 @@ static int crawl(sqlite_store *s, const sm_change *c)
     return sm_sqlite_crawl_put(s, ts->row.id, c);
 }
 
+/* A page's images (SitemapImages): a RECORD's head images, an image
+ * fetched for a page or gone. */
+static int images(sqlite_store *s, const sm_change *c)
+{
+    sm_tx_site *ts;
+    int rc;
+
+    if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
+        return rc;
+    return sm_sqlite_images_put(s, ts, c);
+}
+
 apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
                              sm_apply_stats *stats)
 {
@@ -661,7 +673,11 @@ apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
            ? forget(s, &changes[i], stats)
            : changes[i].op == SM_CHANGE_NOTE ? note(s, &changes[i])
            : changes[i].op == SM_CHANGE_CRAWL ? crawl(s, &changes[i])
+           : changes[i].op >= SM_CHANGE_IMAGE ? images(s, &changes[i])
            : record(s, &changes[i], stats);
+        if (rc == SQLITE_OK && changes[i].op == SM_CHANGE_RECORD
+            && changes[i].images)
+            rc = images(s, &changes[i]);
         if (rc != SQLITE_OK)
             goto fail;
         sm_tx_held_count(&s->tx, st, stats, i);

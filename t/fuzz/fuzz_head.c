@@ -20,7 +20,10 @@
  *     whole (every entry valid, at most SM_ALTERNATES_MAX, every href
  *     printable ASCII without a space), and their XML
  *     (sm_xml_url_alternates) is as long as sm_xml_alternates_len says,
- *     and no '<', '>' or '"' of a value unescaped. */
+ *     and no '<', '>' or '"' of a value unescaped;
+ *   - images are at most SM_HEAD_MAX_IMAGES of each form, none empty, each
+ *     once; resolved, each is an http(s) URL of the site whose path
+ *     passes sm_url_is_stored_form. */
 #include "fuzz.h"
 #include "head/sm_alternates.h"
 #include "head/sm_head.h"
@@ -44,6 +47,10 @@ static const char *answer(apr_pool_t *p, sm_head *h)
         const sm_head_alternate *a =
             &APR_ARRAY_IDX(r->alternates, i, sm_head_alternate);
         s = apr_pstrcat(p, s, " ", a->hreflang, "=", a->href, NULL);
+    }
+    for (i = 0; r->images && i < r->images->nelts; i++) {
+        const sm_head_image *m = &APR_ARRAY_IDX(r->images, i, sm_head_image);
+        s = apr_psprintf(p, "%s i%d=%s", s, m->form, m->href);
     }
     return s;
 }
@@ -97,6 +104,29 @@ static void check_alternates(apr_pool_t *p, const sm_head_result *r)
     FUZZ_ASSERT(quotes == 6 * (size_t)back->nelts);
 }
 
+static void check_images(apr_pool_t *p, const sm_head_result *r)
+{
+    apr_array_header_t *out;
+    int i, j, forms[3] = {0, 0, 0};
+
+    for (i = 0; r->images && i < r->images->nelts; i++) {
+        const sm_head_image *m = &APR_ARRAY_IDX(r->images, i, sm_head_image);
+        FUZZ_ASSERT(m->form >= 0 && m->form < 3 && *m->href);
+        FUZZ_ASSERT(++forms[m->form] <= SM_HEAD_MAX_IMAGES);
+        for (j = 0; j < i; j++)
+            FUZZ_ASSERT(strcmp(APR_ARRAY_IDX(r->images, j,
+                                             sm_head_image).href,
+                               m->href) != 0);
+    }
+    out = sm_head_images_resolve(p, r, "http://ex.com", "/a/b?c", NULL);
+    FUZZ_ASSERT(out->nelts <= (r->images ? r->images->nelts : 0));
+    for (i = 0; i < out->nelts; i++) {
+        const char *u = APR_ARRAY_IDX(out, i, const char *);
+        FUZZ_ASSERT(strncmp(u, "http://ex.com/", 14) == 0);
+        FUZZ_ASSERT(sm_url_is_stored_form(u + 13));
+    }
+}
+
 static void check_result(apr_pool_t *p, const sm_head_result *r)
 {
     const char *base, *target, *err;
@@ -128,6 +158,7 @@ static void check_result(apr_pool_t *p, const sm_head_result *r)
     }
     sm_head_names_other(p, r, "http://ex.com", "/a/b?c", "/a/b", NULL);
     check_alternates(p, r);
+    check_images(p, r);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)

@@ -78,6 +78,18 @@ SITEMAPCTL = os.environ.get("SITEMAPCTL") or os.path.join(TOP_BUILDDIR, "sitemap
 DEFAULT_MPM = os.environ.get("SITEMAP_TEST_MPM") or "event"
 
 
+def _header_int(rel, name):
+    with open(os.path.join(TOP_SRCDIR, rel)) as f:
+        return int(re.search(r"#define\s+%s\s+(\d+)" % name, f.read()).group(1))
+
+
+# The schema versions this build writes (SQLite's PRAGMA user_version,
+# PostgreSQL's sitemap_meta schema_version), from the headers.
+SCHEMA_VERSION = _header_int("src/store/sm_store.h", "SM_SCHEMA_VERSION")
+PG_SCHEMA_VERSION = _header_int("src/store/sm_store_backend.h",
+                                "SM_PG_SCHEMA_VERSION")
+
+
 def build_has(feature):
     """Whether this build has a part configure can leave out: "postgresql"
     (--without-postgresql) or "indexnow" (--without-indexnow), as

@@ -36,6 +36,7 @@ XSD_DIR = os.environ.get("SITEMAP_TEST_XSD") or next(
                  os.path.join(TOP_SRCDIR, "..", "..", "shared", "xsd"))
      if os.path.isdir(d)), os.path.join(TOP_SRCDIR, "..", "shared", "xsd"))
 XHTML = "{http://www.w3.org/1999/xhtml}"
+IMAGE = "{http://www.google.com/schemas/sitemap-image/1.1}"
 HREFLANG_RX = re.compile(r"^(x-default|[a-z]{2,8}(-[a-z0-9]{1,8})*)$")
 XMLLINT = shutil.which("xmllint")
 MAX_ENTRIES = 50000
@@ -59,7 +60,7 @@ def schema_validate(body, kind):
     if not have_schemas():
         return
     xsd = os.path.join(XSD_DIR, "sitemap.xsd" if kind == "urlset" else "siteindex.xsd")
-    if kind == "urlset" and b"<xhtml:link" in body:
+    if kind == "urlset" and (b"<xhtml:link" in body or b"<image:image" in body):
         # sitemap.xsd's wildcard is strict: the driver that imports xhtml
         xsd = os.path.join(XSD_DIR, "all-offline.xsd")
         if not os.path.isfile(xsd):
@@ -91,6 +92,19 @@ def _check_entry(entry, kind, base, seen):
     children = list(entry)
     assert children, f"empty <{entry.tag}>"
     alternates = []
+    images = []
+    # SitemapImages: <image:image><image:loc>URL</image:loc></image:image>
+    # last, only image:loc in each
+    while kind == "urlset" and children and children[-1].tag == IMAGE + "image":
+        img = children.pop()
+        locs = list(img)
+        assert len(locs) == 1 and locs[0].tag == IMAGE + "loc", \
+            f"<image:image> holds {[c.tag for c in locs]}"
+        src = _text(locs[0])
+        assert re.match(r"^https?://[^/]+/", src), f"image:loc {src!r}"
+        assert len(src) <= 2048 and not re.search(r"[\s<>\"{}|\\^`]", src), src
+        images.insert(0, src)
+    assert len(set(images)) == len(images), f"an image twice: {images}"
     while kind == "urlset" and children and children[-1].tag == XHTML + "link":
         link = children.pop()
         assert set(link.attrib) == {"rel", "hreflang", "href"}, link.attrib
@@ -132,6 +146,8 @@ def _check_entry(entry, kind, base, seen):
         assert PRIORITY_RX.match(p) and 0.0 <= float(p) <= 1.0, f"<priority> {p!r}"
     if alternates:
         out["alternates"] = alternates
+    if images:
+        out["images"] = images
     return out
 
 

@@ -195,3 +195,54 @@ def test_hreflang_sitemap_is_readable(make_server, tmp_path):
     assert got["linkColumns"] == 1, got
     assert got["scrollWidth"] <= got["width"], got
     screenshot(tmp_path, srv.base + "/sitemap.xml", "hreflang", "eef3f8")
+
+
+# SitemapImages: every <image:image> in one column (an anonymous cell
+# after the URL's), none styled as a column header, nothing sideways.
+MEASURE_IMAGES = """<!DOCTYPE html><html><body>
+<pre id="out">not measured</pre>
+<script>
+function measure(frame) {
+  var d = frame.contentDocument, w = frame.contentWindow;
+  var ns = "http://www.google.com/schemas/sitemap-image/1.1";
+  var imgs = d.getElementsByTagNameNS(ns, "image");
+  var columns = {}, headers = 0, cells = 0;
+  for (var i = 0; i < imgs.length; i++) {
+    var loc = imgs[i].getElementsByTagNameNS(ns, "loc")[0];
+    if (w.getComputedStyle(loc).display === "table-cell") cells++;
+    var b = w.getComputedStyle(imgs[i], "::before");
+    if (b.textTransform === "uppercase") headers++;
+    columns[Math.round(imgs[i].getBoundingClientRect().left)] = 1;
+  }
+  document.getElementById("out").textContent = JSON.stringify({
+    images: imgs.length, columns: Object.keys(columns).length,
+    headers: headers, cells: cells,
+    scrollWidth: d.documentElement.scrollWidth, width: w.innerWidth});
+}
+</script>
+<iframe src="/sitemap.xml" width="1000" height="700" style="border:0"
+        onload="measure(this)"></iframe>
+</body></html>
+"""
+
+
+def test_image_sitemap_is_readable(make_server, tmp_path):
+    import json
+    srv = make_server(conf="SitemapImages On\n")
+    srv.start()
+    for n in range(3):
+        metas = "".join(f'<meta property="og:image" content="/images/a-long-image-name-{n}-{k}.jpg">'
+                        for k in range(3))
+        srv.write(f"htdocs/p{n}.html", f"<html><head>{metas}</head><body>p</body></html>\n")
+        srv.get_ok(f"/p{n}.html")
+    srv.wait_recorded("/p0.html", "/p1.html", "/p2.html")
+    srv.sentinel()
+    srv.write("htdocs/measure.html", MEASURE_IMAGES)
+    dom = chromium(tmp_path, "--dump-dom", "--virtual-time-budget=5000",
+                   srv.base + "/measure.html").decode()
+    m = re.search(r'<pre id="out">(.*?)</pre>', dom, re.S)
+    got = json.loads(m.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert got["images"] == 9, got
+    assert got["columns"] == 1 and got["headers"] == 0 and got["cells"] == 0, got
+    assert got["scrollWidth"] <= got["width"], got
+    screenshot(tmp_path, srv.base + "/sitemap.xml", "images", "eef3f8")

@@ -124,7 +124,8 @@ static const char *urlset(apr_pool_t *p, const fake_row *rows, int n,
 {
     fake_store f;
     sm_site_info *info = site_with(p, 1);
-    sm_doc_site site = { BASE, "/sitemap.xml", NULL, NULL, NULL, max_bytes };
+    sm_doc_site site = { BASE, "/sitemap.xml", NULL, NULL, NULL, max_bytes,
+                         0 };
     collected c = { p, "" };
     sm_doc doc;
 

@@ -49,9 +49,14 @@ static int unit_teardown(void **state)
     return 0;
 }
 
-/* SQL that takes a store back to before schema 8 (crawl coverage), for
+/* SQL that takes a store back to before its images (SitemapImages), for
  * the tests that make an older store from a new one. */
-#define SM_UNIT_DROP_CRAWLS \
+#define SM_UNIT_DROP_IMAGES \
+    " DROP TRIGGER urls_images; DROP TABLE images;"
+
+/* SQL that takes a store back to before schema 8 (crawl coverage), and
+ * so before every later step too. */
+#define SM_UNIT_DROP_CRAWLS SM_UNIT_DROP_IMAGES \
     " DROP TRIGGER urls_crawls; DROP TABLE crawls; DROP TABLE crawlers;" \
     " DROP TABLE crawl_unlisted;"
 
