@@ -1,17 +1,26 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The unit tests' PostgreSQL variants (t/unit/test_coverage's *_pg
-tests), run against the suite's throwaway PostgreSQL server: the unit
+"""The unit tests' PostgreSQL variants (the *_pg tests of the programs
+below), run against the suite's throwaway PostgreSQL server: the unit
 programs skip them without SM_UNIT_PG_URI."""
 import os
 import re
 import subprocess
 
+import pytest
+
 from conftest import TOP_BUILDDIR
 from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
 
 
-def test_coverage_pg_variants(pg_db):
-    prog = os.path.join(TOP_BUILDDIR, "t", "unit", "test_coverage")
+# program, how many *_pg tests it has
+PROGRAMS = [("test_coverage", 4), ("test_store_images", 2)]
+
+
+@pytest.mark.parametrize("name,count", PROGRAMS)
+def test_postgresql_variants(pg_db, name, count):
+    prog = os.path.join(TOP_BUILDDIR, "t", "unit", name)
+    if not os.path.exists(prog):
+        pytest.skip(name + " is not built (make check builds it first)")
     r = subprocess.run([os.path.join(TOP_BUILDDIR, "libtool"),
                         "--mode=execute", prog],
                        env=dict(os.environ, SM_UNIT_PG_URI=pg_db.uri),
@@ -19,5 +28,5 @@ def test_coverage_pg_variants(pg_db):
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     ran = re.findall(r"\[       OK \] (test_\w+_pg)\b", out)
-    assert len(ran) == 4, out
+    assert len(ran) == count, out
     assert not re.search(r"SKIPPED", out), out

@@ -309,11 +309,13 @@ int main(void)
                                         unit_teardown),
         cmocka_unit_test_setup_teardown(test_upgrade, unit_setup,
                                         unit_teardown),
-        cmocka_unit_test_setup_teardown(test_recorder, unit_setup,
-                                        unit_teardown),
         cmocka_unit_test_setup_teardown(test_head_and_referer_pg, unit_setup,
                                         unit_teardown),
         cmocka_unit_test_setup_teardown(test_bounded_pg, unit_setup,
+                                        unit_teardown),
+        /* Last: stopping a recorder stops every store of the process
+         * for good (sm_store_stop_all). */
+        cmocka_unit_test_setup_teardown(test_recorder, unit_setup,
                                         unit_teardown),
     };
     int rc;
