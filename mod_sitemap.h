@@ -129,6 +129,9 @@ typedef struct sitemap_process {
      * per crawler SITEMAP_CRAWL_COUNTS counters (verified, unverified,
      * pending), since the server (re)started; NULL: not counted. */
     apr_uint32_t *crawl_counts;
+    /* The crawlers' coverage figures read last (mod_sitemap_crawl_cache.c),
+     * NULL: none configured. */
+    struct sitemap_crawl_cache *crawl_cache;
 } sitemap_process;
 #define SITEMAP_CRAWL_COUNTS 3
 
@@ -241,6 +244,12 @@ int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf);
  * with the error logged. */
 int sitemap_crawl_open(apr_pool_t *p, server_rec *s,
                        sitemap_server_conf *conf);
+/* The crawlers' coverage cache (mod_sitemap_crawl_cache.c): made per
+ * vhost at child_init; out gets one sm_coverage per crawler, read from st
+ * when the cache's are too old. */
+void sitemap_crawl_cache_init(apr_pool_t *pchild, sitemap_server_conf *conf);
+void sitemap_crawl_coverage(const sitemap_server_conf *conf, sm_store *st,
+                            apr_time_t now, sm_coverage *out);
 int sitemap_indexnow_resolve(apr_pool_t *pconf, server_rec *s,
                               sitemap_server_conf *conf);
 void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s);

@@ -239,6 +239,9 @@ void sitemap_crawl_child_init(apr_pool_t *pchild, server_rec *main_s)
 
     for (s = main_s; s; s = s->next)
         if (SITEMAP_CONF(s)->enabled == 1 && SITEMAP_CONF(s)->crawlers)
+            sitemap_crawl_cache_init(pchild, SITEMAP_CONF(s));
+    for (s = main_s; s; s = s->next)
+        if (SITEMAP_CONF(s)->enabled == 1 && SITEMAP_CONF(s)->crawlers)
             break;
     if (!s)
         return;
