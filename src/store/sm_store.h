@@ -30,7 +30,7 @@
 #define SM_PAGE_OVERHEAD   256
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SM_SCHEMA_VERSION  8
+#define SM_SCHEMA_VERSION  9
 /* Days of removal counts the store keeps per site (the status page's
  * chart shows 42). */
 #define SM_REMOVED_DAYS 60
@@ -405,6 +405,13 @@ typedef struct {
                                   const char *crawler,
                                   sm_coverage_which which,
                                   sm_coverage_fn *fn, void *baton);
+    /* Added for crawl coverage per day; see sm_store_crawl_days_note. */
+    apr_status_t (*crawl_days_note)(sm_store *st, const char *base,
+                                    apr_int64_t day, apr_int64_t now_s,
+                                    int *taken);
+    apr_status_t (*crawl_days)(sm_store *st, apr_pool_t *p,
+                               const char *base, const char *crawler,
+                               apr_int64_t since, apr_array_header_t **out);
 } sm_store_ops;
 
 struct sm_store {
@@ -662,6 +669,30 @@ int sm_coverage_kind(apr_int64_t lastmod, apr_int64_t fetched);
  * seconds). */
 void sm_coverage_count(sm_coverage *out, apr_int64_t lastmod,
                        apr_int64_t fetched, apr_int64_t now);
+
+/* ---- crawl coverage per UTC day ---------------------------------------
+ * Days kept per site and crawler: the status page's chart shows as many,
+ * today's from the live figures. */
+#define SM_CRAWL_DAYS 30
+typedef struct {
+    apr_int64_t day;        /* days since the epoch, UTC */
+    apr_int64_t listed;     /* the site's listed URLs */
+    apr_int64_t crawled;    /* of those, fetched within 30 days */
+} sm_crawl_day;
+
+/* The writer's upkeep, at most once a day a process: the day that ended
+ * (the one before now's) taken for base, with every crawler the store
+ * knows for it, unless a writer took it already (*taken 1 when this call
+ * did); days before the SM_CRAWL_DAYS up to now's are dropped (every
+ * site's).  A store whose schema predates the days gives APR_ENOTIMPL, a
+ * base not stored APR_SUCCESS with *taken 0. */
+apr_status_t sm_store_crawl_days_note(sm_store *st, const char *base,
+                                      apr_time_t now, int *taken);
+/* The days of base and crawler from since (days since the epoch) on,
+ * oldest first (sm_crawl_day), into *out (made in p). */
+apr_status_t sm_store_crawl_days(sm_store *st, apr_pool_t *p,
+                                 const char *base, const char *crawler,
+                                 apr_int64_t since, apr_array_header_t **out);
 
 /* For the backends' recent: n removed on day, into days (sm_day_count;
  * the day's entry, or a new one at the end: the order is not kept). */

@@ -248,6 +248,19 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "  PRIMARY KEY(site_id, crawler, url)) WITHOUT ROWID;"
     "CREATE INDEX crawl_unlisted_by_seq"
     "  ON crawl_unlisted(site_id, crawler, seq);",
+    /* 8 -> 9: crawl coverage per UTC day (sm_store_crawl_days_note): per
+     * site, crawler and day (days since the epoch) the listed URLs and
+     * those of them the crawler fetched within 30 days, as the writer's
+     * first upkeep of the next day found them; crawler '' marks the day
+     * as taken.  SM_CRAWL_DAYS days kept.  Writers of schema 8 still
+     * running (a graceful restart) take no day. */
+    "CREATE TABLE crawl_days("
+    "  site_id INTEGER NOT NULL,"
+    "  crawler TEXT NOT NULL,"
+    "  day INTEGER NOT NULL,"
+    "  listed INTEGER NOT NULL,"
+    "  crawled INTEGER NOT NULL,"
+    "  PRIMARY KEY(site_id, crawler, day)) WITHOUT ROWID;",
 };
 
 

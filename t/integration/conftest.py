@@ -94,6 +94,16 @@ def build_has(feature):
             return line.split()[1:] == ["yes"]
     return True
 KEEP = os.environ.get("SITEMAP_TEST_KEEP") == "1"
+
+
+def _schema_version(header, name):
+    with open(os.path.join(TOP_SRCDIR, "src", "store", header)) as f:
+        return int(re.search(r"#define %s\s+(\d+)" % name, f.read()).group(1))
+
+
+# The store's schema versions this build writes (SQLite, PostgreSQL).
+SCHEMA = _schema_version("sm_store.h", "SM_SCHEMA_VERSION")
+PG_SCHEMA = _schema_version("sm_store_backend.h", "SM_PG_SCHEMA_VERSION")
 MPMS = ("event", "worker", "prefork")
 
 IS_ROOT = os.geteuid() == 0

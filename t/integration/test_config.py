@@ -6,7 +6,7 @@ import stat
 
 import pytest
 
-from conftest import IS_ROOT, RUN_UID
+from conftest import IS_ROOT, RUN_UID, SCHEMA
 
 
 # (directive line, value that must appear in the message)
@@ -229,7 +229,7 @@ def test_state_dir_holds_the_default_store(make_server):
 
 def test_database_and_directory_created_at_startup(make_server):
     """The store and its missing directories exist as soon as httpd has
-    started, in WAL mode with schema version 8, writable by the children."""
+    started, in WAL mode with the current schema version, writable by the children."""
     srv = make_server(db="state/deep/er/sitemap.db")
     srv.start()
     assert os.path.isfile(srv.db_path), "store not created at start-up"
@@ -241,7 +241,7 @@ def test_database_and_directory_created_at_startup(make_server):
         dst = os.stat(os.path.dirname(srv.db_path))
         assert dst.st_uid == RUN_UID or dst.st_mode & stat.S_IWOTH, \
             "store directory not writable by the children"
-    assert srv.query("PRAGMA user_version") == [(8,)]
+    assert srv.query("PRAGMA user_version") == [(SCHEMA,)]
     assert srv.query("PRAGMA journal_mode") == [("wal",)]
     srv.get_ok("/page.html")
     srv.wait_recorded("/page.html")

@@ -339,11 +339,88 @@ static void test_upgrade_from_7(void **state)
                      APR_ENOTIMPL);
     sm_store_close(st);
     st = open_store(u, "c.db", &path);
-    assert_int_equal(sql_int(path, "PRAGMA user_version"), 8);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"), SM_SCHEMA_VERSION);
     apply(st, crawl(&site, "Googlebot", "/c", T0, 200, 0));
     cv = coverage(st, site.base, "Googlebot");
     assert_int_equal(cv.crawled_1d, 1);
     assert_int_equal(cv.never_crawled, 2);
+    sm_store_close(st);
+}
+
+/* The day's figures of crawler (listed, crawled), -1 -1: no row. */
+static void day_row(unit_ctx *u, sm_store *st, const char *crawler,
+                    apr_int64_t day, apr_int64_t *listed, apr_int64_t *crawled)
+{
+    apr_array_header_t *days;
+    int i;
+
+    *listed = *crawled = -1;
+    assert_int_equal(sm_store_crawl_days(st, u->pool, site.base, crawler, 0,
+                                         &days), APR_SUCCESS);
+    for (i = 0; i < days->nelts; i++) {
+        const sm_crawl_day *d = &APR_ARRAY_IDX(days, i, sm_crawl_day);
+        if (i)
+            assert_true(d->day > APR_ARRAY_IDX(days, i - 1, sm_crawl_day).day);
+        if (d->day == day) {
+            *listed = d->listed;
+            *crawled = d->crawled;
+        }
+    }
+}
+
+static int note(sm_store *st, apr_int64_t now_s)
+{
+    int taken = -1;
+
+    assert_int_equal(sm_store_crawl_days_note(st, site.base,
+                                              apr_time_from_sec(now_s),
+                                              &taken), APR_SUCCESS);
+    return taken;
+}
+
+/* Per UTC day: the day that ended taken once, with every crawler the
+ * store knows for the site (fetches of listed URLs within 30 days of the
+ * taking), SM_CRAWL_DAYS days kept. */
+static void test_days(void **state)
+{
+    unit_ctx *u = *state;
+    char *path;
+    sm_store *st = three_urls(u, &path);
+    apr_int64_t d0 = T0 / DAY - 1, listed, crawled;
+    sm_change c[3];
+
+    c[0] = crawl(&site, "Googlebot", "/a", T0 - 3600, 200, 0);
+    c[1] = crawl(&site, "Googlebot", "/b", T0 - 40 * DAY, 200, 0);
+    c[2] = crawl(&site, "Bingbot", "/sitemap.xml", T0 - 60, 200, 1);
+    apply_n(st, c, 3);
+    assert_int_equal(note(st, T0), 1);
+    day_row(u, st, "Googlebot", d0, &listed, &crawled);
+    assert_int_equal(listed, 3);
+    assert_int_equal(crawled, 1);
+    day_row(u, st, "Bingbot", d0, &listed, &crawled);
+    assert_int_equal(listed, 3);
+    assert_int_equal(crawled, 0);
+    day_row(u, st, "", d0, &listed, &crawled);
+    assert_int_equal(listed, 3);
+
+    /* Once a day: a later fetch changes the taken day in no way. */
+    apply(st, crawl(&site, "Googlebot", "/c", T0 - 10, 200, 0));
+    assert_int_equal(note(st, T0 + 60), 0);
+    day_row(u, st, "Googlebot", d0, &listed, &crawled);
+    assert_int_equal(crawled, 1);
+
+    /* The next day counts /a and /c; a day 30 days on drops the first. */
+    assert_int_equal(note(st, T0 + DAY), 1);
+    day_row(u, st, "Googlebot", d0 + 1, &listed, &crawled);
+    assert_int_equal(crawled, 2);
+    assert_int_equal(note(st, T0 + SM_CRAWL_DAYS * DAY), 1);
+    day_row(u, st, "Googlebot", d0, &listed, &crawled);
+    assert_int_equal(listed, -1);
+    day_row(u, st, "Googlebot", d0 + 1, &listed, &crawled);
+    assert_int_equal(crawled, 2);
+    day_row(u, st, "Googlebot", d0 + SM_CRAWL_DAYS, &listed, &crawled);
+    assert_int_equal(listed, 3);
+    assert_int_equal(crawled, 0);
     sm_store_close(st);
 }
 
@@ -460,6 +537,11 @@ static void test_unlisted_bounded_pg(void **state)
     pg_variant(state, test_unlisted_bounded);
 }
 
+static void test_days_pg(void **state)
+{
+    pg_variant(state, test_days);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -474,6 +556,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stale_until_fetched_pg, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_same_batch_and_removal_pg, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_unlisted_bounded_pg, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_days, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_days_pg, unit_setup, unit_teardown),
     };
     int rc;
 

@@ -53,7 +53,7 @@ static int unit_teardown(void **state)
  * the tests that make an older store from a new one. */
 #define SM_UNIT_DROP_CRAWLS \
     " DROP TRIGGER urls_crawls; DROP TABLE crawls; DROP TABLE crawlers;" \
-    " DROP TABLE crawl_unlisted;"
+    " DROP TABLE crawl_unlisted; DROP TABLE crawl_days;"
 
 /* One integer from an SQL query against a file, through a separate
  * connection (as a second process would see it). */
