@@ -157,8 +157,9 @@ static apr_status_t host_sites(apr_pool_t *p, const sitemap_server_conf *conf,
  * minute: mod_sitemap_crawl_cache.c) and this server's counted claims. */
 static void gather_crawlers(apr_pool_t *p, const sitemap_server_conf *conf,
                             sm_store *st, apr_time_t now,
-                            sm_status_site *out)
+                            sm_status_site *out, int with_history)
 {
+    apr_int64_t since = apr_time_sec(now) / 86400 - SM_CRAWL_DAYS + 1;
     sm_coverage *cov;
     int i, n;
 
@@ -177,6 +178,11 @@ static void gather_crawlers(apr_pool_t *p, const sitemap_server_conf *conf,
         memset(sc, 0, sizeof(*sc));
         sc->name = c->name;
         sc->cov = cov[i];
+        /* The chart's days: a few rows of an index, not cached. */
+        if (with_history
+            && sm_store_crawl_days(st, p, conf->site.base, c->name, since,
+                                   &sc->days) != APR_SUCCESS)
+            sc->days = NULL;
         if (k) {
             sc->verified = apr_atomic_read32(k);
             sc->unverified = apr_atomic_read32(k + 1);
@@ -232,7 +238,7 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
         sm_status_days(out, NULL, now);
         return;
     }
-    gather_crawlers(p, conf, st, now, out);
+    gather_crawlers(p, conf, st, now, out, with_history);
     sitemap_read_end(conf, st, 1);
     out->pages = info.pages->nelts;
     for (i = 0; i < info.pages->nelts; i++)
