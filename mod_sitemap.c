@@ -75,6 +75,7 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->hosts_max = -1;
     conf->session_cookies = NULL;
     conf->crawlers = NULL;
+    conf->indexnow_stale = -1;
     conf->named = NULL;
     conf->base_path = NULL;
     return conf;
@@ -130,6 +131,7 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     conf->hosts_max = MERGE_UNSET(hosts_max, -1);
     /* The vhost's own crawlers, else the main server's. */
     conf->crawlers = MERGE_UNSET(crawlers, NULL);
+    conf->indexnow_stale = MERGE_UNSET(indexnow_stale, -1);
     return conf;
 }
 

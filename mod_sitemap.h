@@ -74,6 +74,8 @@ typedef struct {
                                            None, NULL: unset, so the
                                            defaults) */
     struct sm_crawl_list *crawlers;     /* SitemapCrawler (NULL: none) */
+    int indexnow_stale;                 /* SitemapIndexNowStale (-1: unset,
+                                           Off) */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
@@ -240,6 +242,10 @@ apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
 /* IndexNow (mod_sitemap_indexnow.c): the checks, the key's path, the
  * sender of each child. */
 int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf);
+/* SitemapIndexNowStale On refused without IndexNow (mod_sitemap_crawl.c):
+ * OK, or 500 with the error logged. */
+int sitemap_indexnow_stale_check(server_rec *s,
+                                 const sitemap_server_conf *conf);
 /* SitemapCrawler's ranges files read (mod_sitemap_crawl.c): OK, or 500
  * with the error logged. */
 int sitemap_crawl_open(apr_pool_t *p, server_rec *s,

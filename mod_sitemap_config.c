@@ -220,6 +220,8 @@ static sitemap_value v_read_head = { FIELD(read_head), 0, 0, 0, NULL, NULL,
                                      NULL };
 static sitemap_value v_indexnow = { FIELD(indexnow), 0, 0, 0, NULL, NULL,
                                     NULL };
+static sitemap_value v_indexnow_stale = { FIELD(indexnow_stale), 0, 0, 0,
+                                          NULL, NULL, NULL };
 
 static sitemap_value v_flush_interval = {
     FIELD(flush_interval), apr_time_from_msec(10), MAX_FLUSH_INTERVAL, 0,
@@ -407,5 +409,9 @@ const command_rec sitemap_directives[] = {
                       "NAME UA-REGEX SOURCE...: a crawler whose coverage "
                       "the site tracks (SOURCE: a ranges file or "
                       "dns:SUFFIX[,SUFFIX...])"),
+    AP_INIT_FLAG("SitemapIndexNowStale", set_flag, &v_indexnow_stale,
+                 RSRC_CONF, "On to submit with IndexNow, once, listed URLs "
+                 "a crawler has not fetched since they changed over a day "
+                 "ago (default Off; needs SitemapIndexNow On)"),
     { NULL }
 };

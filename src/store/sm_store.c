@@ -208,6 +208,15 @@ apr_status_t sm_store_crawl_days(sm_store *st, apr_pool_t *p,
     return st->ops->crawl_days(st, p, base, crawler, since, out);
 }
 
+apr_status_t sm_store_indexnow_stale(sm_store *st, const char *base,
+                                     apr_time_t now, int *queued)
+{
+    *queued = 0;
+    if (!st->ops->indexnow_stale)
+        return APR_ENOTIMPL;
+    return st->ops->indexnow_stale(st, base, now, queued);
+}
+
 apr_status_t sm_store_left_out(sm_store *st, apr_pool_t *p, const char *base,
                                int n, apr_array_header_t **out)
 {

@@ -51,6 +51,11 @@ typedef struct {
      * (sm_store_tx.h). */
     int indexnow;
 } sm_site_conf;
+/* indexnow's bit for SitemapIndexNowStale On (indexnow is non-zero, On,
+ * with it): the writer's upkeep puts on the pending list, once a change,
+ * listed URLs a crawler fetched before they last changed, more than a day
+ * ago (sm_store_indexnow_stale). */
+#define SM_SITE_INDEXNOW_STALE 2
 
 /* ---- IndexNow (see sm_indexnow.h for the sender) ---------------------------
  * The pending list lives in the store, so every process of a server and
@@ -412,6 +417,9 @@ typedef struct {
     apr_status_t (*crawl_days)(sm_store *st, apr_pool_t *p,
                                const char *base, const char *crawler,
                                apr_int64_t since, apr_array_header_t **out);
+    /* Added for SitemapIndexNowStale; see sm_store_indexnow_stale. */
+    apr_status_t (*indexnow_stale)(sm_store *st, const char *base,
+                                   apr_time_t now, int *queued);
 } sm_store_ops;
 
 struct sm_store {
@@ -693,6 +701,14 @@ apr_status_t sm_store_crawl_days_note(sm_store *st, const char *base,
 apr_status_t sm_store_crawl_days(sm_store *st, apr_pool_t *p,
                                  const char *base, const char *crawler,
                                  apr_int64_t since, apr_array_header_t **out);
+
+/* SitemapIndexNowStale: base's listed URLs that some crawler fetched
+ * before their lastmod, a lastmod more than a day before now, go on the
+ * site's IndexNow pending list (within SM_INDEXNOW_BACKLOG_MAX), once a
+ * lastmod: marked as queued for that lastmod (*queued: how many went on).
+ * APR_ENOTIMPL: a schema before the mark. */
+apr_status_t sm_store_indexnow_stale(sm_store *st, const char *base,
+                                     apr_time_t now, int *queued);
 
 /* For the backends' recent: n removed on day, into days (sm_day_count;
  * the day's entry, or a new one at the end: the order is not kept). */

@@ -135,14 +135,17 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     "  PRIMARY KEY(site_id, crawler, url));"
     "CREATE INDEX sitemap_crawl_unlisted_by_seq"
     "  ON sitemap_crawl_unlisted(site_id, crawler, seq);",
-    /* 7 -> 8: crawl coverage per UTC day (see sm_store_sqlite_schema.c). */
+    /* 7 -> 8: crawl coverage per UTC day, and SitemapIndexNowStale's
+     * mark (see sm_store_sqlite_schema.c). */
     "CREATE TABLE sitemap_crawl_days("
     "  site_id bigint NOT NULL,"
     "  crawler text NOT NULL,"
     "  day bigint NOT NULL,"
     "  listed bigint NOT NULL,"
     "  crawled bigint NOT NULL,"
-    "  PRIMARY KEY(site_id, crawler, day));",
+    "  PRIMARY KEY(site_id, crawler, day));"
+    "ALTER TABLE sitemap_crawls ADD COLUMN stale_sent bigint NOT NULL"
+    "  DEFAULT 0;",
 };
 
 /* ---- statements -------------------------------------------------------- */

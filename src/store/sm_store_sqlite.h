@@ -203,6 +203,9 @@ apr_status_t sm_sqlite_crawl_days_note(sm_store *st, const char *base,
 apr_status_t sm_sqlite_crawl_days(sm_store *st, apr_pool_t *p,
                                   const char *base, const char *crawler,
                                   apr_int64_t since, apr_array_header_t **out);
+/* SitemapIndexNowStale (sm_store_sqlite_stale.c). */
+apr_status_t sm_sqlite_indexnow_stale(sm_store *st, const char *base,
+                                      apr_time_t now, int *queued);
 
 /* What sitemapctl stats and check say of the file (with_meta: also the
  * store's id and creation time). */

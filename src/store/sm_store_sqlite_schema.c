@@ -252,15 +252,18 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
      * site, crawler and day (days since the epoch) the listed URLs and
      * those of them the crawler fetched within 30 days, as the writer's
      * first upkeep of the next day found them; crawler '' marks the day
-     * as taken.  SM_CRAWL_DAYS days kept.  Writers of schema 8 still
-     * running (a graceful restart) take no day. */
+     * as taken.  SM_CRAWL_DAYS days kept.  crawls.stale_sent: the
+     * lastmod (seconds) of the URL when SitemapIndexNowStale queued it,
+     * stale for that crawler (once a change).  Writers of schema 8 still
+     * running (a graceful restart) take no day and queue nothing. */
     "CREATE TABLE crawl_days("
     "  site_id INTEGER NOT NULL,"
     "  crawler TEXT NOT NULL,"
     "  day INTEGER NOT NULL,"
     "  listed INTEGER NOT NULL,"
     "  crawled INTEGER NOT NULL,"
-    "  PRIMARY KEY(site_id, crawler, day)) WITHOUT ROWID;",
+    "  PRIMARY KEY(site_id, crawler, day)) WITHOUT ROWID;"
+    "ALTER TABLE crawls ADD COLUMN stale_sent INTEGER NOT NULL DEFAULT 0;",
 };
 
 

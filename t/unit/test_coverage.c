@@ -424,6 +424,53 @@ static void test_days(void **state)
     sm_store_close(st);
 }
 
+static apr_int64_t pending(unit_ctx *u, sm_store *st)
+{
+    apr_array_header_t *stats;
+
+    assert_int_equal(sm_store_indexnow_stats(st, u->pool, site.base, &stats),
+                     APR_SUCCESS);
+    return stats->nelts ? APR_ARRAY_IDX(stats, 0, sm_indexnow_stats).pending
+                        : 0;
+}
+
+/* SitemapIndexNowStale: a listed URL fetched before its lastmod, a
+ * lastmod over a day old, goes on the pending list; fetched after it, or
+ * never, or changed within the day, it does not; once pending, not again. */
+static void test_indexnow_stale(void **state)
+{
+    unit_ctx *u = *state;
+    char *path;
+    sm_store *st = three_urls(u, &path);
+    sm_change c[2];
+    int queued = -1;
+
+    c[0] = crawl(&site, "Googlebot", "/a", T0 - 20 * DAY, 200, 0);
+    c[1] = crawl(&site, "Bingbot", "/b", T0 - 3600, 200, 0);
+    apply_n(st, c, 2);
+    assert_int_equal(sm_store_indexnow_stale(st, site.base,
+                                             apr_time_from_sec(T0), &queued),
+                     APR_SUCCESS);
+    assert_int_equal(queued, 1);
+    assert_int_equal(pending(u, st), 1);
+    assert_int_equal(sm_store_indexnow_stale(st, site.base,
+                                             apr_time_from_sec(T0 + 60),
+                                             &queued), APR_SUCCESS);
+    assert_int_equal(queued, 0);
+    /* /b changed an hour after Bingbot's fetch: not a day ago yet. */
+    apply(st, record(&site, "/b", T0 - 60, T0 - 60));
+    assert_int_equal(sm_store_indexnow_stale(st, site.base,
+                                             apr_time_from_sec(T0), &queued),
+                     APR_SUCCESS);
+    assert_int_equal(queued, 0);
+    assert_int_equal(sm_store_indexnow_stale(st, site.base,
+                                             apr_time_from_sec(T0 + DAY),
+                                             &queued), APR_SUCCESS);
+    assert_int_equal(queued, 1);
+    assert_int_equal(pending(u, st), 2);
+    sm_store_close(st);
+}
+
 static int any_base(void *baton, const char *base)
 {
     (void)baton;
@@ -542,6 +589,11 @@ static void test_days_pg(void **state)
     pg_variant(state, test_days);
 }
 
+static void test_indexnow_stale_pg(void **state)
+{
+    pg_variant(state, test_indexnow_stale);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -558,6 +610,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unlisted_bounded_pg, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_days, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_days_pg, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_indexnow_stale, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_indexnow_stale_pg, unit_setup, unit_teardown),
     };
     int rc;
 
