@@ -75,6 +75,14 @@ def test_farm_shows_the_farms_coverage(make_server, pg_db):  # noqa: F811
     crawl(b, "/two.html", CRAWLER_IP)
     c = wait_figures(b, verified_hits=1, crawled_1d=2)
     assert c["never_crawled"] == 0
+    # The writers took yesterday at their start, on PostgreSQL: its mark.
+    yesterday = int(time.time()) // 86400 - 1
+    deadline = time.monotonic() + WAIT
+    while pg_db.sql("SELECT count(*) FROM sitemap_crawl_days"
+                    f" WHERE crawler = '' AND day = {yesterday}") != [["1"]]:
+        assert time.monotonic() < deadline, pg_db.sql(
+            "SELECT * FROM sitemap_crawl_days")
+        time.sleep(0.1)
     r = subprocess.run([SITEMAPCTL, "coverage", pg_db.uri, "--site", BASE,
                         "--crawler", "Googlebot"], capture_output=True,
                        text=True, timeout=60)
