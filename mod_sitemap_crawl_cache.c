@@ -80,7 +80,8 @@ void sitemap_crawl_coverage(const sitemap_server_conf *conf, sm_store *st,
 {
     struct sitemap_crawl_cache *c = conf->proc->crawl_cache;
     apr_uint64_t last_write = conf->proc->shared
-        ? conf->proc->shared->last_write : 0;
+        ? __atomic_load_n(&conf->proc->shared->last_write, __ATOMIC_RELAXED)
+        : 0;
 
     if (!c || !c->lock) {
         struct sitemap_crawl_cache once = { 0 };
