@@ -77,6 +77,7 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->crawlers = NULL;
     conf->images = -1;
     conf->image_hosts = NULL;
+    conf->indexnow_stale = -1;
     conf->named = NULL;
     conf->base_path = NULL;
     return conf;
@@ -134,6 +135,7 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     conf->crawlers = MERGE_UNSET(crawlers, NULL);
     conf->images = MERGE_UNSET(images, -1);
     conf->image_hosts = MERGE_UNSET(image_hosts, NULL);
+    conf->indexnow_stale = MERGE_UNSET(indexnow_stale, -1);
     return conf;
 }
 

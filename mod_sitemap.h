@@ -77,6 +77,8 @@ typedef struct {
     int images;                         /* SitemapImages (-1 unset: Off) */
     apr_array_header_t *image_hosts;    /* SitemapImageHosts, lowercase
                                            (NULL: none) */
+    int indexnow_stale;                 /* SitemapIndexNowStale (-1: unset,
+                                           Off) */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
@@ -132,6 +134,9 @@ typedef struct sitemap_process {
      * per crawler SITEMAP_CRAWL_COUNTS counters (verified, unverified,
      * pending), since the server (re)started; NULL: not counted. */
     apr_uint32_t *crawl_counts;
+    /* The crawlers' coverage figures read last (mod_sitemap_crawl_cache.c),
+     * NULL: none configured. */
+    struct sitemap_crawl_cache *crawl_cache;
 } sitemap_process;
 #define SITEMAP_CRAWL_COUNTS 3
 
@@ -240,10 +245,20 @@ apr_status_t sitemap_hosts_child_init(apr_pool_t *p,
 /* IndexNow (mod_sitemap_indexnow.c): the checks, the key's path, the
  * sender of each child. */
 int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf);
+/* SitemapIndexNowStale On refused without IndexNow (mod_sitemap_crawl.c):
+ * OK, or 500 with the error logged. */
+int sitemap_indexnow_stale_check(server_rec *s,
+                                 const sitemap_server_conf *conf);
 /* SitemapCrawler's ranges files read (mod_sitemap_crawl.c): OK, or 500
  * with the error logged. */
 int sitemap_crawl_open(apr_pool_t *p, server_rec *s,
                        sitemap_server_conf *conf);
+/* The crawlers' coverage cache (mod_sitemap_crawl_cache.c): made per
+ * vhost at child_init; out gets one sm_coverage per crawler, read from st
+ * when the cache's are too old. */
+void sitemap_crawl_cache_init(apr_pool_t *pchild, sitemap_server_conf *conf);
+void sitemap_crawl_coverage(const sitemap_server_conf *conf, sm_store *st,
+                            apr_time_t now, sm_coverage *out);
 int sitemap_indexnow_resolve(apr_pool_t *pconf, server_rec *s,
                               sitemap_server_conf *conf);
 void sitemap_indexnow_child_init(apr_pool_t *pchild, server_rec *main_s);

@@ -228,6 +228,8 @@ static sitemap_value v_image_hosts = {
     "give host names such as cdn.example.com (no scheme, port or path; an "
     "internationalised name in its xn-- form)", NULL
 };
+static sitemap_value v_indexnow_stale = { FIELD(indexnow_stale), 0, 0, 0,
+                                          NULL, NULL, NULL };
 
 static sitemap_value v_flush_interval = {
     FIELD(flush_interval), apr_time_from_msec(10), MAX_FLUSH_INTERVAL, 0,
@@ -423,5 +425,9 @@ const command_rec sitemap_directives[] = {
                     RSRC_CONF, "host names besides the site's own whose "
                     "images a page's head may name, such as a CDN "
                     "(default: none)"),
+    AP_INIT_FLAG("SitemapIndexNowStale", set_flag, &v_indexnow_stale,
+                 RSRC_CONF, "On to submit with IndexNow, once, listed URLs "
+                 "a crawler has not fetched since they changed over a day "
+                 "ago (default Off; needs SitemapIndexNow On)"),
     { NULL }
 };

@@ -23,6 +23,7 @@
 #include <apr_strings.h>
 
 #include "crawl/sm_crawl.h"
+#include "indexnow/sm_indexnow.h"
 
 APLOG_USE_MODULE(sitemap);
 
@@ -41,6 +42,30 @@ const char *sitemap_add_crawler(cmd_parms *cmd, void *dconf, int argc,
     if (!conf->crawlers)
         conf->crawlers = sm_crawl_list_make(cmd->pool);
     return sm_crawl_add(conf->crawlers, cmd->pool, argc, argv);
+}
+
+/* SitemapIndexNowStale On needs IndexNow: built in, and On. */
+int sitemap_indexnow_stale_check(server_rec *s,
+                                 const sitemap_server_conf *conf)
+{
+    const char *missing;
+
+    if (conf->enabled != 1 || conf->indexnow_stale != 1)
+        return OK;
+    if ((missing = sm_indexnow_endpoint_problem(
+             s->process->pconf, SM_INDEXNOW_DEFAULT_ENDPOINT)) != NULL) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapIndexNowStale "
+                     "On: %s", missing);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    if (conf->indexnow != 1) {
+        ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapIndexNowStale "
+                     "On needs SitemapIndexNow On (stale URLs are submitted "
+                     "with IndexNow); it is Off for %s",
+                     conf->site.base ? conf->site.base : s->server_hostname);
+        return HTTP_INTERNAL_SERVER_ERROR;
+    }
+    return OK;
 }
 
 int sitemap_crawl_open(apr_pool_t *p, server_rec *s,
@@ -237,6 +262,9 @@ void sitemap_crawl_child_init(apr_pool_t *pchild, server_rec *main_s)
     apr_status_t rv;
     server_rec *s;
 
+    for (s = main_s; s; s = s->next)
+        if (SITEMAP_CONF(s)->enabled == 1 && SITEMAP_CONF(s)->crawlers)
+            sitemap_crawl_cache_init(pchild, SITEMAP_CONF(s));
     for (s = main_s; s; s = s->next)
         if (SITEMAP_CONF(s)->enabled == 1 && SITEMAP_CONF(s)->crawlers)
             break;

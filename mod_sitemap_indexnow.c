@@ -34,6 +34,8 @@ int sitemap_indexnow_check(server_rec *s, const sitemap_server_conf *conf)
                      missing);
         return HTTP_INTERNAL_SERVER_ERROR;
     }
+    if (sitemap_indexnow_stale_check(s, conf) != OK)
+        return HTTP_INTERNAL_SERVER_ERROR;
     if (conf->enabled == 1 && conf->indexnow == 1 && !conf->indexnow_key) {
         ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "SitemapIndexNow On needs "
                      "SitemapIndexNowKey: 8 to 128 characters of a-z, A-Z, "
@@ -48,7 +50,7 @@ int sitemap_indexnow_resolve(apr_pool_t *pconf, server_rec *s,
 {
     if (conf->indexnow != 1) {
         conf->site.indexnow = 0;
-        return OK;
+        return sitemap_indexnow_stale_check(s, conf);
     }
     if (sitemap_indexnow_check(s, conf) != OK)
         return HTTP_INTERNAL_SERVER_ERROR;
@@ -63,6 +65,8 @@ int sitemap_indexnow_resolve(apr_pool_t *pconf, server_rec *s,
     conf->indexnow_key_path = apr_pstrcat(pconf, "/", conf->indexnow_key,
                                           ".txt", NULL);
     conf->site.indexnow = 1;
+    if (conf->indexnow_stale == 1)
+        conf->site.indexnow |= SM_SITE_INDEXNOW_STALE;
     return OK;
 }
 

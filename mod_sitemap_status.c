@@ -153,19 +153,21 @@ static apr_status_t host_sites(apr_pool_t *p, const sitemap_server_conf *conf,
     return APR_SUCCESS;
 }
 
-/* SitemapCrawler's crawlers: the store's coverage (a scan of the site's
- * URLs per crawler, at each request of the page: not cached yet) and this
- * server's counted claims.  A store that cannot say (APR_ENOTIMPL: a
- * schema before coverage) gives zeros. */
+/* SitemapCrawler's crawlers: the store's coverage (cached for up to a
+ * minute: mod_sitemap_crawl_cache.c) and this server's counted claims. */
 static void gather_crawlers(apr_pool_t *p, const sitemap_server_conf *conf,
                             sm_store *st, apr_time_t now,
-                            sm_status_site *out)
+                            sm_status_site *out, int with_history)
 {
+    apr_int64_t since = apr_time_sec(now) / 86400 - SM_CRAWL_DAYS + 1;
+    sm_coverage *cov;
     int i, n;
 
     if (!conf->crawlers)
         return;
     n = sm_crawl_count(conf->crawlers);
+    cov = apr_pcalloc(p, sizeof(*cov) * (apr_size_t)n);
+    sitemap_crawl_coverage(conf, st, now, cov);
     out->crawlers = apr_array_make(p, n, sizeof(sm_status_crawler));
     for (i = 0; i < n; i++) {
         const sm_crawler *c = sm_crawl_get(conf->crawlers, i);
@@ -175,9 +177,12 @@ static void gather_crawlers(apr_pool_t *p, const sitemap_server_conf *conf,
 
         memset(sc, 0, sizeof(*sc));
         sc->name = c->name;
-        if (sm_store_coverage(st, conf->site.base, c->name, now, &sc->cov)
-            != APR_SUCCESS)
-            memset(&sc->cov, 0, sizeof(sc->cov));
+        sc->cov = cov[i];
+        /* The chart's days: a few rows of an index, not cached. */
+        if (with_history
+            && sm_store_crawl_days(st, p, conf->site.base, c->name, since,
+                                   &sc->days) != APR_SUCCESS)
+            sc->days = NULL;
         if (k) {
             sc->verified = apr_atomic_read32(k);
             sc->unverified = apr_atomic_read32(k + 1);
@@ -233,7 +238,7 @@ static void gather(apr_pool_t *p, const sitemap_server_conf *conf,
         sm_status_days(out, NULL, now);
         return;
     }
-    gather_crawlers(p, conf, st, now, out);
+    gather_crawlers(p, conf, st, now, out, with_history);
     sitemap_read_end(conf, st, 1);
     out->pages = info.pages->nelts;
     for (i = 0; i < info.pages->nelts; i++)

@@ -188,6 +188,10 @@ struct sm_recorder {
     int out_n;
     int out_tx;                 /* transactions it took */
     char reason[600];           /* why the last write failed */
+    apr_int64_t crawl_day;      /* UTC day whose crawl days were last
+                                   looked at (sm_recorder_crawl_days.c) */
+    apr_time_t stale_checked;   /* SitemapIndexNowStale's last look */
+    int crawl_todo;             /* what sm_rec_crawl_days is to do */
 };
 
 /* ---- sm_recorder.c ---- */
@@ -224,6 +228,15 @@ void sm_rec_works(sm_recorder *rec, int written);
     do { if ((rec)->shared && (n)) \
              __atomic_fetch_add(&(rec)->shared->field, (apr_uint64_t)(n), \
                                 __ATOMIC_RELAXED); } while (0)
+
+/* ---- sm_recorder_crawl_days.c (the writer's upkeep) ---- */
+/* Is the day's crawl coverage to be taken (once a UTC day a store), or
+ * SitemapIndexNowStale's look due (hourly, and at the writer's start)?
+ * What is due is marked as done, whether or not the store opens. */
+int sm_rec_crawl_days_due(sm_recorder *rec, apr_time_t now);
+/* Do it for every site of rec (its store open): logged when it fails,
+ * not tried again before it is due again. */
+void sm_rec_crawl_days(sm_recorder *rec, apr_time_t now);
 
 /* ---- sm_recorder_write.c ---- */
 void *APR_THREAD_FUNC sm_rec_writer_main(apr_thread_t *thd, void *data);

@@ -690,6 +690,9 @@ static void upkeep(sm_recorder *rec, apr_time_t now)
         else
             rec->last_prune = now;
     }
+    if (sm_rec_crawl_days_due(rec, now)
+        && ensure_store(rec, now) == APR_SUCCESS)
+        sm_rec_crawl_days(rec, now);
     rec->next_due = rec->next_check;
     if (rec->maker_n)
         rec->next_due = earliest(rec->next_due,

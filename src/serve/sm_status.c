@@ -522,6 +522,7 @@ apr_status_t sm_status_html(apr_pool_t *p, const sm_status_site *sites,
         out(w, "</td></tr>\n</table>\n");
         host_table(w, p, s);
         chart(w, p, s, i);
+        sm_status_crawlers_html(w, p, s, i);
         out(w, "<h3>Newest changes</h3>\n<ol>\n");
         for (j = 0; s->recent && j < s->recent->nelts; j++) {
             const sm_recent_url *u = &APR_ARRAY_IDX(s->recent, j,

@@ -56,6 +56,9 @@ typedef struct {
     const char *name;
     sm_coverage cov;                /* zeros when the store cannot say */
     apr_uint64_t verified, unverified, pending;
+    /* sm_crawl_day of the last SM_CRAWL_DAYS days, oldest first; NULL:
+     * not read (the HTML chart's) */
+    apr_array_header_t *days;
 } sm_status_crawler;
 
 /* Fill s->added and s->removed from the store's days (sm_store_recent),
@@ -69,6 +72,10 @@ const char *sm_status_health(const sm_status_site *s);
 apr_status_t sm_status_html(apr_pool_t *p, const sm_status_site *sites,
                             int n, apr_time_t started, sm_xml_sink *sink,
                             void *baton);
+/* The crawlers' figures and coverage charts of site s, the idx-th of the
+ * page (sm_status_crawl.c; part of sm_status_html). */
+void sm_status_crawlers_html(sm_xml_writer *w, apr_pool_t *p,
+                             const sm_status_site *s, int idx);
 apr_status_t sm_status_json(apr_pool_t *p, const sm_status_site *sites,
                             int n, apr_time_t started, sm_xml_sink *sink,
                             void *baton);

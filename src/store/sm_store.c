@@ -195,6 +195,37 @@ apr_status_t sm_store_coverage_urls(sm_store *st, const char *base,
     return st->ops->coverage_urls(st, base, crawler, which, fn, baton);
 }
 
+apr_status_t sm_store_crawl_days_note(sm_store *st, const char *base,
+                                      apr_time_t now, int *taken)
+{
+    apr_int64_t now_s = apr_time_sec(now);
+
+    *taken = 0;
+    if (!st->ops->crawl_days_note)
+        return APR_ENOTIMPL;
+    return st->ops->crawl_days_note(st, base, now_s / 86400 - 1, now_s,
+                                    taken);
+}
+
+apr_status_t sm_store_crawl_days(sm_store *st, apr_pool_t *p,
+                                 const char *base, const char *crawler,
+                                 apr_int64_t since, apr_array_header_t **out)
+{
+    *out = apr_array_make(p, SM_CRAWL_DAYS, sizeof(sm_crawl_day));
+    if (!st->ops->crawl_days)
+        return APR_ENOTIMPL;
+    return st->ops->crawl_days(st, p, base, crawler, since, out);
+}
+
+apr_status_t sm_store_indexnow_stale(sm_store *st, const char *base,
+                                     apr_time_t now, int *queued)
+{
+    *queued = 0;
+    if (!st->ops->indexnow_stale)
+        return APR_ENOTIMPL;
+    return st->ops->indexnow_stale(st, base, now, queued);
+}
+
 apr_status_t sm_store_left_out(sm_store *st, apr_pool_t *p, const char *base,
                                int n, apr_array_header_t **out)
 {

@@ -30,7 +30,7 @@
 #define SM_PAGE_OVERHEAD   256
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SM_SCHEMA_VERSION  9
+#define SM_SCHEMA_VERSION  10
 /* Days of removal counts the store keeps per site (the status page's
  * chart shows 42). */
 #define SM_REMOVED_DAYS 60
@@ -51,6 +51,11 @@ typedef struct {
      * (sm_store_tx.h). */
     int indexnow;
 } sm_site_conf;
+/* indexnow's bit for SitemapIndexNowStale On (indexnow is non-zero, On,
+ * with it): the writer's upkeep puts on the pending list, once a change,
+ * listed URLs a crawler fetched before they last changed, more than a day
+ * ago (sm_store_indexnow_stale). */
+#define SM_SITE_INDEXNOW_STALE 2
 
 /* ---- IndexNow (see sm_indexnow.h for the sender) ---------------------------
  * The pending list lives in the store, so every process of a server and
@@ -432,6 +437,16 @@ typedef struct {
     apr_status_t (*page_images)(sm_store *st, const char *base,
                                 apr_int64_t page, sm_image_fn *fn,
                                 void *baton);
+    /* Added for crawl coverage per day; see sm_store_crawl_days_note. */
+    apr_status_t (*crawl_days_note)(sm_store *st, const char *base,
+                                    apr_int64_t day, apr_int64_t now_s,
+                                    int *taken);
+    apr_status_t (*crawl_days)(sm_store *st, apr_pool_t *p,
+                               const char *base, const char *crawler,
+                               apr_int64_t since, apr_array_header_t **out);
+    /* Added for SitemapIndexNowStale; see sm_store_indexnow_stale. */
+    apr_status_t (*indexnow_stale)(sm_store *st, const char *base,
+                                   apr_time_t now, int *queued);
 } sm_store_ops;
 
 struct sm_store {
@@ -695,6 +710,38 @@ int sm_coverage_kind(apr_int64_t lastmod, apr_int64_t fetched);
  * seconds). */
 void sm_coverage_count(sm_coverage *out, apr_int64_t lastmod,
                        apr_int64_t fetched, apr_int64_t now);
+
+/* ---- crawl coverage per UTC day ---------------------------------------
+ * Days kept per site and crawler: the status page's chart shows as many,
+ * today's from the live figures. */
+#define SM_CRAWL_DAYS 30
+typedef struct {
+    apr_int64_t day;        /* days since the epoch, UTC */
+    apr_int64_t listed;     /* the site's listed URLs */
+    apr_int64_t crawled;    /* of those, fetched within 30 days */
+} sm_crawl_day;
+
+/* The writer's upkeep, at most once a day a process: the day that ended
+ * (the one before now's) taken for base, with every crawler the store
+ * knows for it, unless a writer took it already (*taken 1 when this call
+ * did); days before the SM_CRAWL_DAYS up to now's are dropped (every
+ * site's).  A store whose schema predates the days gives APR_ENOTIMPL, a
+ * base not stored APR_SUCCESS with *taken 0. */
+apr_status_t sm_store_crawl_days_note(sm_store *st, const char *base,
+                                      apr_time_t now, int *taken);
+/* The days of base and crawler from since (days since the epoch) on,
+ * oldest first (sm_crawl_day), into *out (made in p). */
+apr_status_t sm_store_crawl_days(sm_store *st, apr_pool_t *p,
+                                 const char *base, const char *crawler,
+                                 apr_int64_t since, apr_array_header_t **out);
+
+/* SitemapIndexNowStale: base's listed URLs that some crawler fetched
+ * before their lastmod, a lastmod more than a day before now, go on the
+ * site's IndexNow pending list (within SM_INDEXNOW_BACKLOG_MAX), once a
+ * lastmod: marked as queued for that lastmod (*queued: how many went on).
+ * APR_ENOTIMPL: a schema before the mark. */
+apr_status_t sm_store_indexnow_stale(sm_store *st, const char *base,
+                                     apr_time_t now, int *queued);
 
 /* For the backends' recent: n removed on day, into days (sm_day_count;
  * the day's entry, or a new one at the end: the order is not kept). */

@@ -739,7 +739,8 @@ static const sm_store_ops pg_ops = {
     sm_pg_indexnow_claim, sm_pg_indexnow_finish, sm_pg_indexnow_queue,
     sm_pg_indexnow_stats, sm_pg_site_list, sm_pg_why, sm_pg_left_out,
     sm_pg_prune_sites, sm_pg_coverage, sm_pg_coverage_urls,
-    sm_pg_page_images
+    sm_pg_page_images, sm_pg_crawl_days_note, sm_pg_crawl_days,
+    sm_pg_indexnow_stale
 };
 
 /* ---- opening --------------------------------------------------------- */

@@ -211,6 +211,16 @@ apr_status_t sm_pg_coverage_urls(sm_store *st, const char *base,
                                  const char *crawler,
                                  sm_coverage_which which,
                                  sm_coverage_fn *fn, void *baton);
+/* Per UTC day (sm_store_pg_crawl_days.c). */
+apr_status_t sm_pg_crawl_days_note(sm_store *st, const char *base,
+                                   apr_int64_t day, apr_int64_t now_s,
+                                   int *taken);
+apr_status_t sm_pg_crawl_days(sm_store *st, apr_pool_t *p, const char *base,
+                              const char *crawler, apr_int64_t since,
+                              apr_array_header_t **out);
+/* SitemapIndexNowStale (sm_store_pg_stale.c). */
+apr_status_t sm_pg_indexnow_stale(sm_store *st, const char *base,
+                                  apr_time_t now, int *queued);
 
 /* ---- reading helpers (sm_store_pg_read.c) ------------------------------ */
 

@@ -135,7 +135,7 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     "  PRIMARY KEY(site_id, crawler, url));"
     "CREATE INDEX sitemap_crawl_unlisted_by_seq"
     "  ON sitemap_crawl_unlisted(site_id, crawler, seq);",
-    /* +1: images per listed page (see sm_store_sqlite_schema.c); a page's
+    /* 7 -> 8: images per listed page (see sm_store_sqlite_schema.c); a page's
      * go with it by the foreign key. */
     "CREATE TABLE sitemap_images("
     "  url_id bigint NOT NULL REFERENCES sitemap_urls(id) ON DELETE CASCADE,"
@@ -147,6 +147,17 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     "CREATE INDEX sitemap_images_by_image ON sitemap_images(site_id, image);"
     "CREATE INDEX sitemap_images_by_seen"
     "  ON sitemap_images(url_id, last_seen);",
+    /* 8 -> 9: crawl coverage per UTC day, and SitemapIndexNowStale's
+     * mark (see sm_store_sqlite_schema.c). */
+    "CREATE TABLE sitemap_crawl_days("
+    "  site_id bigint NOT NULL,"
+    "  crawler text NOT NULL,"
+    "  day bigint NOT NULL,"
+    "  listed bigint NOT NULL,"
+    "  crawled bigint NOT NULL,"
+    "  PRIMARY KEY(site_id, crawler, day));"
+    "ALTER TABLE sitemap_crawls ADD COLUMN stale_sent bigint NOT NULL"
+    "  DEFAULT 0;",
 };
 
 /* ---- statements -------------------------------------------------------- */

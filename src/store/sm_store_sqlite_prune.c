@@ -23,6 +23,7 @@ static const char *const prune_sql[] = {
     "DELETE FROM verdicts WHERE site_id = ?1",
     "DELETE FROM crawlers WHERE site_id = ?1",
     "DELETE FROM crawl_unlisted WHERE site_id = ?1",
+    "DELETE FROM crawl_days WHERE site_id = ?1",
 };
 #define N_PRUNE (sizeof(prune_sql) / sizeof(prune_sql[0]))
 

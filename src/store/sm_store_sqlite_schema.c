@@ -248,7 +248,7 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "  PRIMARY KEY(site_id, crawler, url)) WITHOUT ROWID;"
     "CREATE INDEX crawl_unlisted_by_seq"
     "  ON crawl_unlisted(site_id, crawler, seq);",
-    /* +1: images per listed page (SitemapImages): the head's (source 1)
+    /* 8 -> 9: images per listed page (SitemapImages): the head's (source 1)
      * and those browsers fetched with the page as Referer (source 2),
      * keyed by the page's id so that a page's images are one range and go
      * with it (the trigger, as for crawls); at most SM_IMAGES_MAX a page,
@@ -268,6 +268,22 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "CREATE TRIGGER urls_images AFTER DELETE ON \"urls\" BEGIN"
     "  DELETE FROM images WHERE url_id = old.id;"
     "END;",
+    /* 9 -> 10: crawl coverage per UTC day (sm_store_crawl_days_note): per
+     * site, crawler and day (days since the epoch) the listed URLs and
+     * those of them the crawler fetched within 30 days, as the writer's
+     * first upkeep of the next day found them; crawler '' marks the day
+     * as taken.  SM_CRAWL_DAYS days kept.  crawls.stale_sent: the
+     * lastmod (seconds) of the URL when SitemapIndexNowStale queued it,
+     * stale for that crawler (once a change).  Writers of schema 9 still
+     * running (a graceful restart) take no day and queue nothing. */
+    "CREATE TABLE crawl_days("
+    "  site_id INTEGER NOT NULL,"
+    "  crawler TEXT NOT NULL,"
+    "  day INTEGER NOT NULL,"
+    "  listed INTEGER NOT NULL,"
+    "  crawled INTEGER NOT NULL,"
+    "  PRIMARY KEY(site_id, crawler, day)) WITHOUT ROWID;"
+    "ALTER TABLE crawls ADD COLUMN stale_sent INTEGER NOT NULL DEFAULT 0;",
 };
 
 

@@ -105,6 +105,8 @@ def build_has(feature):
         if line.startswith("indexnow:") and feature == "indexnow":
             return line.split()[1:] == ["yes"]
     return True
+
+
 KEEP = os.environ.get("SITEMAP_TEST_KEEP") == "1"
 MPMS = ("event", "worker", "prefork")
 

@@ -2,12 +2,16 @@
 """Crawl coverage (issue 36): SitemapCrawler, a crawler's verified and
 unverified fetches, and the status page's "crawlers" figures."""
 import json
+import re
+import sqlite3
 import subprocess
 import time
+import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import SITEMAPCTL, WAIT
+from conftest import SITEMAPCTL, WAIT, as_run_user
+from test_browser import CHROMIUM, chromium, png_colours
 
 
 RANGES = '{"prefixes":[{"ipv4Prefix":"127.0.0.2/32"}]}\n'
@@ -207,3 +211,88 @@ def test_dns_source_pending_then_answered(make_server):
     assert (c["verified_hits"], c["pending_hits"]) == (0, 1)
     c = poll_until(srv, CRAWLER_IP, {"unverified_hits": lambda v: v >= 1})
     assert c["verified_hits"] == 0 and c["crawled_1d"] == 0
+
+
+def day_name(day):
+    return time.strftime("%Y-%m-%d", time.gmtime(day * 86400))
+
+
+def test_status_html_chart(make_server, tmp_path):
+    """The HTML status page: per crawler the ?json figures, and an inline
+    SVG chart of coverage over the last 30 days (no script; a <title>, a
+    table of the same figures) from the store's days and today's live
+    figures.  The writer takes the day that ended at its first upkeep."""
+    srv = make_server()
+    path = ranges_file(srv)
+    srv.conf_text = STATUS + f'SitemapCrawler Googlebot googlebot "{path}"\n'
+    srv.start()
+    srv.write("htdocs/other.html", "<html><body>other</body></html>\n")
+    srv.get_ok("/page.html")
+    srv.get_ok("/other.html")
+    srv.wait_recorded("/page.html", "/other.html")
+    listed = len(srv.urls())
+    crawl(srv, "/page.html", CRAWLER_IP)
+    crawl(srv, "/page.html", FAKE_IP)
+    wait_figures(srv, verified_hits=1, unverified_hits=1, crawled_30d=1)
+
+    today = int(time.time()) // 86400
+    # The writer took yesterday's mark (crawler ''), once.
+    deadline = time.monotonic() + WAIT
+    while not srv.query("SELECT 1 FROM crawl_days WHERE crawler = ''"
+                        " AND day = ?", (today - 1,)):
+        assert time.monotonic() < deadline, srv.log_tail(20)
+        time.sleep(0.1)
+    site_id = srv.query("SELECT id FROM sites WHERE base = ?",
+                        (srv.base,))[0][0]
+    with as_run_user():
+        con = sqlite3.connect(srv.db_path, timeout=5)
+        con.executemany("INSERT OR REPLACE INTO crawl_days VALUES"
+                        " (?, 'Googlebot', ?, ?, ?)",
+                        [(site_id, today - 3, 4, 1), (site_id, today - 2, 4, 2),
+                         (site_id, today - 40, 4, 4)])
+        con.commit()
+        con.close()
+
+    r = srv.get("/sitemap-status")
+    assert r.status == 200
+    html = r.body.decode()
+    assert "<script" not in html
+    rows = dict(re.findall(r'<tr data-key="(\w+)"><th scope="row">[^<]*</th>'
+                           r'<td>([^<]*)</td></tr>', html))
+    assert rows["verified_hits"] == "1" and rows["unverified_hits"] == "1"
+    assert rows["listed_urls"] == str(listed)
+    assert rows["crawled_30d"] == "1" and rows["never_crawled"] == str(listed - 1)
+    assert rows["last_sitemap_fetch"] == "never"
+
+    svg = re.search(r'<svg[^>]*aria-labelledby="cov0-0".*?</svg>', html, re.S)
+    assert svg, html
+    root = ET.fromstring(svg.group(0))          # well-formed SVG
+    ns = "{http://www.w3.org/2000/svg}"
+    title = root.find(ns + "title").text
+    now_pct = f"{100 // listed}%"
+    assert title.startswith("Coverage by Googlebot per day, last 30 days")
+    assert title.endswith(f"today {now_pct}")
+    bars = [r.find(ns + "title").text for r in root.findall(ns + "rect")
+            if r.get("class") == "cov"]
+    # Day 40 is outside the chart; days without figures have no bar.
+    assert bars == [f"{day_name(today - 3)}: 25% (1 of 4)",
+                    f"{day_name(today - 2)}: 50% (2 of 4)",
+                    f"{day_name(today)}: {now_pct} (1 of {listed})"], bars
+    # The text alternative: the same figures, newest first.
+    table = re.search(r'<table class="coverage-days">(.*?)</table>', html,
+                      re.S).group(1)
+    days = re.findall(r'<tr><th scope="row">([\d-]+)</th><td>(\d+)</td>'
+                      r'<td>(\d+)</td><td>([^<]+)</td></tr>', table)
+    # (Yesterday's was taken at start-up, before Googlebot came: no row.)
+    assert [d[0] for d in days] == [day_name(today), day_name(today - 2),
+                                    day_name(today - 3)]
+    assert days[0][1:] == (str(listed), "1", now_pct)
+    assert days[1][1:] == ("4", "2", "50%")
+
+    # In a browser: the chart is drawn (its bars' blue is on the page; a
+    # tall window, the chart being below the site's own figures).
+    if CHROMIUM:
+        shot = tmp_path / "coverage.png"
+        chromium(tmp_path, "--window-size=1000,2400", f"--screenshot={shot}",
+                 srv.base + "/sitemap-status")
+        assert bytes.fromhex("1c7ed6") in png_colours(shot)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import SITEMAPCTL
+from conftest import PG_SCHEMA_VERSION, SITEMAPCTL
 from pg import PASSWORD, pg_cluster, pg_db  # noqa: F401 (fixtures)
 
 BASE = "https://www.example.com"
@@ -228,7 +228,7 @@ def test_sitemapctl_on_the_uri(make_server, pg_db, tmp_path):
 
     r = ctl("check", pg_db.uri)
     assert r.returncode == 0, r.stderr
-    assert "ok (mod_sitemap store, schema version 7" in r.stdout
+    assert f"ok (mod_sitemap store, schema version {PG_SCHEMA_VERSION}" in r.stdout
     assert PASSWORD not in r.stdout + r.stderr
 
     r = ctl("stats", pg_db.uri, "--site", BASE)
@@ -355,8 +355,8 @@ def test_role_without_create(make_server, pg_cluster):
         " sitemap_urls, sitemap_pages, sitemap_indexnow_pending,"
         " sitemap_indexnow_state, sitemap_removed_days, sitemap_verdicts,"
         " sitemap_crawls, sitemap_crawlers, sitemap_crawl_unlisted,"
-        " sitemap_images"
-        f" TO {name};"
+        " sitemap_images,"
+        f" sitemap_crawl_days TO {name};"
         f" GRANT USAGE ON SEQUENCE sitemap_site_ids TO {name}", db=name)
     r = ctl("check", uri)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -348,6 +348,130 @@ static void test_upgrade_from_7(void **state)
     sm_store_close(st);
 }
 
+/* The day's figures of crawler (listed, crawled), -1 -1: no row. */
+static void day_row(unit_ctx *u, sm_store *st, const char *crawler,
+                    apr_int64_t day, apr_int64_t *listed, apr_int64_t *crawled)
+{
+    apr_array_header_t *days;
+    int i;
+
+    *listed = *crawled = -1;
+    assert_int_equal(sm_store_crawl_days(st, u->pool, site.base, crawler, 0,
+                                         &days), APR_SUCCESS);
+    for (i = 0; i < days->nelts; i++) {
+        const sm_crawl_day *d = &APR_ARRAY_IDX(days, i, sm_crawl_day);
+        if (i)
+            assert_true(d->day > APR_ARRAY_IDX(days, i - 1, sm_crawl_day).day);
+        if (d->day == day) {
+            *listed = d->listed;
+            *crawled = d->crawled;
+        }
+    }
+}
+
+static int note(sm_store *st, apr_int64_t now_s)
+{
+    int taken = -1;
+
+    assert_int_equal(sm_store_crawl_days_note(st, site.base,
+                                              apr_time_from_sec(now_s),
+                                              &taken), APR_SUCCESS);
+    return taken;
+}
+
+/* Per UTC day: the day that ended taken once, with every crawler the
+ * store knows for the site (fetches of listed URLs within 30 days of the
+ * taking), SM_CRAWL_DAYS days kept. */
+static void test_days(void **state)
+{
+    unit_ctx *u = *state;
+    char *path;
+    sm_store *st = three_urls(u, &path);
+    apr_int64_t d0 = T0 / DAY - 1, listed, crawled;
+    sm_change c[3];
+
+    c[0] = crawl(&site, "Googlebot", "/a", T0 - 3600, 200, 0);
+    c[1] = crawl(&site, "Googlebot", "/b", T0 - 40 * DAY, 200, 0);
+    c[2] = crawl(&site, "Bingbot", "/sitemap.xml", T0 - 60, 200, 1);
+    apply_n(st, c, 3);
+    assert_int_equal(note(st, T0), 1);
+    day_row(u, st, "Googlebot", d0, &listed, &crawled);
+    assert_int_equal(listed, 3);
+    assert_int_equal(crawled, 1);
+    day_row(u, st, "Bingbot", d0, &listed, &crawled);
+    assert_int_equal(listed, 3);
+    assert_int_equal(crawled, 0);
+    day_row(u, st, "", d0, &listed, &crawled);
+    assert_int_equal(listed, 3);
+
+    /* Once a day: a later fetch changes the taken day in no way. */
+    apply(st, crawl(&site, "Googlebot", "/c", T0 - 10, 200, 0));
+    assert_int_equal(note(st, T0 + 60), 0);
+    day_row(u, st, "Googlebot", d0, &listed, &crawled);
+    assert_int_equal(crawled, 1);
+
+    /* The next day counts /a and /c; a day 30 days on drops the first. */
+    assert_int_equal(note(st, T0 + DAY), 1);
+    day_row(u, st, "Googlebot", d0 + 1, &listed, &crawled);
+    assert_int_equal(crawled, 2);
+    assert_int_equal(note(st, T0 + SM_CRAWL_DAYS * DAY), 1);
+    day_row(u, st, "Googlebot", d0, &listed, &crawled);
+    assert_int_equal(listed, -1);
+    day_row(u, st, "Googlebot", d0 + 1, &listed, &crawled);
+    assert_int_equal(crawled, 2);
+    day_row(u, st, "Googlebot", d0 + SM_CRAWL_DAYS, &listed, &crawled);
+    assert_int_equal(listed, 3);
+    assert_int_equal(crawled, 0);
+    sm_store_close(st);
+}
+
+static apr_int64_t pending(unit_ctx *u, sm_store *st)
+{
+    apr_array_header_t *stats;
+
+    assert_int_equal(sm_store_indexnow_stats(st, u->pool, site.base, &stats),
+                     APR_SUCCESS);
+    return stats->nelts ? APR_ARRAY_IDX(stats, 0, sm_indexnow_stats).pending
+                        : 0;
+}
+
+/* SitemapIndexNowStale: a listed URL fetched before its lastmod, a
+ * lastmod over a day old, goes on the pending list; fetched after it, or
+ * never, or changed within the day, it does not; once pending, not again. */
+static void test_indexnow_stale(void **state)
+{
+    unit_ctx *u = *state;
+    char *path;
+    sm_store *st = three_urls(u, &path);
+    sm_change c[2];
+    int queued = -1;
+
+    c[0] = crawl(&site, "Googlebot", "/a", T0 - 20 * DAY, 200, 0);
+    c[1] = crawl(&site, "Bingbot", "/b", T0 - 3600, 200, 0);
+    apply_n(st, c, 2);
+    assert_int_equal(sm_store_indexnow_stale(st, site.base,
+                                             apr_time_from_sec(T0), &queued),
+                     APR_SUCCESS);
+    assert_int_equal(queued, 1);
+    assert_int_equal(pending(u, st), 1);
+    assert_int_equal(sm_store_indexnow_stale(st, site.base,
+                                             apr_time_from_sec(T0 + 60),
+                                             &queued), APR_SUCCESS);
+    assert_int_equal(queued, 0);
+    /* /b changed an hour after Bingbot's fetch: not a day ago yet. */
+    apply(st, record(&site, "/b", T0 - 60, T0 - 60));
+    assert_int_equal(sm_store_indexnow_stale(st, site.base,
+                                             apr_time_from_sec(T0), &queued),
+                     APR_SUCCESS);
+    assert_int_equal(queued, 0);
+    assert_int_equal(sm_store_indexnow_stale(st, site.base,
+                                             apr_time_from_sec(T0 + DAY),
+                                             &queued), APR_SUCCESS);
+    assert_int_equal(queued, 1);
+    assert_int_equal(pending(u, st), 2);
+    sm_store_close(st);
+}
+
 static int any_base(void *baton, const char *base)
 {
     (void)baton;
@@ -461,6 +585,16 @@ static void test_unlisted_bounded_pg(void **state)
     pg_variant(state, test_unlisted_bounded);
 }
 
+static void test_days_pg(void **state)
+{
+    pg_variant(state, test_days);
+}
+
+static void test_indexnow_stale_pg(void **state)
+{
+    pg_variant(state, test_indexnow_stale);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -474,6 +608,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stale_until_fetched_pg, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_same_batch_and_removal_pg, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_unlisted_bounded_pg, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_days, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_days_pg, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_indexnow_stale, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_indexnow_stale_pg, unit_setup, unit_teardown),
         /* Last: stopping a recorder stops every store of the process for
          * good (sm_store_stop_all, as a child's exit does); a store used
          * after it gives up on any answer slower than its busy timeout. */

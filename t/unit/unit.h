@@ -49,9 +49,15 @@ static int unit_teardown(void **state)
     return 0;
 }
 
-/* SQL that takes a store back to before its images (SitemapImages), for
- * the tests that make an older store from a new one. */
-#define SM_UNIT_DROP_IMAGES \
+/* SQL that takes a store back to before schema 10 (crawl coverage per
+ * day, SitemapIndexNowStale's mark), for the tests that make an older store
+ * from a new one. */
+#define SM_UNIT_DROP_DAYS \
+    " DROP TABLE crawl_days; ALTER TABLE crawls DROP COLUMN stale_sent;"
+
+/* SQL that takes a store back to before schema 9 (SitemapImages), and so
+ * before every later step too. */
+#define SM_UNIT_DROP_IMAGES SM_UNIT_DROP_DAYS \
     " DROP TRIGGER urls_images; DROP TABLE images;"
 
 /* SQL that takes a store back to before schema 8 (crawl coverage), and
