@@ -240,6 +240,10 @@ typedef struct {
  * none).  Atomic: the readers look at them while the adders write. */
 static apr_uint32_t flip_version[FLIP_URLS];
 static int flip_etag[FLIP_URLS];
+/* Adders still running: readers go on until they are done, and some
+ * rounds more, so that the race is run however the threads are scheduled
+ * (on a loaded machine the readers could otherwise finish first). */
+static int flip_adders_left;
 
 static apr_uint64_t flip_raw(int url, int etag)
 {
@@ -251,10 +255,14 @@ static void *APR_THREAD_FUNC flip_thread(apr_thread_t *t, void *data)
     flip_ctx *fc = data;
     unsigned x = (unsigned)fc->seed;
     char url[32];
-    int i;
+    int i, after_adders = 0;
 
-    for (i = 0; i < FLIP_ROUNDS; i++) {
+    for (i = 0; fc->adder ? i < FLIP_ROUNDS
+                : i < FLIP_ROUNDS || after_adders < FLIP_ROUNDS / 4; i++) {
         int u, e;
+        if (!fc->adder
+            && __atomic_load_n(&flip_adders_left, __ATOMIC_SEQ_CST) == 0)
+            after_adders++;
         x = x * 1103515245u + 12345u;
         u = (int)((x >> 8) % FLIP_URLS);
         e = (int)((x >> 20) & 1);
@@ -283,6 +291,8 @@ static void *APR_THREAD_FUNC flip_thread(apr_thread_t *t, void *data)
                 fc->repeats++;
         }
     }
+    if (fc->adder)
+        __atomic_sub_fetch(&flip_adders_left, 1, __ATOMIC_SEQ_CST);
     apr_thread_exit(t, APR_SUCCESS);
     return NULL;
 }
@@ -304,6 +314,7 @@ static void test_raw_repeats_while_changing(void **state)
         flip_etag[i] = -1;
     }
     memset(fc, 0, sizeof(fc));
+    flip_adders_left = 2;
     for (i = 0; i < 4; i++) {
         fc[i].rec = rec;
         fc[i].now = apr_time_now();
