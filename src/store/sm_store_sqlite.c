@@ -394,6 +394,7 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
         goto fail;
     }
     apr_pool_cleanup_register(p, s, store_cleanup, apr_pool_cleanup_null);
+    sm_sqlite_site_cache_init(s);
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, busy_timeout_ms);
     if ((rc = sm_sqlite_harden(s)) != SQLITE_OK)

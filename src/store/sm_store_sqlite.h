@@ -85,6 +85,23 @@ enum {
     STMT_COUNT
 };
 
+/* One summary a connection keeps (sm_store_sqlite_sitecache.c); base
+ * NULL when the slot is empty. */
+#define SITE_CACHE_SLOTS 4
+#define SITE_CACHE_MAX_PAGES 4096
+typedef struct {
+    char *base;
+    char *store_id;
+    char *settings;
+    sm_page_info *pages;
+    int npages;
+    int known;
+    apr_int64_t page;
+    unsigned version;           /* SQLITE_FCNTL_DATA_VERSION read with it */
+    apr_time_t index_changed;
+    apr_time_t settings_changed;
+} sm_sqlite_site_slot;
+
 typedef struct {
     sm_store base;
     sqlite3 *db;
@@ -95,7 +112,24 @@ typedef struct {
      * once per connection and site; forgotten when a write rolls back) */
     apr_hash_t *settings_kept;
     sm_tx tx;                   /* the write transaction's summaries */
+    sm_sqlite_site_slot site_cache[SITE_CACHE_SLOTS];
+    int site_cache_next;        /* the slot the next summary replaces */
 } sqlite_store;
+
+/* ---- the site summaries a connection keeps (sm_store_sqlite_sitecache.c)
+ * Registered with the connection's pool (freed with it). */
+void sm_sqlite_site_cache_init(sqlite_store *s);
+/* The connection's data version; 0 unless in a read (not a write)
+ * transaction, when a summary may be kept or used. */
+int sm_sqlite_data_version(sqlite_store *s, unsigned *version);
+/* 1 with *out filled (in p) from a summary of base and page read at
+ * version in the store out->store_id names; 0 when there is none. */
+int sm_sqlite_site_cache_get(sqlite_store *s, apr_pool_t *p,
+                             const char *base, apr_int64_t page,
+                             unsigned version, sm_site_info *out);
+void sm_sqlite_site_cache_put(sqlite_store *s, const char *base,
+                              apr_int64_t page, unsigned version,
+                              const sm_site_info *in);
 
 /* ---- helpers (sm_store_sqlite.c) ---------------------------------------- */
 
