@@ -171,6 +171,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
         " ORDER BY v.seq DESC LIMIT ?2",
     [STMT_READ_BEGIN] = "BEGIN",
     [STMT_READ_END] = "COMMIT",
+    /* the cheapest read that starts a snapshot: no table is searched */
+    [STMT_DATA_VERSION] = "PRAGMA data_version",
     /* crawl coverage: a fetch older than the one kept changes nothing */
     [STMT_CRAWL_URL_ID] =
         "SELECT id FROM urls WHERE site_id = ?1 AND url = ?2",

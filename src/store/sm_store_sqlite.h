@@ -82,6 +82,8 @@ enum {
     STMT_COVERAGE_URLS,
     STMT_COVERAGE_COUNTS,
     STMT_COVERAGE_UNLISTED,
+    /* starts a document's snapshot (sm_store_sqlite_sitecache.c) */
+    STMT_DATA_VERSION,
     STMT_COUNT
 };
 
@@ -123,7 +125,7 @@ void sm_sqlite_site_cache_init(sqlite_store *s);
  * transaction, when a summary may be kept or used. */
 int sm_sqlite_data_version(sqlite_store *s, unsigned *version);
 /* 1 with *out filled (in p) from a summary of base and page read at
- * version in the store out->store_id names; 0 when there is none. */
+ * version; 0 when there is none. */
 int sm_sqlite_site_cache_get(sqlite_store *s, apr_pool_t *p,
                              const char *base, apr_int64_t page,
                              unsigned version, sm_site_info *out);

@@ -109,9 +109,9 @@ static apr_status_t site_rest(sqlite_store *s, apr_pool_t *p,
     return APR_SUCCESS;
 }
 
-/* The store id first: its read starts the snapshot, whose data version
- * says whether the connection's kept summary is still the store's
- * (sm_store_sqlite_sitecache.c). */
+/* The snapshot starts with its data version (PRAGMA data_version, the
+ * cheapest read there is), which says whether the connection's kept
+ * summary is still the store's (sm_store_sqlite_sitecache.c). */
 apr_status_t sm_sqlite_site_info(sm_store *st, apr_pool_t *p,
                                      const char *base, apr_int64_t page,
                                      sm_site_info *out)
@@ -123,19 +123,22 @@ apr_status_t sm_sqlite_site_info(sm_store *st, apr_pool_t *p,
     apr_status_t rv;
 
     memset(out, 0, sizeof(*out));
+    if ((q = sm_sqlite_stmt(s, STMT_DATA_VERSION)) != NULL) {
+        keep = sqlite3_step(q) == SQLITE_ROW
+               && sm_sqlite_data_version(s, &version);
+        sqlite3_reset(q);
+    }
+    if (keep && sm_sqlite_site_cache_get(s, p, base, page, version, out))
+        return APR_SUCCESS;
     out->pages = apr_array_make(p, 4, sizeof(sm_page_info));
     if (!(q = sm_sqlite_stmt(s, STMT_STORE_ID)))
         return APR_EGENERAL;
-    if ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    if ((rc = sqlite3_step(q)) == SQLITE_ROW)
         out->store_id = apr_pstrdup(p, 
                 (const char *)sqlite3_column_text(q, 0));
-        keep = sm_sqlite_data_version(s, &version);
-    }
     sqlite3_reset(q);
     if (rc != SQLITE_ROW)
         return read_error(s, NULL, "cannot read the store id");
-    if (keep && sm_sqlite_site_cache_get(s, p, base, page, version, out))
-        return APR_SUCCESS;
     rv = site_rest(s, p, base, page, out);
     /* Kept only when read in one snapshot at that version (without a
      * BEGIN, each statement may read a later one). */

@@ -9,7 +9,8 @@
  * the connection's data version (SQLITE_FCNTL_DATA_VERSION: it moves
  * whenever a read transaction of this connection starts on content that
  * another connection changed, and when this connection commits) and used
- * again while the version is the same: the answer is the one the store
+ * again while the version is the same (the store id with it: it is in the
+ * same file): the answer is the one the store
  * would give in that snapshot, so a page is never staler than before.
  * Only read transactions use it (inside a write transaction the
  * summary may hold what a rollback undoes), and only a summary read in
@@ -70,9 +71,9 @@ int sm_sqlite_site_cache_get(sqlite_store *s, apr_pool_t *p,
         const sm_sqlite_site_slot *c = &s->site_cache[i];
 
         if (!c->base || c->version != version || c->page != page
-            || strcmp(c->base, base) != 0
-            || strcmp(c->store_id, out->store_id) != 0)
+            || strcmp(c->base, base) != 0)
             continue;
+        out->store_id = apr_pstrdup(p, c->store_id);
         out->known = c->known;
         out->index_changed = c->index_changed;
         out->settings_changed = c->settings_changed;
