@@ -149,6 +149,11 @@ int sm_sqlite_int_pragma(sqlite_store *s, const char *sql,
 /* Create or upgrade the schema (sm_store_sqlite_schema.c); one writer at
  * a time does it.  probe: a read-only look that accepts an older schema. */
 int sm_sqlite_migrate(sqlite_store *s, int readonly, int probe);
+/* Schema step i (user_version i to i + 1); NULL past the last. */
+const char *sm_sqlite_schema_step(int i);
+/* What the steps make of an empty file, as one script (a new store's
+ * schema and meta rows); NULL: run the steps (sm_store_sqlite_fresh.c). */
+const char *sm_sqlite_fresh_schema(void);
 /* SQLite's defensive settings on a newly opened connection. */
 int sm_sqlite_harden(sqlite_store *s);
 /* SQLITE_MISMATCH (errmsg says which) when the file holds a trigger or a

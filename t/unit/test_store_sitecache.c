@@ -2,11 +2,14 @@
 /* Unit tests of the site summaries a SQLite connection keeps
  * (sm_store_sqlite_sitecache.c): a reader's summary follows every write
  * another connection commits, and its own; a page's, the index's and
- * another site's are told apart. */
+ * another site's are told apart.  And a new store's schema made in one
+ * script (sm_store_sqlite_fresh.c) is the one the steps make. */
 #include "unit.h"
 
 #include "store/sm_store_backend.h"
+#include "store/sm_store_sqlite.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -148,12 +151,75 @@ static void test_more_sites_than_slots(void **state)
     sm_store_close(w);
 }
 
+/* Every object of the file as text, in name order. */
+static const char *schema_of(apr_pool_t *p, const char *path)
+{
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    const char *out = "";
+
+    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT type, name, tbl_name,"
+                                        " sql FROM sqlite_master ORDER BY"
+                                        " name", -1, &q, NULL), SQLITE_OK);
+    while (sqlite3_step(q) == SQLITE_ROW)
+        out = apr_psprintf(p, "%s%s %s %s: %s\n", out,
+                           sqlite3_column_text(q, 0),
+                           sqlite3_column_text(q, 1),
+                           sqlite3_column_text(q, 2),
+                           sqlite3_column_text(q, 3)
+                           ? (const char *)sqlite3_column_text(q, 3) : "-");
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return out;
+}
+
+/* A new store (one script) and a store of schema 1 upgraded step by step
+ * hold the same objects; the new one has its own store id and meta. */
+static void test_fresh_schema_is_the_steps(void **state)
+{
+    unit_ctx *u = *state;
+    const char *fresh = apr_pstrcat(u->pool, u->dir, "/f.db", NULL);
+    const char *old = apr_pstrcat(u->pool, u->dir, "/v1.db", NULL);
+    char *dump = apr_palloc(u->pool, 65536);
+    FILE *f = fopen(FIXTURES "/store-v1.sql", "rb");
+    apr_size_t len;
+    sm_store *a, *b;
+
+    assert_non_null(f);
+    len = fread(dump, 1, 65535, f);
+    fclose(f);
+    dump[len] = '\0';
+    sql_exec(old, dump);
+    a = open_as(u, fresh, SM_STORE_CREATE);
+    b = open_as(u, old, 0);
+    assert_non_null(sm_sqlite_fresh_schema());
+    assert_string_equal(schema_of(u->pool, fresh), schema_of(u->pool, old));
+    assert_int_equal(sql_int(fresh, "PRAGMA user_version"),
+                     SM_SCHEMA_VERSION);
+    assert_int_equal(sql_int(fresh, "SELECT count(*) FROM meta WHERE"
+                                    " key = 'store_id' AND length(value)"
+                                    " = 16"), 1);
+    assert_true(sql_int(fresh, "SELECT value FROM meta WHERE key ="
+                               " 'created'") > 1700000000);
+    assert_int_equal(sql_int(fresh, "SELECT count(*) FROM meta"),
+                     sql_int(old, "SELECT count(*) FROM meta"));
+    /* and it takes URLs as a stepped store does */
+    record(a, &site_a, "/1", 0);
+    assert_int_equal(sql_int(fresh, "SELECT count(*) FROM urls"), 1);
+    sm_store_close(a);
+    sm_store_close(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reader_follows_writes,
                                         unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_more_sites_than_slots,
+                                        unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_fresh_schema_is_the_steps,
                                         unit_setup, unit_teardown),
     };
 
