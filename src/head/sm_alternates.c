@@ -59,6 +59,26 @@ int sm_alternate_href_ok(apr_pool_t *p, const char *href)
     return canon && strcmp(canon, base) == 0;
 }
 
+/* sm_alternate_href_ok for href = base + url, where base came out of
+ * sm_head_resolve: a base already found good for this page is not
+ * parsed again (verified holds them), so a page's alternates on one site
+ * cost one parse of its base, not one an alternate. */
+static int href_ok_once(apr_pool_t *p, const char *base, const char *href,
+                        apr_array_header_t *verified)
+{
+    apr_size_t bn = strlen(base);
+    int i;
+
+    for (i = 0; i < verified->nelts; i++)
+        if (strcmp(APR_ARRAY_IDX(verified, i, const char *), base) == 0)
+            return strlen(href) <= SM_URL_MAX && href[bn] == '/'
+                   && sm_url_is_stored_form(href + bn);
+    if (!sm_alternate_href_ok(p, href))
+        return 0;
+    APR_ARRAY_PUSH(verified, const char *) = base;
+    return 1;
+}
+
 const char *sm_alternates_from_head(apr_pool_t *p,
                                     const apr_array_header_t *found,
                                     const char *page_base,
@@ -67,6 +87,7 @@ const char *sm_alternates_from_head(apr_pool_t *p,
 {
     apr_array_header_t *parts = apr_array_make(p, 4, sizeof(char *));
     apr_array_header_t *langs = apr_array_make(p, 4, sizeof(char *));
+    apr_array_header_t *verified = apr_array_make(p, 2, sizeof(char *));
     int i, j;
 
     for (i = 0; found && i < found->nelts
@@ -85,7 +106,7 @@ const char *sm_alternates_from_head(apr_pool_t *p,
                                   &url) != SM_URL_OK)
             continue;
         href = apr_pstrcat(p, base, url, NULL);
-        if (!sm_alternate_href_ok(p, href))
+        if (!href_ok_once(p, base, href, verified))
             continue;
         for (j = 0; j < langs->nelts && !dup; j++)
             dup = strcmp(APR_ARRAY_IDX(langs, j, const char *), lang) == 0;

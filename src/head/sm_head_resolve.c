@@ -64,14 +64,23 @@ static const char *ascii_authority(apr_pool_t *p, const char *a,
 }
 
 /* "scheme://authority" of an absolute http(s) href, canonical; *rest after
- * the authority.  NULL when it is not one. */
+ * the authority.  NULL when it is not one.  An href on the page's own
+ * base, written as that base is (canonical already), is not parsed
+ * again: the common case, and most of what a hreflang alternate cost. */
 static const char *href_base(apr_pool_t *p, const char *href,
-                             const char *scheme, const char **rest)
+                             const char *scheme, const char *page_base,
+                             const char **rest)
 {
     const char *a = href + 2, *end = a + strcspn(a, "/?#"), *err, *auth;
+    apr_size_t sn = strlen(scheme), an = (apr_size_t)(end - a);
 
     *rest = end;
-    auth = ascii_authority(p, a, (apr_size_t)(end - a));
+    if (strncmp(page_base, scheme, sn) == 0
+        && strncmp(page_base + sn, "://", 3) == 0
+        && strncmp(page_base + sn + 3, a, an) == 0
+        && page_base[sn + 3 + an] == '\0')
+        return page_base;
+    auth = ascii_authority(p, a, an);
     return auth ? sm_url_parse_base(p, apr_pstrcat(p, scheme, "://", auth,
                                                    NULL), &err)
                 : NULL;
@@ -106,13 +115,14 @@ int sm_head_resolve(apr_pool_t *p, const char *page_base,
         if ((strcmp(scheme, "http") && strcmp(scheme, "https"))
             || strncmp(scheme_end + 1, "//", 2) != 0)
             return 0;
-        if (!(*base = href_base(p, scheme_end + 1, scheme, &rest)))
+        if (!(*base = href_base(p, scheme_end + 1, scheme, page_base,
+                                     &rest)))
             return 0;
     }
     else if (h[0] == '/' && h[1] == '/') {
         char *scheme = apr_pstrmemdup(p, page_base,
                                       strcspn(page_base, ":"));
-        if (!(*base = href_base(p, h, scheme, &rest)))
+        if (!(*base = href_base(p, h, scheme, page_base, &rest)))
             return 0;
     }
     else {

@@ -171,6 +171,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
         " ORDER BY v.seq DESC LIMIT ?2",
     [STMT_READ_BEGIN] = "BEGIN",
     [STMT_READ_END] = "COMMIT",
+    /* the cheapest read that starts a snapshot: no table is searched */
+    [STMT_DATA_VERSION] = "PRAGMA data_version",
     /* crawl coverage: a fetch older than the one kept changes nothing */
     [STMT_CRAWL_URL_ID] =
         "SELECT id FROM urls WHERE site_id = ?1 AND url = ?2",
@@ -422,6 +424,7 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
         goto fail;
     }
     apr_pool_cleanup_register(p, s, store_cleanup, apr_pool_cleanup_null);
+    sm_sqlite_site_cache_init(s);
     sqlite3_extended_result_codes(s->db, 1);
     sqlite3_busy_timeout(s->db, busy_timeout_ms);
     if ((rc = sm_sqlite_harden(s)) != SQLITE_OK)

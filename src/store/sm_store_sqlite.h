@@ -92,8 +92,27 @@ enum {
     STMT_IMG_GONE_PAGES,
     STMT_IMG_GONE,
     STMT_IMG_PAGE,
+    /* starts a document's snapshot (sm_store_sqlite_sitecache.c) */
+    STMT_DATA_VERSION,
     STMT_COUNT
 };
+
+/* One summary a connection keeps (sm_store_sqlite_sitecache.c); base
+ * NULL when the slot is empty. */
+#define SITE_CACHE_SLOTS 4
+#define SITE_CACHE_MAX_PAGES 4096
+typedef struct {
+    char *base;
+    char *store_id;
+    char *settings;
+    sm_page_info *pages;
+    int npages;
+    int known;
+    apr_int64_t page;
+    unsigned version;           /* SQLITE_FCNTL_DATA_VERSION read with it */
+    apr_time_t index_changed;
+    apr_time_t settings_changed;
+} sm_sqlite_site_slot;
 
 typedef struct {
     sm_store base;
@@ -105,7 +124,24 @@ typedef struct {
      * once per connection and site; forgotten when a write rolls back) */
     apr_hash_t *settings_kept;
     sm_tx tx;                   /* the write transaction's summaries */
+    sm_sqlite_site_slot site_cache[SITE_CACHE_SLOTS];
+    int site_cache_next;        /* the slot the next summary replaces */
 } sqlite_store;
+
+/* ---- the site summaries a connection keeps (sm_store_sqlite_sitecache.c)
+ * Registered with the connection's pool (freed with it). */
+void sm_sqlite_site_cache_init(sqlite_store *s);
+/* The connection's data version; 0 unless in a read (not a write)
+ * transaction, when a summary may be kept or used. */
+int sm_sqlite_data_version(sqlite_store *s, unsigned *version);
+/* 1 with *out filled (in p) from a summary of base and page read at
+ * version; 0 when there is none. */
+int sm_sqlite_site_cache_get(sqlite_store *s, apr_pool_t *p,
+                             const char *base, apr_int64_t page,
+                             unsigned version, sm_site_info *out);
+void sm_sqlite_site_cache_put(sqlite_store *s, const char *base,
+                              apr_int64_t page, unsigned version,
+                              const sm_site_info *in);
 
 /* ---- helpers (sm_store_sqlite.c) ---------------------------------------- */
 
@@ -123,6 +159,11 @@ int sm_sqlite_int_pragma(sqlite_store *s, const char *sql,
 /* Create or upgrade the schema (sm_store_sqlite_schema.c); one writer at
  * a time does it.  probe: a read-only look that accepts an older schema. */
 int sm_sqlite_migrate(sqlite_store *s, int readonly, int probe);
+/* Schema step i (user_version i to i + 1); NULL past the last. */
+const char *sm_sqlite_schema_step(int i);
+/* What the steps make of an empty file, as one script (a new store's
+ * schema and meta rows); NULL: run the steps (sm_store_sqlite_fresh.c). */
+const char *sm_sqlite_fresh_schema(void);
 /* SQLite's defensive settings on a newly opened connection. */
 int sm_sqlite_harden(sqlite_store *s);
 /* SQLITE_MISMATCH (errmsg says which) when the file holds a trigger or a

@@ -52,25 +52,14 @@ static apr_status_t read_error(sqlite_store *s, sqlite3_stmt *q,
     return APR_EGENERAL;
 }
 
-apr_status_t sm_sqlite_site_info(sm_store *st, apr_pool_t *p,
-                                     const char *base, apr_int64_t page,
-                                     sm_site_info *out)
+/* The site's row, pages and changes (the store id read already). */
+static apr_status_t site_rest(sqlite_store *s, apr_pool_t *p,
+                              const char *base, apr_int64_t page,
+                              sm_site_info *out)
 {
-    sqlite_store *s = (sqlite_store *)st;
     sqlite3_stmt *q;
     sqlite3_int64 site_id = 0;
     int rc;
-
-    memset(out, 0, sizeof(*out));
-    out->pages = apr_array_make(p, 4, sizeof(sm_page_info));
-    if (!(q = sm_sqlite_stmt(s, STMT_STORE_ID)))
-        return APR_EGENERAL;
-    if ((rc = sqlite3_step(q)) == SQLITE_ROW)
-        out->store_id = apr_pstrdup(p, 
-                (const char *)sqlite3_column_text(q, 0));
-    sqlite3_reset(q);
-    if (rc != SQLITE_ROW)
-        return read_error(s, NULL, "cannot read the store id");
 
     if (!(q = sm_sqlite_stmt(s, STMT_SITE_GET)))
         return APR_EGENERAL;
@@ -118,6 +107,45 @@ apr_status_t sm_sqlite_site_info(sm_store *st, apr_pool_t *p,
     if (rc != SQLITE_ROW)
         return read_error(s, NULL, "cannot read the site's pages");
     return APR_SUCCESS;
+}
+
+/* The snapshot starts with its data version (PRAGMA data_version, the
+ * cheapest read there is), which says whether the connection's kept
+ * summary is still the store's (sm_store_sqlite_sitecache.c). */
+apr_status_t sm_sqlite_site_info(sm_store *st, apr_pool_t *p,
+                                     const char *base, apr_int64_t page,
+                                     sm_site_info *out)
+{
+    sqlite_store *s = (sqlite_store *)st;
+    sqlite3_stmt *q;
+    unsigned version = 0, after = 0;
+    int rc, keep = 0;
+    apr_status_t rv;
+
+    memset(out, 0, sizeof(*out));
+    if ((q = sm_sqlite_stmt(s, STMT_DATA_VERSION)) != NULL) {
+        keep = sqlite3_step(q) == SQLITE_ROW
+               && sm_sqlite_data_version(s, &version);
+        sqlite3_reset(q);
+    }
+    if (keep && sm_sqlite_site_cache_get(s, p, base, page, version, out))
+        return APR_SUCCESS;
+    out->pages = apr_array_make(p, 4, sizeof(sm_page_info));
+    if (!(q = sm_sqlite_stmt(s, STMT_STORE_ID)))
+        return APR_EGENERAL;
+    if ((rc = sqlite3_step(q)) == SQLITE_ROW)
+        out->store_id = apr_pstrdup(p, 
+                (const char *)sqlite3_column_text(q, 0));
+    sqlite3_reset(q);
+    if (rc != SQLITE_ROW)
+        return read_error(s, NULL, "cannot read the store id");
+    rv = site_rest(s, p, base, page, out);
+    /* Kept only when read in one snapshot at that version (without a
+     * BEGIN, each statement may read a later one). */
+    if (rv == APR_SUCCESS && keep && sm_sqlite_data_version(s, &after)
+        && after == version)
+        sm_sqlite_site_cache_put(s, base, page, version, out);
+    return rv;
 }
 
 /* Step which (bound to base and page) to its end, each row through row;

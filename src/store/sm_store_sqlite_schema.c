@@ -442,6 +442,14 @@ int sm_sqlite_migrate(sqlite_store *s, int readonly, int probe)
             goto fail;
         }
     }
+    /* A new file: the steps' result in one script (made once per
+     * process, sm_store_sqlite_fresh.c). */
+    if (version == 0 && sm_sqlite_fresh_schema()) {
+        if ((rc = sm_sqlite_exec(s, "cannot make the schema",
+                                 sm_sqlite_fresh_schema())) != SQLITE_OK)
+            goto fail;
+        version = SM_SCHEMA_VERSION;
+    }
     for (; version < SM_SCHEMA_VERSION; version++) {
         if ((rc = sm_sqlite_exec(s, "cannot upgrade the schema",
                        schema_steps[version])) != SQLITE_OK)
@@ -476,4 +484,9 @@ check_id:
         return SQLITE_MISMATCH;
     }
     return SQLITE_OK;
+}
+
+const char *sm_sqlite_schema_step(int i)
+{
+    return i >= 0 && i < SM_SCHEMA_VERSION ? schema_steps[i] : NULL;
 }
