@@ -16,7 +16,12 @@
  *     non-ASCII bytes inside are left to the resolver), each hreflang (a
  *     language tag sm_hreflang_canon accepts, or x-default) once;
  *   - <base href="...">, which relative hrefs resolve against;
- *   - <title> text (whitespace collapsed, at most SM_HEAD_TITLE_MAX bytes).
+ *   - <title> text (whitespace collapsed, at most SM_HEAD_TITLE_MAX bytes);
+ *   - the description and publication time (sm_head_news.h): of <meta
+ *     name="description">, <meta property="article:published_time"> and
+ *     the text of <script type="application/ld+json"> (its first
+ *     SM_HEAD_JSONLD_MAX bytes; a <script> tag's attributes are read only
+ *     when it holds a '+').
  * HTML as browsers tokenise it: tag and attribute names in any case,
  * double, single or no quotes, attributes in any order (the first of a
  * duplicated attribute wins), character references in values (numeric and
@@ -59,6 +64,13 @@ typedef struct {
     const char *base_href;      /* <base href>, decoded; NULL: none */
     const char *title;          /* NULL: no <title> */
     apr_array_header_t *alternates;  /* sm_head_alternate */
+    /* <meta name="description">'s text (sm_head_news.h: decoded,
+     * collapsed, cut), NULL: none */
+    const char *description;
+    /* the publication time: <meta property="article:published_time">,
+     * else the first JSON-LD NewsArticle/Article/BlogPosting's
+     * datePublished (sm_head_news.h), 0: none */
+    apr_time_t published;
 } sm_head_result;
 
 typedef struct sm_head sm_head;
