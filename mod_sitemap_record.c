@@ -384,6 +384,10 @@ static void page_details(request_rec *r, const sitemap_server_conf *conf,
         change->alternates = sm_alternates_from_head(
             r->pool, head->alternates, site->base, orig->unparsed_uri,
             conf->allow_query);
+        /* Its description and publication time likewise ("" and 0 for
+         * none), for the news sitemap and llms.txt. */
+        change->description = head->description ? head->description : "";
+        change->published = head->published;
     }
 }
 

@@ -96,6 +96,10 @@ static apr_uint32_t change_fingerprint(const sm_change *c)
     /* Alternates likewise ("" marks them read, apart from a title). */
     if (c->alternates)
         h = sm_hash_str(sm_hash_u64(h, 1), c->alternates);
+    /* A description or publication time likewise (NULL: not read). */
+    if (c->description)
+        h = sm_hash_u64(sm_hash_str(sm_hash_u64(h, 3), c->description),
+                        (apr_uint64_t)c->published);
     /* A forget for another reason is written: its verdict changed. */
     if (c->why)
         h = sm_hash_str(sm_hash_str(sm_hash_u64(h, 2), c->why), c->detail);
@@ -160,7 +164,8 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
 {
     sm_rec_item *item;
     sm_rec_slot *slot = batch_slot(b, key);
-    const char *title = NULL, *alternates = NULL;
+    const char *title = NULL, *alternates = NULL, *description = NULL;
+    apr_time_t published = 0;
 
     if (slot->pos) {
         item = &APR_ARRAY_IDX(b->items, slot->pos - 1, sm_rec_item);
@@ -168,6 +173,8 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
             && c->op == SM_CHANGE_RECORD) {
             title = item->change.title;
             alternates = item->change.alternates;
+            description = item->change.description;
+            published = item->change.published;
         }
     }
     else {
@@ -197,6 +204,12 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
     item->change.alternates = c->alternates
                               ? apr_pstrdup(b->pool, c->alternates)
                               : alternates;
+    if (c->description)
+        item->change.description = apr_pstrdup(b->pool, c->description);
+    else {
+        item->change.description = description;
+        item->change.published = published;
+    }
     item->change.why = c->why ? apr_pstrdup(b->pool, c->why) : NULL;
     item->change.detail = c->detail ? apr_pstrdup(b->pool, c->detail)
                                     : NULL;

@@ -135,6 +135,11 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     "  PRIMARY KEY(site_id, crawler, url));"
     "CREATE INDEX sitemap_crawl_unlisted_by_seq"
     "  ON sitemap_crawl_unlisted(site_id, crawler, seq);",
+    /* +1: the news sitemap and llms.txt (see sm_store_sqlite_schema.c) */
+    "ALTER TABLE sitemap_urls ADD COLUMN description text;"
+    "ALTER TABLE sitemap_urls ADD COLUMN published bigint NOT NULL DEFAULT 0;"
+    "CREATE INDEX sitemap_urls_published ON sitemap_urls(published)"
+    "  WHERE published > 0;",
 };
 
 /* ---- statements -------------------------------------------------------- */

@@ -248,6 +248,15 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "  PRIMARY KEY(site_id, crawler, url)) WITHOUT ROWID;"
     "CREATE INDEX crawl_unlisted_by_seq"
     "  ON crawl_unlisted(site_id, crawler, seq);",
+    /* +1: the news sitemap and llms.txt (issue 37): the page's <meta
+     * name="description"> as the head reader saw it (NULL: none or not
+     * known) and its publication time (seconds, 0: none), with an index
+     * of the pages that have one (few: articles), which the news sitemap
+     * reads newest first.  Writers of the schema before still running (a
+     * graceful restart) leave both alone. */
+    "ALTER TABLE urls ADD COLUMN description TEXT;"
+    "ALTER TABLE urls ADD COLUMN published INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX urls_published ON urls(published) WHERE published > 0;",
 };
 
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Configuration: every bad value stops httpd from starting with a message
 naming the directive and the value; good values start."""
+import schema
 import os
 import stat
 
@@ -241,7 +242,7 @@ def test_database_and_directory_created_at_startup(make_server):
         dst = os.stat(os.path.dirname(srv.db_path))
         assert dst.st_uid == RUN_UID or dst.st_mode & stat.S_IWOTH, \
             "store directory not writable by the children"
-    assert srv.query("PRAGMA user_version") == [(8,)]
+    assert srv.query("PRAGMA user_version") == [(schema.SQLITE_VERSION,)]
     assert srv.query("PRAGMA journal_mode") == [("wal",)]
     srv.get_ok("/page.html")
     srv.wait_recorded("/page.html")

@@ -3,6 +3,7 @@
 quickly (the request path never waits on SQLite), the fault is logged with
 the store's path and the reason (at most once a minute per process), and
 recording resumes once the fault is gone."""
+import schema
 import errno
 import os
 import re
@@ -70,7 +71,7 @@ def test_database_deleted(make_server):
             os.unlink(f)
     serve_fast(srv, "/crawl/after-1")
     srv.wait_recorded("/crawl/after-1", timeout=15)
-    assert srv.query("PRAGMA user_version") == [(8,)]
+    assert srv.query("PRAGMA user_version") == [(schema.SQLITE_VERSION,)]
     serve_fast(srv, "/crawl/after-2")
     srv.wait_recorded("/crawl/after-2")
     assert "/crawl/before" not in srv.urls()

@@ -53,7 +53,12 @@ static int unit_teardown(void **state)
  * the tests that make an older store from a new one. */
 #define SM_UNIT_DROP_CRAWLS \
     " DROP TRIGGER urls_crawls; DROP TABLE crawls; DROP TABLE crawlers;" \
-    " DROP TABLE crawl_unlisted;"
+    " DROP TABLE crawl_unlisted;" SM_UNIT_DROP_NEWS
+/* What the schema step after crawl coverage's adds (the news sitemap's
+ * description and publication time): a store taken back to before it. */
+#define SM_UNIT_DROP_NEWS \
+    " DROP INDEX urls_published; ALTER TABLE urls DROP COLUMN description;" \
+    " ALTER TABLE urls DROP COLUMN published;"
 
 /* One integer from an SQL query against a file, through a separate
  * connection (as a second process would see it). */
