@@ -230,7 +230,7 @@ def test_state_dir_holds_the_default_store(make_server):
 
 def test_database_and_directory_created_at_startup(make_server):
     """The store and its missing directories exist as soon as httpd has
-    started, in WAL mode with schema version 8, writable by the children."""
+    started, in WAL mode with the current schema version, writable by the children."""
     srv = make_server(db="state/deep/er/sitemap.db")
     srv.start()
     assert os.path.isfile(srv.db_path), "store not created at start-up"

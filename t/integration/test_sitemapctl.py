@@ -4,6 +4,7 @@ real httpd writes: import of access logs (with the module's rules, also the
 running server's own log), add and remove while httpd records, export
 compared byte for byte with what the module serves, prune, stats, list,
 check, and every error path with its exit status."""
+import schema
 import gzip
 import os
 import shutil
@@ -283,7 +284,7 @@ def test_list_stats_prune(make_server):
     assert "oldest lastmod: 2025-10-09T08:53:20+00:00" in r.stdout
     assert "newest lastmod: " + time.strftime('%Y-%m-%dT%H:%M:%S+00:00',
                                               time.gmtime(t_old)) in r.stdout
-    assert "schema version: 8" in r.stdout
+    assert f"schema version: {schema.SQLITE_VERSION}" in r.stdout
     r = ctl("stats", db, want=EX_OK)
     assert "sites:          1" in r.stdout
 
@@ -780,7 +781,8 @@ def test_export_as_root_follows_no_planted_link(tmp_root):
 def test_check(tmp_root):
     db = make_store(tmp_root, *[f"/some/long/path/number/{i:05d}.html" for i in range(3000)])
     r = ctl("check", db, want=EX_OK)
-    assert ": ok (mod_sitemap store, schema version 8" in r.stdout
+    assert f": ok (mod_sitemap store, schema version {schema.SQLITE_VERSION}" \
+        in r.stdout
     # summaries that disagree with the URLs
     con = sqlite3.connect(db)
     con.execute("UPDATE pages SET url_count = url_count + 1")
@@ -830,12 +832,14 @@ def test_older_schema_is_upgraded_by_a_write(tmp_root):
     con.close()
     for cmd in (("stats",), ("list", "--site", "http://a.example")):
         r = ctl(cmd[0], db, *cmd[1:], want=EX_NO_STORE)
-        assert "schema version 2 needs an upgrade to 8" in r.stderr, r.stderr
+        assert f"schema version 2 needs an upgrade to {schema.SQLITE_VERSION}" \
+            in r.stderr, r.stderr
     r = ctl("check", db, want=EX_CHECK)
-    assert "schema version 2: this sitemapctl knows 8" in r.stdout
+    assert f"schema version 2: this sitemapctl knows {schema.SQLITE_VERSION}" \
+        in r.stdout
     ctl("remove", db, "--site", "http://a.example", "/a1", want=EX_OK)
     r = ctl("check", db, want=EX_OK)
-    assert "schema version 8" in r.stdout
+    assert f"schema version {schema.SQLITE_VERSION}" in r.stdout
     r = ctl("list", db, "--site", "http://a.example", want=EX_OK)
     assert [ln.split("\t")[::2] for ln in r.stdout.splitlines()] == [
         ["http://a.example/a3", "1"], ["http://a.example/a4", "2"],
