@@ -65,6 +65,13 @@ static void *create_server_conf(apr_pool_t *p, server_rec *s)
     conf->stylesheet_on = -1;
     conf->stylesheet_url = NULL;
     conf->text_path = NULL;
+    conf->news_path = NULL;
+    conf->news_name = NULL;
+    conf->news_lang = NULL;
+    conf->llms_path = NULL;
+    conf->llms_summary = NULL;
+    conf->llms_title = NULL;
+    conf->llms_max = -1;
     conf->html_path = NULL;
     conf->html_stylesheet = NULL;
     conf->indexnow = -1;
@@ -122,6 +129,13 @@ static void *merge_server_conf(apr_pool_t *p, void *basev, void *addv)
     conf->stylesheet_url = add->stylesheet_on != -1 ? add->stylesheet_url
                                                     : base->stylesheet_url;
     conf->text_path = MERGE_UNSET(text_path, NULL);
+    conf->news_path = MERGE_UNSET(news_path, NULL);
+    conf->news_name = MERGE_UNSET(news_name, NULL);
+    conf->news_lang = MERGE_UNSET(news_lang, NULL);
+    conf->llms_path = MERGE_UNSET(llms_path, NULL);
+    conf->llms_summary = MERGE_UNSET(llms_summary, NULL);
+    conf->llms_title = MERGE_UNSET(llms_title, NULL);
+    conf->llms_max = MERGE_UNSET(llms_max, -1);
     conf->html_path = MERGE_UNSET(html_path, NULL);
     conf->html_stylesheet = MERGE_UNSET(html_stylesheet, NULL);
     conf->indexnow = MERGE_UNSET(indexnow, -1);
@@ -180,6 +194,10 @@ static void robots_lines(apr_pool_t *p, sitemap_server_conf *conf)
         conf->robots_fallback = 1;
     APR_ARRAY_PUSH(urls, const char *) =
         apr_pstrcat(p, conf->site.base, conf->sitemap_path, NULL);
+    /* the news sitemap's own line, second (sitemap_robots_urls) */
+    if (conf->news_path)
+        APR_ARRAY_PUSH(urls, const char *) =
+            apr_pstrcat(p, conf->site.base, conf->news_path, NULL);
     for (i = 0; conf->robots_extra && i < conf->robots_extra->nelts; i++) {
         const char *url = APR_ARRAY_IDX(conf->robots_extra, i, const char *);
         for (j = 0; j < urls->nelts; j++)

@@ -79,6 +79,14 @@ typedef struct {
                                            (NULL: none) */
     int indexnow_stale;                 /* SitemapIndexNowStale (-1: unset,
                                            Off) */
+    const char *news_path;              /* SitemapNewsPath (NULL: none) */
+    const char *news_name;              /* SitemapNewsPublication NAME */
+    const char *news_lang;              /* and its LANGUAGE */
+    const char *llms_path;              /* SitemapLLMsPath (NULL: none) */
+    const char *llms_summary;           /* SitemapLLMsSummary */
+    const char *llms_title;             /* SitemapLLMsTitle (NULL: the
+                                           home page's title) */
+    int llms_max;                       /* SitemapLLMsMax (-1 unset) */
 
     /* Resolved in post_config for vhosts with Sitemap On. */
     sm_site_conf site;
@@ -419,6 +427,16 @@ int sitemap_views_claim(const sitemap_server_conf *conf, const char *uri);
 int sitemap_status_claim(request_rec *r);
 int sitemap_indexnow_claim(request_rec *r, const sitemap_server_conf *conf);
 int sitemap_xml_serve(request_rec *r);
+/* The news sitemap and llms.txt (mod_sitemap_news.c): is uri one of
+ * them, their handler, SitemapNewsPublication's setter, and what start-up
+ * and -t refuse of their directives (NULL: nothing). */
+#define SITEMAP_NEWS_HANDLER "sitemap-news"
+int sitemap_news_claim(const sitemap_server_conf *conf, const char *uri);
+int sitemap_news_serve(request_rec *r);
+const char *sitemap_set_news_publication(cmd_parms *cmd, void *dconf,
+                                         const char *name, const char *lang);
+const char *sitemap_news_conf_problem(apr_pool_t *p,
+                                      const sitemap_server_conf *conf);
 int sitemap_views_serve(request_rec *r);
 int sitemap_status_serve(request_rec *r);
 

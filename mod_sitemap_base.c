@@ -249,7 +249,8 @@ int sitemap_check_sites(apr_pool_t *ptemp, server_rec *main_s)
             return HTTP_INTERNAL_SERVER_ERROR;
         }
         apr_hash_set(scopes, key, APR_HASH_KEY_STRING, scope);
-        if ((problem = scope_problem(ptemp, conf)) != NULL) {
+        if ((problem = scope_problem(ptemp, conf)) != NULL
+            || (problem = sitemap_news_conf_problem(ptemp, conf)) != NULL) {
             ap_log_error(APLOG_MARK, APLOG_EMERG, 0, s, "%s (in %s)",
                          problem, server_desc(ptemp, s));
             return HTTP_INTERNAL_SERVER_ERROR;

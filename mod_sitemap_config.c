@@ -17,6 +17,7 @@
 #include "indexnow/sm_indexnow.h"
 #include "serve/sm_robots.h"
 #include "serve/sm_sitemap.h"
+#include "serve/sm_news.h"
 #include "util/sm_parse.h"
 
 #define MAX_FLUSH_INTERVAL apr_time_from_sec(3600)
@@ -307,6 +308,38 @@ static sitemap_value v_robots_extra = {
     "https://www.example.com/news-sitemap.xml"
 };
 
+/* The news sitemap and llms.txt (mod_sitemap_news.c) */
+static const char *news_path_problem(apr_pool_t *p, const char *arg)
+{
+    (void)p;
+    return sm_doc_path_check(arg, ".xml");
+}
+
+static const char *text_problem(apr_pool_t *p, const char *arg)
+{
+    (void)p;
+    return sm_news_text_problem(arg);
+}
+
+static sitemap_value v_news_path = {
+    FIELD(news_path), 0, 0, 0, news_path_problem, "a URL path that ",
+    ", such as /news-sitemap.xml"
+};
+static sitemap_value v_llms_path = {
+    FIELD(llms_path), 0, 0, 0, text_path_problem, "a URL path that ",
+    ", such as /llms.txt"
+};
+static sitemap_value v_llms_summary = {
+    FIELD(llms_summary), 0, 0, 0, text_problem, "one line of text: it is ",
+    NULL
+};
+static sitemap_value v_llms_title = {
+    FIELD(llms_title), 0, 0, 0, text_problem, "one line of text: it is ",
+    NULL
+};
+static sitemap_value v_llms_max = { FIELD(llms_max), 1, SM_LLMS_MAX_LIMIT,
+                                    0, NULL, NULL, NULL };
+
 const command_rec sitemap_directives[] = {
     AP_INIT_FLAG("Sitemap", set_flag, &v_enabled, RSRC_CONF,
                  "On to record this virtual host's pages and serve its "
@@ -429,5 +462,21 @@ const command_rec sitemap_directives[] = {
                  RSRC_CONF, "On to submit with IndexNow, once, listed URLs "
                  "a crawler has not fetched since they changed over a day "
                  "ago (default Off; needs SitemapIndexNow On)"),
+    AP_INIT_TAKE1("SitemapNewsPath", set_value, &v_news_path, RSRC_CONF,
+                  "the URL path of the Google News sitemap, ending in .xml "
+                  "(default: none)"),
+    AP_INIT_TAKE2("SitemapNewsPublication", sitemap_set_news_publication,
+                  NULL, RSRC_CONF, "NAME LANGUAGE: the publication the news "
+                  "sitemap names (required with SitemapNewsPath)"),
+    AP_INIT_TAKE1("SitemapLLMsPath", set_value, &v_llms_path, RSRC_CONF,
+                  "the URL path of llms.txt, ending in .txt (default: "
+                  "none)"),
+    AP_INIT_TAKE1("SitemapLLMsSummary", set_value, &v_llms_summary,
+                  RSRC_CONF, "the summary llms.txt gives (default: none)"),
+    AP_INIT_TAKE1("SitemapLLMsTitle", set_value, &v_llms_title, RSRC_CONF,
+                  "llms.txt's title (default: the home page's title)"),
+    AP_INIT_TAKE1("SitemapLLMsMax", set_count, &v_llms_max, RSRC_CONF,
+                  "the most links llms.txt gives, 1 to 50000 (default "
+                  "500)"),
     { NULL }
 };

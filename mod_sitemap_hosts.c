@@ -263,6 +263,9 @@ apr_array_header_t *sitemap_robots_urls(request_rec *r,
     urls = apr_array_copy(r->pool, conf->robots_urls);
     APR_ARRAY_IDX(urls, 0, const char *) =
         apr_pstrcat(r->pool, site->base, conf->sitemap_path, NULL);
+    if (conf->news_path)        /* the news sitemap's line, second */
+        APR_ARRAY_IDX(urls, 1, const char *) =
+            apr_pstrcat(r->pool, site->base, conf->news_path, NULL);
     for (i = 1; i < urls->nelts; i++)
         if (strcmp(APR_ARRAY_IDX(urls, i, const char *),
                    APR_ARRAY_IDX(urls, 0, const char *)) == 0) {

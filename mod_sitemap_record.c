@@ -387,6 +387,10 @@ static void page_details(request_rec *r, const sitemap_server_conf *conf,
             conf->allow_query);
         /* Its images (SitemapImages), resolved likewise. */
         change->images = sitemap_head_images(r, conf, site, orig, head);
+        /* Its description and publication time likewise ("" and 0 for
+         * none), for the news sitemap and llms.txt. */
+        change->description = head->description ? head->description : "";
+        change->published = head->published;
     }
 }
 

@@ -50,6 +50,8 @@ SM_HOT int sitemap_translate_name(request_rec *r)
         return sitemap_claim(r, SITEMAP_XML_HANDLER);
     if (site && sitemap_views_claim(conf, r->uri))
         return sitemap_claim(r, SITEMAP_VIEW_HANDLER);
+    if (site && sitemap_news_claim(conf, r->uri))
+        return sitemap_claim(r, SITEMAP_NEWS_HANDLER);
     if (sitemap_status_claim(r))
         return sitemap_claim(r, SITEMAP_STATUS_HANDLER);
     if (sitemap_indexnow_claim(r, conf))
@@ -84,6 +86,8 @@ SM_HOT int sitemap_handler(request_rec *r)
         return sitemap_status_serve(r);
     if (strcmp(h, SITEMAP_KEY_HANDLER) == 0)
         return sitemap_indexnow_key_handler(r);
+    if (strcmp(h, SITEMAP_NEWS_HANDLER) == 0)
+        return sitemap_news_serve(r);
     return DECLINED;
 }
 

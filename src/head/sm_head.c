@@ -9,7 +9,7 @@
  * decides where a tag ends, their names and values a word at a time
  * (sm_head_bytes.h).  A tag split between two chunks is read byte by
  * byte. */
-#include "head/sm_head.h"
+#include "head/sm_head_int.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -20,61 +20,9 @@
 #include "head/sm_alternates.h"
 #include "head/sm_head_bytes.h"
 #include "head/sm_head_images.h"
+#include "head/sm_head_news.h"
 #include "util/sm_html.h"
 
-
-typedef enum {
-    S_DATA,         /* text: look for '<' */
-    S_LT,           /* after '<' */
-    S_BANG,         /* after "<!" (and bang_dashes '-') */
-    S_COMMENT,      /* inside "<!-- ... -->" */
-    S_BOGUS,        /* "<!DOCTYPE ...>", "<?...>": up to '>' */
-    S_END_OPEN,     /* after "</" */
-    S_TAG,          /* a tag in progress, up to its '>' */
-    S_RAW,          /* raw text (script, style...): up to its end tag */
-    S_RAW_END,      /* raw text after '<': matching "/name" */
-    S_DONE
-} scan_state;
-
-/* Where a tag's '>' may be: only outside a quoted attribute value. */
-typedef enum {
-    T_TAG_NAME, T_BEFORE_NAME, T_ATTR_NAME, T_AFTER_NAME, T_BEFORE_VALUE,
-    T_UNQUOTED, T_DQ, T_SQ,
-    T_SKIP          /* a tag we do not read: up to the next '>' */
-} tag_state;
-
-struct sm_head {
-    apr_pool_t *p;
-    sm_head_result res;
-    scan_state state;
-    apr_size_t seen;            /* bytes consumed */
-    int canonical_conflict;
-    int template_depth;
-
-    /* The tag in progress, without '<' and '>'. */
-    tag_state tag;
-    int tag_is_end;
-    int tag_over;               /* not kept: longer than SM_HEAD_TAG_MAX,
-                                   or not a tag we read */
-    int kind;                   /* tag_kind, once the name is complete */
-    apr_size_t name_len;
-    apr_size_t tag_len;
-
-    int bang_dashes;
-    apr_size_t comment_len;     /* bytes of the comment so far */
-    unsigned char back[3];      /* its last bytes, back[0] the last */
-
-    const char *raw_name;       /* the raw-text element's name */
-    apr_size_t raw_matched;     /* of "/name" after '<' */
-    char raw_text[16];          /* those bytes as written (the longest raw
-                                   name is 8 letters) */
-    unsigned images[SM_HEAD_IMAGE_FORMS];   /* kept of each form */
-    int in_title;               /* raw text kept as the title */
-    apr_size_t title_len;
-    char title[SM_HEAD_TITLE_MAX];
-
-    char tag_buf[SM_HEAD_TAG_MAX + 1];   /* + the '>' tag_end puts */
-};
 
 sm_head *sm_head_create(apr_pool_t *p)
 {
@@ -130,14 +78,6 @@ static unsigned list_tokens(apr_pool_t *p, const char *v, apr_size_t len,
 
 /* ---- tags ----------------------------------------------------------------- */
 
-/* The attributes read, by name; a tag keeps the first of each. */
-enum { A_REL, A_HREF, A_HREFLANG, A_NAME, A_CONTENT, A_PROPERTY, A_COUNT };
-
-typedef struct {
-    const char *value;  /* raw, NULL: not seen */
-    apr_size_t len;
-} attr;
-
 static int attr_id(const char *s, apr_size_t n, const char *end)
 {
     apr_uint64_t w;
@@ -157,6 +97,8 @@ static int attr_id(const char *s, apr_size_t n, const char *end)
         return A_HREFLANG;
     if (w == WORD("property"))
         return A_PROPERTY;
+    if (w == WORD("type"))
+        return A_TYPE;
     return -1;
 }
 
@@ -227,11 +169,22 @@ static void on_meta(sm_head *h, const attr *a)
                           a[A_CONTENT].value, a[A_CONTENT].len);
         return;
     }
-    if (a[A_NAME].value
-        && value_tokens(h->p, a[A_NAME].value, a[A_NAME].len, 0, "robots",
-                        "googlebot")
-        && value_tokens(h->p, a[A_CONTENT].value, a[A_CONTENT].len, 1,
-                        "noindex", "none"))
+    if (a[A_PROPERTY].value && !h->published_meta
+        && a[A_PROPERTY].len == 22     /* '_' is no letter for ci_is */
+        && strncasecmp(a[A_PROPERTY].value, "article:published_time",
+                       22) == 0)
+        h->published_meta = sm_iso8601_time(a[A_CONTENT].value,
+                                            a[A_CONTENT].len);
+    if (a[A_NAME].value && !h->res.description
+        && ci_is(a[A_NAME].value, a[A_NAME].len, "description", 11))
+        h->res.description = sm_head_text(h->p, a[A_CONTENT].value,
+                                          a[A_CONTENT].len,
+                                          SM_HEAD_DESCRIPTION_MAX);
+    else if (a[A_NAME].value
+             && value_tokens(h->p, a[A_NAME].value, a[A_NAME].len, 0, "robots",
+                             "googlebot")
+             && value_tokens(h->p, a[A_CONTENT].value, a[A_CONTENT].len, 1,
+                             "noindex", "none"))
         h->res.noindex = 1;
 }
 
@@ -296,18 +249,6 @@ static void on_base(sm_head *h, const attr *a)
                                           a[A_HREF].len);
 }
 
-/* What a tag's name makes of it. */
-typedef enum {
-    K_OTHER = 0,    /* starts the body (<body>, <div>, <plaintext>...) */
-    K_HEAD_OK,      /* may be in a head, nothing to read */
-    K_RAW,          /* its content is text up to its own end tag */
-    K_TEMPLATE,
-    K_END_HEAD,     /* as an end tag: </head>, </body>, </html>, </br> */
-    K_META, K_LINK, K_BASE      /* start tags whose attributes are read */
-} tag_kind;
-
-#define READS_ATTRS(kind) ((kind) >= K_META)
-
 /* The kind of the tag named s[0..n) (any case; end: where the chunk
  * ends, for folded_word); *raw_name, for K_RAW, its lowercase spelling.
  * Its case-folded word is compared with each name's. */
@@ -352,26 +293,17 @@ static tag_kind classify(const char *s, apr_size_t n, const char *end,
     return is_end ? K_HEAD_OK : K_OTHER;
 }
 
-static void finish_title(sm_head *h)
+void sm_head_finish_title(sm_head *h)
 {
-    /* Valid UTF-8 first, so that no dropped control byte leaves two
-     * spaces side by side (found by fuzz_head). */
-    char *t = sm_utf8_clean(h->p, sm_html_decode(h->p, h->title,
-                                                 h->title_len)), *i, *o;
-    int space = 0;
+    h->res.title = sm_head_text(h->p, h->title, h->title_len, 0);
+}
 
-    for (i = o = t; *i; i++) {          /* collapse whitespace */
-        if (IS_SPACE(*i)) {
-            space = 1;
-            continue;
-        }
-        if (space && o > t)
-            *o++ = ' ';
-        space = 0;
-        *o++ = *i;
-    }
-    *o = '\0';
-    h->res.title = t;
+/* The end of a JSON-LD script: its publication time, if none yet. */
+void sm_head_finish_jsonld(sm_head *h)
+{
+    if (!h->published_ld)
+        h->published_ld = sm_jsonld_published(h->json, h->json_len);
+    h->in_json = 0;
 }
 
 /* A whole tag was read: act on it.  a: the attributes of a tag whose
@@ -395,6 +327,11 @@ static void on_tag(sm_head *h, tag_kind kind, int is_end, const attr *a)
         h->state = S_RAW;
         h->in_title = !h->res.title && strcmp(h->raw_name, "title") == 0;
         h->title_len = 0;
+        h->in_json = a && !h->published_ld && a[A_TYPE].value
+                     && sm_head_is_jsonld(a[A_TYPE].value, a[A_TYPE].len);
+        if (h->in_json && !h->json)
+            h->json = apr_palloc(h->p, SM_HEAD_JSONLD_MAX);
+        h->json_len = 0;
         break;
     case K_TEMPLATE:
         if (!is_end)
@@ -415,6 +352,18 @@ static void on_tag(sm_head *h, tag_kind kind, int is_end, const attr *a)
     default:
         break;
     }
+}
+
+/* The attributes of a <script> start tag s[..gt) (gt its first '>'), into
+ * a: only when it may say application/ld+json (a '+' in it), else NULL,
+ * so that other scripts cost a memchr. */
+static const attr *script_attrs(const sm_head *h, const char *s,
+                                const char *gt, attr *a)
+{
+    if (h->raw_name[1] != 'c' || !memchr(s, '+', (apr_size_t)(gt - s)))
+        return NULL;
+    ATTRS_CLEAR(a);
+    return parse_attrs(s, gt + 1, a) ? a : NULL;
 }
 
 /* The fast path: a whole tag inside the chunk (d: just after its '<'),
@@ -443,10 +392,13 @@ static apr_size_t tag_in_place(sm_head *h, const char *d, apr_size_t len)
         gt = memchr(p, '>', (apr_size_t)(end - p));  /* its first '>' */
         if (!gt)
             return 0;
-        on_tag(h, kind, is_end, NULL);
+        on_tag(h, kind, is_end, kind == K_RAW && !is_end
+                                && h->raw_name[1] == 'c'
+                                && gt - name <= SM_HEAD_TAG_MAX
+                                ? script_attrs(h, p, gt, a) : NULL);
         return (apr_size_t)(gt - d) + 1;
     }
-    memset(a, 0, sizeof(a));
+    ATTRS_CLEAR(a);
     gt = parse_attrs(p, end, a);
     if (!gt)
         return 0;
@@ -454,151 +406,40 @@ static apr_size_t tag_in_place(sm_head *h, const char *d, apr_size_t len)
     return (apr_size_t)(gt - d) + 1;
 }
 
-/* The byte-wise path, for a tag split between chunks: it is kept in
- * tag_buf (only its name, unless it is one we read). */
-static void tag_begin(sm_head *h, int is_end, const char *name,
-                      apr_size_t len)
+/* A JSON-LD script's text (out of line: title_append stays small: sm_head_int.h). */
+void sm_head_json_append(sm_head *h, const char *s, apr_size_t n)
 {
-    h->state = S_TAG;
-    h->tag = T_TAG_NAME;
-    h->tag_is_end = is_end;
-    h->tag_over = 0;
-    memcpy(h->tag_buf, name, len);
-    h->tag_len = len;
+    if (n > SM_HEAD_JSONLD_MAX - h->json_len)
+        n = SM_HEAD_JSONLD_MAX - h->json_len;
+    memcpy(h->json + h->json_len, s, n);
+    h->json_len += n;
 }
 
-/* The tag's name is complete: only the tags we read keep the rest. */
-static void tag_named(sm_head *h)
+/* The byte-wise path's ways in (sm_head_split.c); the fast path's calls
+ * stay static, for the compiler to inline and clone them. */
+const char *sm_head_parse_attrs(const char *s, const char *end, attr *a)
 {
-    h->kind = classify(h->tag_buf, h->tag_len, h->tag_buf + h->tag_len,
-                       h->tag_is_end, &h->raw_name);
-    h->name_len = h->tag_len;
-    h->tag = T_BEFORE_NAME;
-    if (h->tag_is_end || !READS_ATTRS(h->kind)) {
-        h->tag_over = 1;
-        h->tag = T_SKIP;
-    }
+    return parse_attrs(s, end, a);
 }
 
-/* Its '>' came: the same reading as tag_in_place's, over tag_buf with a
- * '>' put after the tag for parse_attrs to stop at. */
-static void tag_end(sm_head *h)
+tag_kind sm_head_classify(const char *s, apr_size_t n, const char *end,
+                          int is_end, const char **raw_name)
 {
-    attr a[A_COUNT];
-    const char *s, *end;
-
-    if (h->tag_is_end || h->tag_over || !READS_ATTRS(h->kind)) {
-        on_tag(h, h->kind, h->tag_is_end, NULL);
-        return;
-    }
-    memset(a, 0, sizeof(a));
-    h->tag_buf[h->tag_len] = '>';
-    s = h->tag_buf + h->name_len;
-    end = h->tag_buf + h->tag_len + 1;
-    parse_attrs(s, end, a);
-    on_tag(h, h->kind, 0, a);
+    return classify(s, n, end, is_end, raw_name);
 }
 
-static void tag_append(sm_head *h, const char *s, apr_size_t n)
+void sm_head_on_tag(sm_head *h, tag_kind kind, int is_end, const attr *a)
 {
-    if (h->tag_over)
-        return;
-    if (n > SM_HEAD_TAG_MAX - h->tag_len) {
-        h->tag_over = 1;
-        return;
-    }
-    memcpy(h->tag_buf + h->tag_len, s, n);
-    h->tag_len += n;
+    on_tag(h, kind, is_end, a);
 }
 
-static void title_append(sm_head *h, const char *s, apr_size_t n)
+const attr *sm_head_script_attrs(const sm_head *h, const char *s,
+                                 const char *gt, attr *a)
 {
-    if (!h->in_title)
-        return;
-    if (n > SM_HEAD_TITLE_MAX - h->title_len)
-        n = SM_HEAD_TITLE_MAX - h->title_len;
-    memcpy(h->title + h->title_len, s, n);
-    h->title_len += n;
+    return script_attrs(h, s, gt, a);
 }
 
 /* ---- the tokenizer ------------------------------------------------------- */
-
-/* In a tag split between chunks: up to its '>', byte by byte through the
- * states parse_attrs walks (quoted values with memchr).  Returns bytes
- * used. */
-static apr_size_t scan_tag(sm_head *h, const char *d, apr_size_t len)
-{
-    apr_size_t i = 0;
-
-    while (i < len) {
-        char c = d[i];
-
-        if (h->tag == T_SKIP) {
-            const char *gt = memchr(d + i, '>', len - i);
-            if (!gt)
-                return len;
-            tag_end(h);
-            return (apr_size_t)(gt - d) + 1;
-        }
-        if (h->tag == T_DQ || h->tag == T_SQ) {
-            const char *q = memchr(d + i, h->tag == T_DQ ? '"' : '\'',
-                                   len - i);
-            apr_size_t n = q ? (apr_size_t)(q - d) + 1 - i : len - i;
-            tag_append(h, d + i, n);
-            i += n;
-            if (q)
-                h->tag = T_BEFORE_NAME;
-            continue;
-        }
-        if (c == '>') {
-            if (h->tag == T_TAG_NAME)
-                tag_named(h);
-            tag_end(h);
-            return i + 1;
-        }
-        switch (h->tag) {
-        case T_TAG_NAME:
-            if (IS_SPACE(c) || c == '/')
-                tag_named(h);
-            break;
-        case T_BEFORE_NAME:
-            if (!IS_SPACE(c) && c != '/')
-                h->tag = T_ATTR_NAME;
-            break;
-        case T_ATTR_NAME:
-            if (IS_SPACE(c))
-                h->tag = T_AFTER_NAME;
-            else if (c == '/')
-                h->tag = T_BEFORE_NAME;
-            else if (c == '=')
-                h->tag = T_BEFORE_VALUE;
-            break;
-        case T_AFTER_NAME:
-            if (c == '=')
-                h->tag = T_BEFORE_VALUE;
-            else if (c == '/')
-                h->tag = T_BEFORE_NAME;
-            else if (!IS_SPACE(c))
-                h->tag = T_ATTR_NAME;
-            break;
-        case T_BEFORE_VALUE:
-            if (c == '"')
-                h->tag = T_DQ;
-            else if (c == '\'')
-                h->tag = T_SQ;
-            else if (!IS_SPACE(c))
-                h->tag = T_UNQUOTED;
-            break;
-        default:                                /* T_UNQUOTED */
-            if (IS_SPACE(c))
-                h->tag = T_BEFORE_NAME;
-            break;
-        }
-        tag_append(h, &c, 1);
-        i++;
-    }
-    return i;
-}
 
 /* In a comment: up to "-->" or "--!>" (or the abrupt "<!-->", "<!--->").
  * The bytes before a '>' may be in an earlier chunk: back[] keeps them. */
@@ -633,43 +474,7 @@ static apr_size_t scan_comment(sm_head *h, const char *d, apr_size_t len)
     return len;
 }
 
-/* After '<' in raw text: is it "</name" and a delimiter? */
-static apr_size_t scan_raw_end(sm_head *h, const char *d, apr_size_t len)
-{
-    apr_size_t i = 0, name_len = strlen(h->raw_name);
-
-    while (i < len) {
-        char c = d[i];
-        if (h->raw_matched == 0) {
-            if (c != '/')
-                break;
-        }
-        else if (h->raw_matched <= name_len) {
-            if (((unsigned char)c | 0x20)
-                != (unsigned char)h->raw_name[h->raw_matched - 1])
-                break;
-        }
-        else {
-            if (!(IS_SPACE(c) || c == '/' || c == '>'))
-                break;
-            if (h->in_title)
-                finish_title(h);
-            h->in_title = 0;
-            tag_begin(h, 1, h->raw_name, name_len);
-            return i;                   /* scan_tag reads the delimiter */
-        }
-        h->raw_text[h->raw_matched++] = c;
-        i++;
-    }
-    if (i < len) {                      /* not the end tag: it was text */
-        title_append(h, "<", 1);
-        title_append(h, h->raw_text, h->raw_matched);
-        h->state = S_RAW;
-    }
-    return i;
-}
-
-/* The fast path of scan_raw_end: "</name", its delimiter and its '>'
+/* The fast path of sm_head_scan_raw_end: "</name", its delimiter and its '>'
  * whole in the chunk (d: just after the '<').  Returns the bytes the end
  * tag took after the '<' (the element is over), -1 when the '<' is text,
  * 0 when the chunk ends first (the byte-wise path decides). */
@@ -687,7 +492,9 @@ static long raw_end_in_place(sm_head *h, const char *d, apr_size_t len)
     if (!gt)
         return 0;
     if (h->in_title)
-        finish_title(h);
+        sm_head_finish_title(h);
+    if (h->in_json)
+        sm_head_finish_jsonld(h);
     h->in_title = 0;
     on_tag(h, classify(d + 1, n, d + len, 1, &h->raw_name), 1, NULL);
     return (long)(gt - d) + 1;
@@ -709,7 +516,7 @@ static apr_size_t after_lt(sm_head *h, char c)
             return 1;
         }
         if (IS_ALPHA(c)) {
-            tag_begin(h, 0, &c, 1);
+            sm_head_tag_begin(h, 0, &c, 1);
             return 1;
         }
         if (c == '?') {
@@ -730,7 +537,7 @@ static apr_size_t after_lt(sm_head *h, char c)
         return 1;
     default:                /* S_END_OPEN */
         if (IS_ALPHA(c)) {
-            tag_begin(h, 1, &c, 1);
+            sm_head_tag_begin(h, 1, &c, 1);
             return 1;
         }
         h->state = c == '>' ? S_DATA : S_BOGUS;
@@ -803,13 +610,13 @@ int sm_head_feed(sm_head *h, const char *d, apr_size_t len)
                 h->state = S_DATA;
             break;
         case S_TAG:
-            i += scan_tag(h, d + i, len - i);
+            i += sm_head_scan_tag(h, d + i, len - i);
             break;
         case S_RAW:
             i += scan_raw(h, d + i, len - i);
             break;
         case S_RAW_END:
-            i += scan_raw_end(h, d + i, len - i);
+            i += sm_head_scan_raw_end(h, d + i, len - i);
             break;
         case S_DONE:
             break;
@@ -827,6 +634,8 @@ int sm_head_feed(sm_head *h, const char *d, apr_size_t len)
 const sm_head_result *sm_head_result_get(sm_head *h)
 {
     if (h->in_title && !h->res.title)
-        finish_title(h);        /* an unclosed <title>: what was read */
+        sm_head_finish_title(h);        /* an unclosed <title>: what was read */
+    h->res.published = h->published_meta ? h->published_meta
+                                         : h->published_ld;
     return &h->res;
 }

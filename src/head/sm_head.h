@@ -20,7 +20,12 @@
  *   - images: <meta property|name="og:image" content> (og:image:url,
  *     og:image:secure_url too), <meta name|property="twitter:image"
  *     content> (twitter:image:src too) and <link rel="image_src" href>,
- *     SM_HEAD_MAX_IMAGES of each form (sm_head_images.c).
+ *     SM_HEAD_MAX_IMAGES of each form (sm_head_images.c);
+ *   - the description and publication time (sm_head_news.h): of <meta
+ *     name="description">, <meta property="article:published_time"> and
+ *     the text of <script type="application/ld+json"> (its first
+ *     SM_HEAD_JSONLD_MAX bytes; a <script> tag's attributes are read only
+ *     when it holds a '+').
  * HTML as browsers tokenise it: tag and attribute names in any case,
  * double, single or no quotes, attributes in any order (the first of a
  * duplicated attribute wins), character references in values (numeric and
@@ -74,6 +79,13 @@ typedef struct {
     apr_array_header_t *alternates;  /* sm_head_alternate */
     apr_array_header_t *images; /* sm_head_image, each href once; NULL:
                                    none (made on the first) */
+    /* <meta name="description">'s text (sm_head_news.h: decoded,
+     * collapsed, cut), NULL: none */
+    const char *description;
+    /* the publication time: <meta property="article:published_time">,
+     * else the first JSON-LD NewsArticle/Article/BlogPosting's
+     * datePublished (sm_head_news.h), 0: none */
+    apr_time_t published;
 } sm_head_result;
 
 typedef struct sm_head sm_head;

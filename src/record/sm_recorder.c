@@ -99,6 +99,10 @@ static apr_uint32_t change_fingerprint(const sm_change *c)
     /* The head's images likewise (SitemapImages). */
     if (c->images)
         h = sm_hash_str(sm_hash_u64(h, 3), c->images);
+    /* A description or publication time likewise (NULL: not read). */
+    if (c->description)
+        h = sm_hash_u64(sm_hash_str(sm_hash_u64(h, 4), c->description),
+                        (apr_uint64_t)c->published);
     /* A forget for another reason is written: its verdict changed. */
     if (c->why)
         h = sm_hash_str(sm_hash_str(sm_hash_u64(h, 2), c->why), c->detail);
@@ -164,6 +168,8 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
     sm_rec_item *item;
     sm_rec_slot *slot = batch_slot(b, key);
     const char *title = NULL, *alternates = NULL, *images = NULL;
+    const char *description = NULL;
+    apr_time_t published = 0;
 
     if (slot->pos) {
         item = &APR_ARRAY_IDX(b->items, slot->pos - 1, sm_rec_item);
@@ -172,6 +178,8 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
             title = item->change.title;
             alternates = item->change.alternates;
             images = item->change.images;
+            description = item->change.description;
+            published = item->change.published;
         }
     }
     else {
@@ -201,6 +209,12 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
     item->change.alternates = c->alternates
                               ? apr_pstrdup(b->pool, c->alternates)
                               : alternates;
+    if (c->description)
+        item->change.description = apr_pstrdup(b->pool, c->description);
+    else {
+        item->change.description = description;
+        item->change.published = published;
+    }
     item->change.why = c->why ? apr_pstrdup(b->pool, c->why) : NULL;
     item->change.detail = c->detail ? apr_pstrdup(b->pool, c->detail)
                                     : NULL;

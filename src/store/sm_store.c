@@ -514,3 +514,20 @@ void sm_day_removed(apr_array_header_t *days, apr_int64_t day, apr_int64_t n)
     d->added = 0;
     d->removed = n;
 }
+
+apr_status_t sm_store_news_urls(sm_store *st, const char *base,
+                                apr_time_t since, int max, sm_news_fn *fn,
+                                void *baton)
+{
+    if (!st->ops->news_urls)
+        return APR_ENOTIMPL;
+    return st->ops->news_urls(st, base, since, max, fn, baton);
+}
+
+apr_status_t sm_store_llms_urls(sm_store *st, const char *base, int max,
+                                sm_llms_fn *fn, void *baton)
+{
+    if (!st->ops->llms_urls)
+        return APR_ENOTIMPL;
+    return st->ops->llms_urls(st, base, max, fn, baton);
+}

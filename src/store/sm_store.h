@@ -30,7 +30,7 @@
 #define SM_PAGE_OVERHEAD   256
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SM_SCHEMA_VERSION  10
+#define SM_SCHEMA_VERSION  11
 /* Days of removal counts the store keeps per site (the status page's
  * chart shows 42). */
 #define SM_REMOVED_DAYS 60
@@ -198,6 +198,13 @@ typedef struct {
      * image is the image's URL. */
     const char *images;
     const char *image;
+    /* SM_CHANGE_RECORD: the page's <meta name="description"> as the head
+     * reader saw it (sm_head_news.h), "" none, NULL not read (what is
+     * stored stays, published too); and its publication time (0: none).
+     * Read by the news sitemap and llms.txt; a change of either moves the
+     * page's version as a title's does, never its lastmod. */
+    const char *description;
+    apr_time_t published;
 } sm_change;
 
 /* ---- crawl coverage (SM_CHANGE_CRAWL) -------------------------------------
@@ -296,6 +303,17 @@ typedef struct {
  * the walk and is returned. */
 typedef apr_status_t sm_url_fn(void *baton, const char *url,
                                apr_time_t lastmod, const char *alternates);
+
+/* Called for each URL of the news sitemap (sm_store_news_urls): its
+ * stored title (NULL: none) and publication time. */
+typedef apr_status_t sm_news_fn(void *baton, const char *url,
+                                const char *title, apr_time_t published);
+
+/* Called for each URL of llms.txt (sm_store_llms_urls): its stored title
+ * and description (NULL: none) and lastmod. */
+typedef apr_status_t sm_llms_fn(void *baton, const char *url,
+                                const char *title, const char *description,
+                                apr_time_t lastmod);
 
 /* Called for each URL of a page that has a stored title. */
 typedef apr_status_t sm_title_fn(void *baton, const char *url,
@@ -447,6 +465,12 @@ typedef struct {
     /* Added for SitemapIndexNowStale; see sm_store_indexnow_stale. */
     apr_status_t (*indexnow_stale)(sm_store *st, const char *base,
                                    apr_time_t now, int *queued);
+    /* Added for the news sitemap and llms.txt; see sm_store_news_urls. */
+    apr_status_t (*news_urls)(sm_store *st, const char *base,
+                              apr_time_t since, int max, sm_news_fn *fn,
+                              void *baton);
+    apr_status_t (*llms_urls)(sm_store *st, const char *base, int max,
+                              sm_llms_fn *fn, void *baton);
 } sm_store_ops;
 
 struct sm_store {
@@ -748,6 +772,18 @@ apr_status_t sm_store_indexnow_stale(sm_store *st, const char *base,
 void sm_day_removed(apr_array_header_t *days, apr_int64_t day,
                     apr_int64_t n);
 
+
+/* The news sitemap's URLs (within the read snapshot): those of the site
+ * whose publication time is at or after since, newest first (then in id
+ * order), at most max. */
+apr_status_t sm_store_news_urls(sm_store *st, const char *base,
+                                apr_time_t since, int max, sm_news_fn *fn,
+                                void *baton);
+/* llms.txt's URLs (within the read snapshot): at most max of the site's,
+ * the shallowest paths first (fewest '/'), the home page first of them,
+ * then the most recently changed (lastmod), then in id order. */
+apr_status_t sm_store_llms_urls(sm_store *st, const char *base, int max,
+                                sm_llms_fn *fn, void *baton);
 
 /* The XML length of a URL's <loc> text once entity-escaped (&, ', ", <, >),
  * used to keep pages under SM_PAGE_MAX_BYTES. */

@@ -613,7 +613,8 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
             goto fail;
         sm_tx_held_count(&s->tx, st, stats, i);
     }
-    if (sm_pg_write_new(s, &nr) != 0 || tx_commit(s) != 0)
+    if (sm_pg_write_new(s, &nr) != 0 || sm_pg_news_put(s, changes, n) != 0
+        || tx_commit(s) != 0)
         goto fail;
     return APR_SUCCESS;
 
@@ -740,7 +741,7 @@ static const sm_store_ops pg_ops = {
     sm_pg_indexnow_stats, sm_pg_site_list, sm_pg_why, sm_pg_left_out,
     sm_pg_prune_sites, sm_pg_coverage, sm_pg_coverage_urls,
     sm_pg_page_images, sm_pg_crawl_days_note, sm_pg_crawl_days,
-    sm_pg_indexnow_stale
+    sm_pg_indexnow_stale, sm_pg_news_urls, sm_pg_llms_urls
 };
 
 /* ---- opening --------------------------------------------------------- */

@@ -255,4 +255,16 @@ apr_status_t sm_pg_indexnow_queue(sm_store *st, const char *base,
 apr_status_t sm_pg_indexnow_stats(sm_store *st, apr_pool_t *p,
                                   const char *base, apr_array_header_t **out);
 
+/* ---- news sitemap and llms.txt (sm_store_pg_news.c) --------------------- */
+
+/* The descriptions and publication times of the batch's records (those
+ * with a description), after its new rows are written; each change moves
+ * its page's version. */
+int sm_pg_news_put(pg_store *s, const sm_change *changes, int n);
+apr_status_t sm_pg_news_urls(sm_store *st, const char *base,
+                             apr_time_t since, int max, sm_news_fn *fn,
+                             void *baton);
+apr_status_t sm_pg_llms_urls(sm_store *st, const char *base, int max,
+                             sm_llms_fn *fn, void *baton);
+
 #endif

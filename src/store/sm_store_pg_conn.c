@@ -158,6 +158,11 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     "  PRIMARY KEY(site_id, crawler, day));"
     "ALTER TABLE sitemap_crawls ADD COLUMN stale_sent bigint NOT NULL"
     "  DEFAULT 0;",
+    /* 9 -> 10: the news sitemap and llms.txt (see sm_store_sqlite_schema.c) */
+    "ALTER TABLE sitemap_urls ADD COLUMN description text;"
+    "ALTER TABLE sitemap_urls ADD COLUMN published bigint NOT NULL DEFAULT 0;"
+    "CREATE INDEX sitemap_urls_published ON sitemap_urls(published)"
+    "  WHERE published > 0;",
 };
 
 /* ---- statements -------------------------------------------------------- */

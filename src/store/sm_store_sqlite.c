@@ -31,6 +31,12 @@
     " FROM sites s JOIN pages p ON p.site_id = s.id" \
     " WHERE s.base = ?1 AND p.page = ?2)"
 
+/* The ids of site ?1 (by base). */
+#define SITE_IDS \
+    "(SELECT id << " SITE_ID_SHIFT_SQL " AS lo," \
+    "  (id + 1) << " SITE_ID_SHIFT_SQL " AS hi FROM sites" \
+    "  WHERE base = ?1) r"
+
 static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_SITE_GET] =
         "SELECT id, last_page, url_count, next_id FROM sites WHERE base = ?1",
@@ -245,6 +251,27 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "SELECT u.url, i.image FROM " PAGE_IDS " r, images i, urls u"
         " WHERE i.url_id >= r.lo AND i.url_id < r.hi AND u.id = i.url_id"
         " ORDER BY i.url_id, i.source, i.image",
+    /* the news sitemap and llms.txt (sm_store_sqlite_news.c): a page's
+     * row when its description or publication time differs (RETURNING
+     * its page, whose version moves as for a title: the documents'
+     * validators follow) */
+    [STMT_NEWS_PUT] =
+        "UPDATE urls SET description = ?3, published = ?4"
+        " WHERE site_id = ?1 AND url = ?2"
+        " AND (description IS NOT ?3 OR published IS NOT ?4)"
+        " RETURNING page",
+    /* published > 0 lets the partial index urls_published serve it */
+    [STMT_NEWS_URLS] =
+        "SELECT u.url, u.title, u.published FROM " SITE_IDS ", urls u"
+        " WHERE u.published > 0 AND u.published >= ?2"
+        " AND u.id >= r.lo AND u.id < r.hi"
+        " ORDER BY u.published DESC, u.id LIMIT ?3",
+    /* a top-N sort: SQLite keeps max rows at a time, not the site's */
+    [STMT_LLMS_URLS] =
+        "SELECT u.url, u.title, u.description, u.lastmod FROM " SITE_IDS
+        ", urls u WHERE u.id >= r.lo AND u.id < r.hi"
+        " ORDER BY length(u.url) - length(replace(u.url, '/', '')),"
+        " u.url <> '/', u.lastmod DESC, u.id LIMIT ?2",
 };
 
 
@@ -382,7 +409,8 @@ const sm_store_ops sm_sqlite_ops = {
     sm_sqlite_indexnow_stats, sm_sqlite_site_list, sm_sqlite_why,
     sm_sqlite_left_out, sm_sqlite_prune_sites, sm_sqlite_coverage,
     sm_sqlite_coverage_urls, sm_sqlite_page_images,
-    sm_sqlite_crawl_days_note, sm_sqlite_crawl_days, sm_sqlite_indexnow_stale
+    sm_sqlite_crawl_days_note, sm_sqlite_crawl_days, sm_sqlite_indexnow_stale,
+    sm_sqlite_news_urls, sm_sqlite_llms_urls
 };
 
 sqlite3 *sm_sqlite_handle(sm_store *st)

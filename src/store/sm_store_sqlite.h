@@ -94,6 +94,10 @@ enum {
     STMT_IMG_PAGE,
     /* starts a document's snapshot (sm_store_sqlite_sitecache.c) */
     STMT_DATA_VERSION,
+    /* the news sitemap and llms.txt (sm_store_sqlite_news.c) */
+    STMT_NEWS_PUT,
+    STMT_NEWS_URLS,
+    STMT_LLMS_URLS,
     STMT_COUNT
 };
 
@@ -266,6 +270,18 @@ apr_status_t sm_sqlite_crawl_days(sm_store *st, apr_pool_t *p,
 /* SitemapIndexNowStale (sm_store_sqlite_stale.c). */
 apr_status_t sm_sqlite_indexnow_stale(sm_store *st, const char *base,
                                       apr_time_t now, int *queued);
+
+/* ---- news sitemap and llms.txt (sm_store_sqlite_news.c) ----------------- */
+
+/* c's description and publication time (c->description not NULL) into
+ * its stored row, if it is stored, moving its page's version when they
+ * change. */
+int sm_sqlite_news_put(sqlite_store *s, sm_tx_site *ts, const sm_change *c);
+apr_status_t sm_sqlite_news_urls(sm_store *st, const char *base,
+                                 apr_time_t since, int max, sm_news_fn *fn,
+                                 void *baton);
+apr_status_t sm_sqlite_llms_urls(sm_store *st, const char *base, int max,
+                                 sm_llms_fn *fn, void *baton);
 
 /* What sitemapctl stats and check say of the file (with_meta: also the
  * store's id and creation time). */

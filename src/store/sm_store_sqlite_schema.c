@@ -284,6 +284,15 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "  crawled INTEGER NOT NULL,"
     "  PRIMARY KEY(site_id, crawler, day)) WITHOUT ROWID;"
     "ALTER TABLE crawls ADD COLUMN stale_sent INTEGER NOT NULL DEFAULT 0;",
+    /* 10 -> 11: the news sitemap and llms.txt (issue 37): the page's <meta
+     * name="description"> as the head reader saw it (NULL: none or not
+     * known) and its publication time (seconds, 0: none), with an index
+     * of the pages that have one (few: articles), which the news sitemap
+     * reads newest first.  Writers of the schema before still running (a
+     * graceful restart) leave both alone. */
+    "ALTER TABLE urls ADD COLUMN description TEXT;"
+    "ALTER TABLE urls ADD COLUMN published INTEGER NOT NULL DEFAULT 0;"
+    "CREATE INDEX urls_published ON urls(published) WHERE published > 0;",
 };
 
 

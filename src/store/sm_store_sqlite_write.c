@@ -657,6 +657,17 @@ static int images(sqlite_store *s, const sm_change *c)
     return sm_sqlite_images_put(s, ts, c);
 }
 
+/* A record's description and publication time, once it is stored. */
+static int news(sqlite_store *s, const sm_change *c)
+{
+    sm_tx_site *ts;
+    int rc;
+
+    if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
+        return rc;
+    return sm_sqlite_news_put(s, ts, c);
+}
+
 apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
                              sm_apply_stats *stats)
 {
@@ -678,6 +689,9 @@ apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
         if (rc == SQLITE_OK && changes[i].op == SM_CHANGE_RECORD
             && changes[i].images)
             rc = images(s, &changes[i]);
+        if (rc == SQLITE_OK && changes[i].op == SM_CHANGE_RECORD
+            && changes[i].description)
+            rc = news(s, &changes[i]);
         if (rc != SQLITE_OK)
             goto fail;
         sm_tx_held_count(&s->tx, st, stats, i);

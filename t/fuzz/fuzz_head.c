@@ -14,6 +14,8 @@
  *     hreflang; resolved, each gives a base sm_url_parse_base accepts (an
  *     IDN host in its A-label form) and a target starting with '/';
  *   - the title has no leading, trailing or doubled space;
+ *   - the description likewise, at most SM_HEAD_DESCRIPTION_MAX
+ *     characters of valid UTF-8; a publication time is after 1970;
  *   - a canonical resolved against a page gives a target starting with '/'
  *     and a base sm_url_parse_base accepts;
  *   - the alternates' stored form (sm_alternates_from_head) reads back
@@ -27,6 +29,7 @@
 #include "fuzz.h"
 #include "head/sm_alternates.h"
 #include "head/sm_head.h"
+#include "head/sm_head_news.h"
 #include "util/sm_url.h"
 #include "serve/sm_xml.h"
 
@@ -36,11 +39,14 @@
 static const char *answer(apr_pool_t *p, sm_head *h)
 {
     const sm_head_result *r = sm_head_result_get(h);
-    const char *s = apr_psprintf(p, "%d %d %d [%s] [%s] [%s]", r->done,
+    const char *s = apr_psprintf(p, "%d %d %d [%s] [%s] [%s] [%s] %"
+                                 APR_TIME_T_FMT, r->done,
                                  r->truncated, r->noindex,
                                  r->canonical ? r->canonical : "-",
                                  r->base_href ? r->base_href : "-",
-                                 r->title ? r->title : "-");
+                                 r->title ? r->title : "-",
+                                 r->description ? r->description : "-",
+                                 r->published);
     int i;
 
     for (i = 0; i < r->alternates->nelts; i++) {
@@ -145,10 +151,21 @@ static void check_result(apr_pool_t *p, const sm_head_result *r)
             FUZZ_ASSERT(sm_url_parse_base(p, base, &err) != NULL);
         }
     }
+    FUZZ_ASSERT(r->published >= 0);
     if (r->title) {
         size_t n = strlen(r->title);
         FUZZ_ASSERT(n == 0 || (r->title[0] != ' ' && r->title[n - 1] != ' '));
         FUZZ_ASSERT(!strstr(r->title, "  "));
+    }
+    if (r->description) {
+        const unsigned char *c = (const unsigned char *)r->description;
+        size_t n = strlen(r->description), chars = 0;
+        FUZZ_ASSERT(n == 0 || (c[0] != ' ' && c[n - 1] != ' '));
+        FUZZ_ASSERT(!strstr(r->description, "  "));
+        for (; *c; c++)
+            chars += (*c & 0xc0) != 0x80;
+        FUZZ_ASSERT(chars <= SM_HEAD_DESCRIPTION_MAX);
+        FUZZ_ASSERT(n == 0 || (c[-1] & 0x80) == 0 || (c[-1] & 0xc0) == 0x80);
     }
     if (r->canonical
         && sm_head_resolve(p, "http://ex.com", "/a/b?c", r->canonical, &base,

@@ -816,6 +816,8 @@ def test_hreflang_postgresql_schema_3_upgraded_in_place(make_server, pg_db):
               " sitemap_crawl_unlisted, sitemap_crawl_days;"
               " ALTER TABLE sitemap_urls DROP COLUMN held;"
               " ALTER TABLE sitemap_urls DROP COLUMN alternates;"
+              " ALTER TABLE sitemap_urls DROP COLUMN description,"
+              " DROP COLUMN published;"
               " UPDATE sitemap_urls SET title = 'Kept';"
               " UPDATE sitemap_meta SET value = '3'"
               " WHERE key = 'schema_version'")

@@ -148,6 +148,8 @@ def test_schema_1_upgraded_in_place(make_server, pg_db):
               " ALTER TABLE sitemap_urls DROP COLUMN title;"
               " ALTER TABLE sitemap_urls DROP COLUMN alternates;"
               " ALTER TABLE sitemap_urls DROP COLUMN held;"
+              " ALTER TABLE sitemap_urls DROP COLUMN description,"
+              " DROP COLUMN published;"
               " UPDATE sitemap_meta SET value = '1'"
               " WHERE key = 'schema_version'")
     r = ctl("check", pg_db.uri)

@@ -49,10 +49,16 @@ static int unit_teardown(void **state)
     return 0;
 }
 
+/* SQL that takes a store back to before schema 11 (the news sitemap's
+ * description and publication time), for the tests that make an older
+ * store from a new one. */
+#define SM_UNIT_DROP_NEWS \
+    " DROP INDEX urls_published; ALTER TABLE urls DROP COLUMN description;" \
+    " ALTER TABLE urls DROP COLUMN published;"
+
 /* SQL that takes a store back to before schema 10 (crawl coverage per
- * day, SitemapIndexNowStale's mark), for the tests that make an older store
- * from a new one. */
-#define SM_UNIT_DROP_DAYS \
+ * day, SitemapIndexNowStale's mark), and so before every later step too. */
+#define SM_UNIT_DROP_DAYS SM_UNIT_DROP_NEWS \
     " DROP TABLE crawl_days; ALTER TABLE crawls DROP COLUMN stale_sent;"
 
 /* SQL that takes a store back to before schema 9 (SitemapImages), and so

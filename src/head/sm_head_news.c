@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* sm_head_news.c: a head's description and publication time (see
+ * sm_head_news.h). */
+#include "head/sm_head_news.h"
+
+#include <string.h>
+
+#include <apr_lib.h>
+#include <apr_strings.h>
+
+#include "util/sm_date.h"
+#include "util/sm_html.h"
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
+}
+
+/* Valid UTF-8 first, so that no dropped control byte leaves two spaces
+ * side by side (found by fuzz_head). */
+char *sm_head_text(apr_pool_t *p, const char *v, apr_size_t len,
+                   int max_chars)
+{
+    char *t = sm_utf8_clean(p, sm_html_decode(p, v, len)), *i, *o;
+    int space = 0, chars = 0;
+
+    for (i = o = t; *i; i++) {          /* collapse whitespace */
+        if (is_blank(*i)) {
+            space = 1;
+            continue;
+        }
+        if (space && o > t)
+            *o++ = ' ';
+        space = 0;
+        *o++ = *i;
+    }
+    if (max_chars)                      /* a title is not cut: no cost */
+        for (i = t; i < o; i++)         /* characters start at bytes */
+            if (((unsigned char)*i & 0xc0) != 0x80    /* not 10xxxxxx */
+                && chars++ == max_chars) {
+                o = i > t && i[-1] == ' ' ? i - 1 : i;
+                break;
+            }
+    *o = '\0';
+    return t;
+}
+
+/* ---- ISO 8601 ------------------------------------------------------------- */
+
+/* n digits at *s (within end): their value, -1 when they are not. */
+static int digits(const char **s, const char *end, int n)
+{
+    int v = 0;
+
+    if (end - *s < n)
+        return -1;
+    while (n--) {
+        if (!apr_isdigit(**s))
+            return -1;
+        v = v * 10 + (*(*s)++ - '0');
+    }
+    return v;
+}
+
+static int days_in_month(int y, int m)
+{
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+
+    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
+        return 29;
+    return days[m - 1];
+}
+
+/* The offset at s ("Z", "+hh:mm", "+hhmm", "+hh", or nothing) in
+ * seconds east of UTC; 1 on success with s at end. */
+static int offset_at(const char *s, const char *end, long *off)
+{
+    int sign, hh, mm = 0;
+
+    *off = 0;
+    if (s == end)
+        return 1;
+    if ((*s == 'Z' || *s == 'z') && s + 1 == end)
+        return 1;
+    if (*s != '+' && *s != '-')
+        return 0;
+    sign = *s++ == '-' ? -1 : 1;
+    if ((hh = digits(&s, end, 2)) < 0 || hh > 23)
+        return 0;
+    if (s < end && *s == ':')
+        s++;
+    if (s < end && ((mm = digits(&s, end, 2)) < 0 || mm > 59))
+        return 0;
+    *off = sign * (hh * 3600L + mm * 60L);
+    return s == end;
+}
+
+apr_time_t sm_iso8601_time(const char *s, apr_size_t len)
+{
+    const char *end = s + len;
+    int y, mo, d, h = 0, mi = 0, sec = 0;
+    long off = 0;
+    apr_int64_t t;
+
+    while (s < end && is_blank(*s))
+        s++;
+    while (end > s && is_blank(end[-1]))
+        end--;
+    if ((y = digits(&s, end, 4)) < 1970 || s == end || *s++ != '-'
+        || (mo = digits(&s, end, 2)) < 1 || mo > 12 || s == end
+        || *s++ != '-' || (d = digits(&s, end, 2)) < 1
+        || d > days_in_month(y, mo))
+        return 0;
+    if (s < end) {
+        if (*s != 'T' && *s != 't')
+            return 0;
+        s++;
+        if ((h = digits(&s, end, 2)) < 0 || h > 23 || s == end || *s++ != ':'
+            || (mi = digits(&s, end, 2)) < 0 || mi > 59)
+            return 0;
+        if (s < end && *s == ':') {
+            s++;
+            if ((sec = digits(&s, end, 2)) < 0 || sec > 60)
+                return 0;
+            if (s < end && (*s == '.' || *s == ',')) {
+                const char *f = ++s;
+                while (s < end && apr_isdigit(*s))
+                    s++;
+                if (s == f)
+                    return 0;
+            }
+        }
+        if (!offset_at(s, end, &off))
+            return 0;
+    }
+    t = sm_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + sec
+        - off;
+    return t > 0 ? apr_time_from_sec(t) : 0;
+}
+
+int sm_head_is_jsonld(const char *v, apr_size_t len)
+{
+    static const char want[] = "application/ld+json";
+
+    while (len && is_blank(*v)) {
+        v++;
+        len--;
+    }
+    while (len && is_blank(v[len - 1]))
+        len--;
+    return len == sizeof(want) - 1 && strncasecmp(v, want, len) == 0;
+}
+
+/* ---- JSON-LD -------------------------------------------------------------- */
+
+#define JSON_DEPTH 32
+#define JSON_STR   64
+
+enum { KEY_OTHER = 0, KEY_TYPE, KEY_DATE };
+
+typedef struct {
+    char is_array;
+    char expect_key;    /* an object's next string is a name */
+    char key;           /* the name of the value in progress (KEY_*);
+                           an array's: its own name's */
+    char article;
+    apr_time_t date;
+} json_frame;
+
+static int is_article_type(const char *t)
+{
+    const char *slash = strrchr(t, '/'), *colon = strrchr(t, ':');
+
+    if (slash || colon)
+        t = (slash > colon ? slash : colon) + 1;
+    return strcmp(t, "NewsArticle") == 0 || strcmp(t, "Article") == 0
+           || strcmp(t, "BlogPosting") == 0;
+}
+
+/* The string starting after the '"' at s: up to JSON_STR - 1 bytes of it
+ * into buf (escapes but \" and \\ kept as written; a longer one is cut),
+ * the position after its closing '"' returned, end when there is none. */
+static const char *json_string(const char *s, const char *end, char *buf)
+{
+    apr_size_t n = 0;
+
+    while (s < end && *s != '"') {
+        char c = *s++;
+        if (c == '\\' && s < end)
+            c = *s++;
+        if (n < JSON_STR - 1)
+            buf[n++] = c;
+    }
+    buf[n] = '\0';
+    return s < end ? s + 1 : end;
+}
+
+/* A string value of the innermost frame f (depth i). */
+static void json_value(json_frame *st, int i, const char *v)
+{
+    json_frame *f = &st[i];
+    int key = f->key;
+
+    if (f->is_array) {              /* its object is the frame below */
+        if (i == 0 || st[i - 1].is_array)
+            return;
+        f = &st[i - 1];
+    }
+    if (key == KEY_TYPE && is_article_type(v))
+        f->article = 1;
+    else if (key == KEY_DATE && !st[i].is_array)
+        f->date = sm_iso8601_time(v, strlen(v));
+}
+
+apr_time_t sm_jsonld_published(const char *s, apr_size_t len)
+{
+    const char *end = s + len;
+    json_frame st[JSON_DEPTH];
+    char buf[JSON_STR];
+    int top = -1;
+
+    while (s < end) {
+        char c = *s++;
+        json_frame *f = top >= 0 ? &st[top] : NULL;
+        switch (c) {
+        case '{':
+        case '[':
+            if (top == JSON_DEPTH - 1)
+                return 0;
+            st[++top].is_array = c == '[';
+            st[top].expect_key = c == '{';
+            st[top].key = c == '[' && f ? f->key : KEY_OTHER;
+            st[top].article = 0;
+            st[top].date = 0;
+            break;
+        case '}':
+        case ']':
+            if (!f)
+                return 0;
+            if (!f->is_array && f->article && f->date)
+                return f->date;
+            top--;
+            break;
+        case ',':
+            if (f && !f->is_array) {
+                f->expect_key = 1;
+                f->key = KEY_OTHER;
+            }
+            break;
+        case ':':
+            if (f && !f->is_array)
+                f->expect_key = 0;
+            break;
+        case '"':
+            s = json_string(s, end, buf);
+            if (!f)
+                break;
+            if (!f->is_array && f->expect_key)
+                f->key = strcmp(buf, "@type") == 0 ? KEY_TYPE
+                         : strcmp(buf, "datePublished") == 0 ? KEY_DATE
+                         : KEY_OTHER;
+            else
+                json_value(st, top, buf);
+            break;
+        default:                    /* blanks, numbers, literals */
+            break;
+        }
+    }
+    return 0;
+}
