@@ -175,6 +175,12 @@ typedef struct {
      * the site's sitemap documents. */
     const char *crawler;
     int sitemap;
+    /* SM_CHANGE_RECORD: 1 when url is a file's own URL, served by that
+     * file with no path info and not rewritten (/index.php).  URLs stored
+     * under it ("url/...") with its ETag are the file again under path
+     * info, recorded before url was (sm_change.same_as, the other order):
+     * they leave, with the verdict "path info" naming url.  0: none */
+    int file_url;
 } sm_change;
 
 /* ---- crawl coverage (SM_CHANGE_CRAWL) -------------------------------------
