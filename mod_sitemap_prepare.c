@@ -139,6 +139,24 @@ static int place_status(int level)
     return level == APLOG_EMERG ? HTTP_INTERNAL_SERVER_ERROR : OK;
 }
 
+/* The walk post_config makes (sitemap_prepare_database), without making
+ * anything: a link it would refuse, a file on the way, or a directory it
+ * could not make (the nearest existing one not writable by this process,
+ * which makes them, or on a read-only or kernel file system) shows at -t
+ * already, with the message the start would give. */
+static int probe_dir(server_rec *s, const char *path, const char *dir,
+                     int level)
+{
+    char err[512];
+    apr_status_t rv = sm_fs_probe_dir(dir, err, sizeof(err));
+
+    if (rv == APR_SUCCESS)
+        return OK;
+    ap_log_error(APLOG_MARK, level, rv, s, "SitemapDatabase '%s': cannot "
+                 "open or create its directory: %s", path, err);
+    return place_status(level);
+}
+
 static int check_reach(apr_pool_t *p, server_rec *s, const char *path)
 {
     int level = place_problem();
@@ -148,22 +166,8 @@ static int check_reach(apr_pool_t *p, server_rec *s, const char *path)
     int res;
 
     sm_fs_split(p, path, &dir, &name);
-    if (geteuid() == 0) {
-        /* The walk post_config makes, without making anything: a link it
-         * would refuse, or a file on the way, shows at -t already. */
-        char err[512];
-        int fd;
-        apr_status_t rv = sm_fs_open_dir(dir, 0, SM_FS_KEEP_ID,
-                                         SM_FS_KEEP_ID, &fd, err,
-                                         sizeof(err));
-        if (rv == APR_SUCCESS)
-            close(fd);
-        else if (!APR_STATUS_IS_ENOENT(rv)) {
-            ap_log_error(APLOG_MARK, level, rv, s, "SitemapDatabase '%s': "
-                         "cannot use its directory: %s", path, err);
-            return place_status(level);
-        }
-    }
+    if ((res = probe_dir(s, path, dir, level)) != OK)
+        return res;
     rc.n = 0;
     walk = apr_pstrdup(p, dir);
     if (*walk == '/') {

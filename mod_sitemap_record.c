@@ -160,6 +160,20 @@ static const char *script_url(apr_pool_t *p, const sitemap_server_conf *conf,
     return url;
 }
 
+/* Is url (stored form) the own URL of the file that served last: no path
+ * info, not rewritten (sm_change.file_url)? */
+static int file_own_url(apr_pool_t *p, const sitemap_server_conf *conf,
+                        const request_rec *last, const char *url)
+{
+    char *path, *own;
+
+    if (final_path_info(last) || last->finfo.filetype != APR_REG
+        || sm_url_from_target(p, last->uri, conf->allow_query, 0, &path,
+                              &own) != SM_URL_OK)
+        return 0;
+    return strcmp(own, url) == 0;
+}
+
 /* A Last-Modified that is a real modification time: not the time of the
  * response itself (applications that send "now"), nor later.  0 when
  * there is none, or not a real one. */
@@ -375,6 +389,9 @@ static void page_details(request_rec *r, const sitemap_server_conf *conf,
      * is that page again, not a second one (the writer compares). */
     if (final_path_info(last))
         change->same_as = script_url(r->pool, conf, last);
+    /* And the other order: the file's own URL, whose copies under path
+     * info stored before it leave (the writer compares). */
+    change->file_url = file_own_url(r->pool, conf, last, change->url);
     /* What the head said of its title ("" for none); NULL when the
      * head was not read, which leaves a stored title alone. */
     if (note && note->state == SITEMAP_HEAD_READ) {

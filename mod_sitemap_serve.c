@@ -213,6 +213,21 @@ static apr_status_t to_client(void *baton, const char *data, apr_size_t len)
         cs->out = APR_ECONNABORTED;
         return cs->out;
     }
+    /* A HEAD: once bytes passed httpd's content_length filter the headers
+     * are out and the rest would be dropped; it is not made (APR_EOF is
+     * no fault: the client's answer is complete). */
+    if (cs->r->header_only && cs->r->bytes_sent) {
+        cs->out = APR_EOF;
+        return cs->out;
+    }
+    return APR_SUCCESS;
+}
+
+/* A sink that only counts (a HEAD's Content-Length). */
+static apr_status_t count_only(void *baton, const char *data, apr_size_t len)
+{
+    (void)data;
+    *(apr_off_t *)baton += (apr_off_t)len;
     return APR_SUCCESS;
 }
 
@@ -282,20 +297,37 @@ static int validators(sitemap_reply *rp)
     return ap_meets_conditions(r);
 }
 
-/* The body streamed as it is written (gzip as a rendition would be). */
-static int stream(serving *sv, const sitemap_doc_type *type)
+/* The body to sink, gzip-compressed when the reply is: the body's status
+ * (APR_ENOMEM when zlib could not start: *no_zlib set). */
+static apr_status_t render(serving *sv, const sitemap_doc_type *type,
+                           sm_sink *sink, void *baton, int *no_zlib)
 {
     sitemap_reply *rp = &sv->rp;
     sm_gzip *gz = NULL;
     apr_status_t rv;
 
-    if (rp->gzip && sm_gzip_create(&gz, rp->r->pool, SM_GZIP_LEVEL,
-                                   to_client, &sv->client) != APR_SUCCESS)
-        return HTTP_INTERNAL_SERVER_ERROR;
-    rv = type->body(rp, gz ? sm_gzip_write : to_client,
-                    gz ? (void *)gz : (void *)&sv->client);
+    *no_zlib = 0;
+    if (rp->gzip && sm_gzip_create(&gz, rp->r->pool, SM_GZIP_LEVEL, sink,
+                                   baton) != APR_SUCCESS) {
+        *no_zlib = 1;
+        return APR_ENOMEM;
+    }
+    rv = type->body(rp, gz ? sm_gzip_write : sink, gz ? (void *)gz : baton);
     if (gz && rv == APR_SUCCESS)
         rv = sm_gzip_finish(gz);
+    return rv;
+}
+
+/* The body streamed as it is written (gzip as a rendition would be). */
+static int stream(serving *sv, const sitemap_doc_type *type)
+{
+    sitemap_reply *rp = &sv->rp;
+    apr_status_t rv;
+    int no_zlib;
+
+    rv = render(sv, type, to_client, &sv->client, &no_zlib);
+    if (no_zlib)
+        return HTTP_INTERNAL_SERVER_ERROR;
     /* Done, or the client is gone (nothing wrong with the store). */
     if (rv == APR_SUCCESS || sv->client.out != APR_SUCCESS)
         return OK;
@@ -303,6 +335,31 @@ static int stream(serving *sv, const sitemap_doc_type *type)
     /* Nothing left the writer's buffer yet (the XML's is 16 KiB): the
      * answer can still be a clean 503. */
     return sv->client.sent ? OK : HTTP_SERVICE_UNAVAILABLE;
+}
+
+/* A HEAD of a document without a file: the GET's headers, Content-Length
+ * included.  The length is counted by a render that only counts; then the
+ * GET's body goes down the filters until the headers are out (to_client),
+ * so that an encoding filter says what it says to the GET: mod_deflate
+ * drops the length and compresses, and httpd counts what it makes when it
+ * all fits the first brigade, as for a static file; the HEAD never claims
+ * the plain length for a compressed body.  Costs a GET's render. */
+static int head_only(serving *sv, const sitemap_doc_type *type)
+{
+    sitemap_reply *rp = &sv->rp;
+    apr_off_t len = 0;
+    apr_status_t rv;
+    int no_zlib;
+
+    rv = render(sv, type, count_only, &len, &no_zlib);
+    if (no_zlib)
+        return HTTP_INTERNAL_SERVER_ERROR;
+    if (rv != APR_SUCCESS) {
+        store_fault(sv, rv, rp->st ? sm_store_error(rp->st) : "");
+        return HTTP_SERVICE_UNAVAILABLE;
+    }
+    ap_set_content_length(rp->r, len);
+    return stream(sv, type);
 }
 
 /* Everything done with the snapshot open: the status, or OK with a file,
@@ -325,8 +382,8 @@ static int produce(serving *sv, const sitemap_doc_type *type)
         sv->has_file = 1;
         return OK;
     }
-    if (rp->r->header_only)     /* no file: the length is unknown */
-        return OK;
+    if (rp->r->header_only)
+        return head_only(sv, type);
     return stream(sv, type);
 }
 

@@ -205,6 +205,12 @@ typedef struct {
      * page's version as a title's does, never its lastmod. */
     const char *description;
     apr_time_t published;
+    /* SM_CHANGE_RECORD: 1 when url is a file's own URL, served by that
+     * file with no path info and not rewritten (/index.php).  URLs stored
+     * under it ("url/...") with its ETag are the file again under path
+     * info, recorded before url was (sm_change.same_as, the other order):
+     * they leave, with the verdict "path info" naming url.  0: none */
+    int file_url;
 } sm_change;
 
 /* ---- crawl coverage (SM_CHANGE_CRAWL) -------------------------------------

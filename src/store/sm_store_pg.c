@@ -579,7 +579,9 @@ static int apply_one(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
     if (c->op != SM_CHANGE_FORGET
         && !apr_hash_get(nr->stored, key, APR_HASH_KEY_STRING)
         && !apr_hash_get(nr->pending, key, APR_HASH_KEY_STRING))
-        return sm_pg_queue_new(s, nr, c, ts, key, stats);
+        return sm_pg_queue_new(s, nr, c, ts, key, stats) != 0 ? -1
+               : apr_hash_get(nr->pending, key, APR_HASH_KEY_STRING)
+                 ? sm_pg_copies_leave(s, nr, c, ts, stats) : 0;
     /* One by one, after the new rows before it. */
     if (sm_pg_write_new(s, nr) != 0
         || (c->op == SM_CHANGE_FORGET ? forget(s, c, ts, stats)
@@ -780,4 +782,10 @@ fail:
         apr_cpystrn(errmsg, s->base.errmsg, errlen);
     sm_pg_close(&s->base);
     return APR_EGENERAL;
+}
+
+int sm_pg_forget(pg_store *s, const sm_change *c, sm_tx_site *ts,
+                 sm_apply_stats *stats)
+{
+    return forget(s, c, ts, stats);
 }

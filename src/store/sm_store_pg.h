@@ -158,6 +158,13 @@ typedef struct {
     apr_array_header_t *url, *etag, *title, *alternates;      /* char * */
 } sm_pg_new_rows;
 
+/* The writer's forget (sm_store_pg.c), and what leaves when a file's own
+ * URL is added (sm_change.file_url; sm_store_pg_copies.c): 0, or -1. */
+int sm_pg_forget(pg_store *s, const sm_change *c, sm_tx_site *ts,
+                 sm_apply_stats *stats);
+int sm_pg_copies_leave(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
+                       sm_tx_site *ts, sm_apply_stats *stats);
+
 void sm_pg_new_rows_init(sm_pg_new_rows *nr, apr_pool_t *p);
 /* The key of url of ts's site in nr's tables. */
 const char *sm_pg_row_key(apr_pool_t *p, const sm_tx_site *ts,

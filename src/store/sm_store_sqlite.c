@@ -114,6 +114,9 @@ static const char *const stmt_sql[STMT_COUNT] = {
         "UPDATE urls SET title = ?2 WHERE id = ?1",
     [STMT_URL_ALTERNATES] =
         "UPDATE urls SET alternates = ?2 WHERE id = ?1",
+    [STMT_URL_UNDER] =
+        "SELECT url, etag FROM urls"
+        " WHERE site_id = ?1 AND url >= ?2 AND url < ?3 AND etag IS NOT NULL",
     [STMT_REMOVED_ADD] =
         "INSERT INTO removed_days(site_id, day, n) VALUES (?1, ?2, ?3)"
         " ON CONFLICT(site_id, day) DO UPDATE SET n = n + excluded.n",

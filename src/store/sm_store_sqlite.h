@@ -49,6 +49,7 @@ enum {
     STMT_PAGE_TITLES,
     STMT_URL_TITLE,
     STMT_URL_ALTERNATES,
+    STMT_URL_UNDER,
     STMT_REMOVED_ADD,
     STMT_REMOVED_PRUNE,
     /* sitemapctl and the settings kept with a site */
@@ -188,6 +189,12 @@ void sm_sqlite_close(sm_store *st);
 
 /* ---- writing (sm_store_sqlite_write.c) ------------------------------------ */
 
+/* The writer's forget (sm_store_sqlite_write.c), and what leaves when a
+ * file's own URL is stored (sm_change.file_url; sm_store_sqlite_copies.c). */
+int sm_sqlite_forget(sqlite_store *s, const sm_change *c,
+                     sm_apply_stats *stats);
+int sm_sqlite_copies_leave(sqlite_store *s, const sm_change *c,
+                           sqlite3_int64 site_id, sm_apply_stats *stats);
 apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
                              sm_apply_stats *stats);
 apr_status_t sm_sqlite_expire(sm_store *st, const sm_site_conf *site,

@@ -512,7 +512,7 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
             return rc;
         if (added) {
             stats->added++;
-            return SQLITE_OK;
+            return sm_sqlite_copies_leave(s, c, ts->row.id, stats);
         }
     }
     if (!(q = sm_sqlite_stmt(s, STMT_URL_GET)))
@@ -797,4 +797,10 @@ apr_status_t sm_sqlite_sync_sites(sm_store *st,
         return APR_EGENERAL;
     }
     return APR_SUCCESS;
+}
+
+int sm_sqlite_forget(sqlite_store *s, const sm_change *c,
+                     sm_apply_stats *stats)
+{
+    return forget(s, c, stats);
 }

@@ -11,6 +11,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <linux/magic.h>
+#include <sys/vfs.h>
+#endif
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC)
 
@@ -91,8 +95,59 @@ fail:
     return -1;
 }
 
-apr_status_t sm_fs_open_dir(const char *dir, int create, uid_t uid,
-                            gid_t gid, int *fd, char *err, apr_size_t errlen)
+#ifdef __linux__
+/* Kernel file systems whose directories take no new directory, even from
+ * root, though access() says they could: mkdir answers ENOENT or EPERM. */
+static const char *no_new_dirs(int fd)
+{
+    struct statfs sf;
+
+    if (fstatfs(fd, &sf) != 0)
+        return NULL;
+    switch ((unsigned long)sf.f_type) {
+    case PROC_SUPER_MAGIC:
+        return "proc";
+    case SYSFS_MAGIC:
+        return "sysfs";
+    case DEVPTS_SUPER_MAGIC:
+        return "devpts";
+    default:
+        return NULL;
+    }
+}
+#else
+static const char *no_new_dirs(int fd)
+{
+    (void)fd;
+    return NULL;
+}
+#endif
+
+/* Could this process make the directory missing (shown as path[0..len))
+ * in the open directory fd?  APR_SUCCESS, or why not in err. */
+static apr_status_t could_make(int fd, const char *path, apr_size_t len,
+                               char *err, apr_size_t errlen)
+{
+    const char *fs = no_new_dirs(fd);
+    int e;
+
+    if (fs) {
+        apr_snprintf(err, errlen, "'%.*s': %s, and no directory can be made "
+                     "there (a %s file system)", (int)len, path,
+                     strerror(ENOENT), fs);
+        return APR_ENOENT;
+    }
+    if (faccessat(fd, ".", W_OK | X_OK, 0) == 0)
+        return APR_SUCCESS;
+    e = errno;
+    apr_snprintf(err, errlen, "'%.*s': %s", (int)len, path, strerror(e));
+    return APR_FROM_OS_ERROR(e);
+}
+
+/* sm_fs_open_dir, or with probe its dry run: nothing is made, and the
+ * first missing directory must be one this process could make (*fd -1). */
+static apr_status_t walk(const char *dir, int create, int probe, uid_t uid,
+                         gid_t gid, int *fd, char *err, apr_size_t errlen)
 {
     char path[PATH_MAX], *name, *end;
     apr_size_t len = strlen(dir);
@@ -127,6 +182,11 @@ apr_status_t sm_fs_open_dir(const char *dir, int create, uid_t uid,
         *end = saved;
         if (next < 0) {
             apr_status_t rv = APR_FROM_OS_ERROR(errno);
+            if (probe && errno == ENOENT) {
+                rv = could_make(cur, path, (apr_size_t)(end - path), err,
+                                errlen);
+                *fd = -1;
+            }
             close(cur);
             return rv;
         }
@@ -135,6 +195,23 @@ apr_status_t sm_fs_open_dir(const char *dir, int create, uid_t uid,
     }
     *fd = cur;
     return APR_SUCCESS;
+}
+
+apr_status_t sm_fs_open_dir(const char *dir, int create, uid_t uid,
+                            gid_t gid, int *fd, char *err, apr_size_t errlen)
+{
+    return walk(dir, create, 0, uid, gid, fd, err, errlen);
+}
+
+apr_status_t sm_fs_probe_dir(const char *dir, char *err, apr_size_t errlen)
+{
+    int fd = -1;
+    apr_status_t rv = walk(dir, 0, 1, SM_FS_KEEP_ID, SM_FS_KEEP_ID, &fd,
+                           err, errlen);
+
+    if (fd >= 0)
+        close(fd);
+    return rv;
 }
 
 apr_status_t sm_fs_give_file(int dirfd, const char *name, uid_t uid,

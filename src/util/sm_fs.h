@@ -28,6 +28,13 @@
 apr_status_t sm_fs_open_dir(const char *dir, int create, uid_t uid,
                             gid_t gid, int *fd, char *err, apr_size_t errlen);
 
+/* What sm_fs_open_dir(dir, create 1) would meet, with nothing made (a
+ * configuration test): APR_SUCCESS when dir exists or its first missing
+ * directory could be made by this process (its parent a directory it can
+ * write and search, on a file system that takes directories), else why
+ * not in err, as sm_fs_open_dir would say it.  Links as sm_fs_open_dir. */
+apr_status_t sm_fs_probe_dir(const char *dir, char *err, apr_size_t errlen);
+
 /* The file name in the open directory dirfd (the store or a journal).
  * APR_ENOENT when it does not exist.  Otherwise it must be a regular file
  * with a single link, owned by root or by uid (or, when uid is

@@ -117,22 +117,58 @@ def test_directive_in_directory_context_stops_startup(make_server, container, li
 
 
 def test_database_location_not_creatable(make_server):
-    """/proc cannot hold a new directory, not even for root."""
+    """/proc cannot hold a new directory, not even for root: `-t` refuses
+    it as the start does, with the same message."""
     srv = make_server(sitemap=False)
-    srv.config_fails("SitemapDatabase", "/proc/sitemap-test/sitemap.db",
-                     check_syntax=False, conf="""
+    msgs = srv.config_fails(
+        "SitemapDatabase '/proc/sitemap-test/sitemap.db': cannot open or "
+        "create its directory: '/proc/sitemap-test': No such file or directory",
+        conf="""
 Sitemap On
 SitemapDatabase /proc/sitemap-test/sitemap.db
 """)
+    assert "a proc file system" in msgs[0], msgs[0]
+    assert not os.path.exists("/proc/sitemap-test")
 
 
 def test_database_below_a_regular_file(make_server):
     srv = make_server(sitemap=False)
     srv.config_fails("SitemapDatabase", "htdocs/page.html/sitemap.db",
-                     check_syntax=False, conf="""
+                     "is not a directory", conf="""
 Sitemap On
 SitemapDatabase htdocs/page.html/sitemap.db
 """)
+
+
+def tree(root):
+    """Every path under root, with its type, mode and mtime."""
+    out = {}
+    for d, dirs, files in os.walk(root):
+        for n in dirs + files:
+            p = os.path.join(d, n)
+            st = os.lstat(p)
+            out[p] = (st.st_mode, st.st_mtime_ns)
+    return out
+
+
+def test_syntax_check_makes_nothing(make_server):
+    """`-t` probes the store's missing directories without making them:
+    a good configuration passes and leaves the tree as it was."""
+    srv = make_server(sitemap=False)
+    srv.conf_text = """
+Sitemap On
+SitemapDatabase var/new/deeper/sitemap.db
+"""
+    srv.write_conf()
+    before = tree(srv.root)
+    r = srv.ctl("-t")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert tree(srv.root) == before
+    assert not os.path.exists(srv.path("var/new"))
+    # and the start makes them
+    srv.start()
+    srv.get_ok("/page.html")
+    srv.wait_recorded("/page.html", db=srv.path("var/new/deeper/sitemap.db"))
 
 
 def test_database_is_a_directory(make_server):

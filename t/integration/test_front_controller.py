@@ -7,6 +7,8 @@ asked for, at any depth, is a page of its own and must be listed; a static
 file answering /page.html/anything (AcceptPathInfo On) is the same page
 under a second name and must not be (issue 31, item 9: test_apps.py does
 the same with the real applications)."""
+import time
+
 import pytest
 
 from sitemap_check import fetch_all, union_paths
@@ -104,3 +106,70 @@ def test_static_file_with_path_info_is_not_a_second_page(make_server):
     pages, _ = fetch_all(srv)
     assert union_paths(pages, srv.base) == {"/page.html"} | {
         p for p in srv.urls() if p.startswith("/sentinel-")}
+
+
+# ---------------------------------------------------------------------------
+# a script answering one page for any path info, in either order
+
+from pg import pg_cluster, pg_db  # noqa: E402,F401 (fixtures)
+
+SAME = r"""#!/bin/sh
+printf 'Content-Type: text/html; charset=utf-8\r\n\r\n'
+printf '<!DOCTYPE html><html><head><title>One page</title></head>'
+printf '<body>the same page for any path info</body></html>\n'
+"""
+COPIES = ["/same.cgi/anything", "/same.cgi/a/b.html"]
+
+
+def wait_until(what, cond, timeout=30):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout}s: {what}")
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("store", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("order", ["script-first", "path-info-first"])
+def test_script_path_info_is_one_page_in_either_order(make_server, request,
+                                                      order, store):
+    """/same.cgi answers the same document (no canonical) for any path
+    info: one page, whichever was asked for first.  Script first, the
+    writer keeps the path-info URLs out; path info first, they are stored
+    until the script's own URL is, and then leave.  A script whose path
+    info is a page of its own (the controller names its URL) stays."""
+    db = request.getfixturevalue("pg_db") if store == "postgresql" else None
+    srv = make_server(db=db.uri) if db else make_server()
+    srv.conf_text = CONF.format(docroot=srv.docroot)
+    srv.write("htdocs/same.cgi", SAME, mode=0o755)
+    srv.write("htdocs/fb/index.cgi", CONTROLLER, mode=0o755)
+    srv.start()
+
+    def stored():
+        return set(db.urls(srv.base)) if db else srv.urls()
+
+    scripts = ["/same.cgi", "/fb/index.cgi"]
+    others = COPIES + ["/fb/index.cgi/other"]
+    first, then = (scripts, others) if order == "script-first" else (others, scripts)
+    for p in first:
+        srv.get_ok(p)
+    wait_until(f"{first} stored", lambda: set(first) <= stored())
+    for p in then:
+        srv.get_ok(p)
+    if order == "script-first":
+        # the controller's own page is stored; the copies never are
+        wait_until("/fb/index.cgi/other stored",
+                   lambda: "/fb/index.cgi/other" in stored())
+    else:
+        # the script's own URL stored: its copies leave
+        wait_until("/same.cgi stored, its copies gone",
+                   lambda: "/same.cgi" in stored()
+                   and not set(COPIES) & stored())
+    # every process's queue written (a stop flushes them)
+    srv.graceful_stop()
+    srv.restart()
+    have = stored()
+    assert not set(COPIES) & have, sorted(have)
+    assert {"/same.cgi", "/fb/index.cgi", "/fb/index.cgi/other"} <= have, sorted(have)
+    pages, _ = fetch_all(srv)
+    assert union_paths(pages, srv.base) == have

@@ -477,7 +477,7 @@ static void test_export_errors(void **state)
     {
         sm_site_conf site = { BASE, 2, 0, 0, NULL, 0 };
         sm_change c = { SM_CHANGE_RECORD, &site, "/late", 0, NULL,
-                        apr_time_now(), NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+                        apr_time_now(), NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
         sm_apply_stats stats;
         assert_int_equal(sm_store_apply(st, &c, 1, &stats), APR_SUCCESS);
     }

@@ -31,7 +31,7 @@ static void apply1(sm_store *st, sm_change_op op, const sm_site_conf *site,
                    const char *url, apr_time_t lm, const char *etag,
                    apr_time_t seen, sm_apply_stats *stats)
 {
-    sm_change c = { op, site, url, lm, etag, seen, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+    sm_change c = { op, site, url, lm, etag, seen, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     sm_apply_stats local;
     if (sm_store_apply(st, &c, 1, stats ? stats : &local) != APR_SUCCESS)
         fail_msg("apply %s: %s", url, sm_store_error(st));
@@ -121,10 +121,10 @@ static void test_settings_after_rollback(void **state)
     sm_site_conf a = { "http://a.example", 10, 0, 0, "path /a.xml\n", 0 };
     sm_change c[2] = {
         { SM_CHANGE_RECORD, &a, "/1", 0, NULL, apr_time_from_sec(1), NULL,
-          NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 },
+          NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 },
         /* refused by the trigger below: the batch is rolled back */
         { SM_CHANGE_RECORD, &a, "/boom", 0, NULL, apr_time_from_sec(1),
-          NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 },
+          NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 },
     };
     sm_apply_stats stats;
 

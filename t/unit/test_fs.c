@@ -78,6 +78,53 @@ static void test_open_dir_and_links(void **state)
     assert_int_not_equal(access(at(u, "target/other"), F_OK), 0);
 }
 
+/* The dry run: what sm_fs_open_dir(create 1) would meet, nothing made. */
+static void test_probe_dir(void **state)
+{
+    unit_ctx *u = *state;
+    char err[256];
+    struct stat before, after;
+
+    assert_int_equal(mkdir(at(u, "have"), 0755), 0);
+    assert_int_equal(stat(at(u, "have"), &before), 0);
+    /* Existing, or missing below a directory we can write: fine, and
+     * nothing is made. */
+    assert_int_equal(sm_fs_probe_dir(at(u, "have"), err, sizeof(err)),
+                     APR_SUCCESS);
+    assert_int_equal(sm_fs_probe_dir(at(u, "have/x/y"), err, sizeof(err)),
+                     APR_SUCCESS);
+    assert_int_not_equal(access(at(u, "have/x"), F_OK), 0);
+    assert_int_equal(stat(at(u, "have"), &after), 0);
+    assert_int_equal(after.st_mtime, before.st_mtime);
+    /* A file on the way, as sm_fs_open_dir says it. */
+    touch(at(u, "file"), 0600);
+    assert_int_equal(sm_fs_probe_dir(at(u, "file/d"), err, sizeof(err)),
+                     APR_ENOTDIR);
+    assert_non_null(strstr(err, "file': Not a directory"));
+    /* A link in a directory others can write: refused as the walk does. */
+    assert_int_equal(mkdir(at(u, "open"), 0777), 0);
+    assert_int_equal(chmod(at(u, "open"), 0777), 0);
+    assert_int_equal(symlink(at(u, "have"), at(u, "open/link")), 0);
+    assert_int_equal(sm_fs_probe_dir(at(u, "open/link/new"), err,
+                                     sizeof(err)), APR_EACCES);
+#ifdef __linux__
+    /* A kernel file system takes no directory, not even from root. */
+    assert_int_equal(sm_fs_probe_dir("/proc/sm-probe/d", err, sizeof(err)),
+                     APR_ENOENT);
+    assert_non_null(strstr(err, "'/proc/sm-probe': No such file or "
+                                "directory, and no directory can be made "
+                                "there (a proc file system)"));
+#endif
+    /* A directory we cannot write (root can write any). */
+    if (geteuid() != 0) {
+        assert_int_equal(chmod(at(u, "have"), 0555), 0);
+        assert_int_equal(sm_fs_probe_dir(at(u, "have/x"), err, sizeof(err)),
+                         APR_EACCES);
+        assert_non_null(strstr(err, "have/x': Permission denied"));
+        assert_int_equal(chmod(at(u, "have"), 0755), 0);
+    }
+}
+
 static void test_give_file(void **state)
 {
     unit_ctx *u = *state;
@@ -149,6 +196,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_open_dir_makes_missing_dirs,
                                         unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_open_dir_and_links, unit_setup,
+                                        unit_teardown),
+        cmocka_unit_test_setup_teardown(test_probe_dir, unit_setup,
                                         unit_teardown),
         cmocka_unit_test_setup_teardown(test_give_file, unit_setup,
                                         unit_teardown),

@@ -35,7 +35,7 @@ static void apply_from(sm_store *st, sm_change_op op,
                        int *held)
 {
     sm_change c = { op, site, url, lm, NULL, seen, NULL, NULL, NULL, NULL,
-                    NULL, 0, client, NULL, 0, NULL, NULL, NULL, 0 };
+                    NULL, 0, client, NULL, 0, NULL, NULL, NULL, 0, 0 };
     sm_apply_stats stats;
     unsigned char held_v[1] = { 9 };
 

@@ -43,7 +43,7 @@ static sm_recorder *make(unit_ctx *u, const char *path,
 static void add(sm_recorder *rec, sm_change_op op, const char *url,
                 const char *etag)
 {
-    sm_change c = { op, &site, url, 0, etag, apr_time_now(), NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+    sm_change c = { op, &site, url, 0, etag, apr_time_now(), NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     sm_recorder_add(rec, &c, 0);
 }
 
@@ -51,7 +51,7 @@ static void add(sm_recorder *rec, sm_change_op op, const char *url,
 static void add_raw(sm_recorder *rec, sm_change_op op, const char *url,
                     const char *etag, apr_uint64_t raw, apr_time_t seen)
 {
-    sm_change c = { op, &site, url, 0, etag, seen, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+    sm_change c = { op, &site, url, 0, etag, seen, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     sm_recorder_add(rec, &c, raw);
 }
 
@@ -159,7 +159,7 @@ static void test_short_expiry_refreshes_soon(void **state)
                            apr_time_from_sec(4), NULL, 0 };
     sm_recorder_conf conf = { path, apr_time_from_sec(3600), 100, 1000, 200,
                               &logger, NULL, NULL, NULL, 0, 0, 0, 0 };
-    sm_change c = { SM_CHANGE_RECORD, &quick, "/q", 0, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+    sm_change c = { SM_CHANGE_RECORD, &quick, "/q", 0, NULL, 0, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     apr_uint64_t raw = sm_hash_str(SM_HASH_SEED, "raw q");
     apr_time_t now = apr_time_from_sec(apr_time_sec(apr_time_now()));
     sm_recorder *rec;
@@ -362,9 +362,9 @@ static void test_raw_refused_is_not_a_repeat(void **state)
                               &logger, NULL, NULL, NULL, 0, 0, 0, 0 };
     apr_time_t now = apr_time_now();
     sm_change c1 = { SM_CHANGE_RECORD, &small, "/one", 0, NULL, now, NULL,
-                     NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+                     NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     sm_change c2 = { SM_CHANGE_RECORD, &small, "/two", 0, NULL, now, NULL,
-                     NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+                     NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
 
     assert_int_equal(sm_recorder_create(&rec, u->pool, &conf), APR_SUCCESS);
     sm_recorder_add_site(rec, &small);
@@ -469,13 +469,13 @@ static void test_unread_head_keeps_what_the_batch_read(void **state)
     sm_recorder *rec = make(u, path, apr_time_from_sec(3600), 100, 1000);
     apr_time_t now = apr_time_now();
     sm_change read1 = { SM_CHANGE_RECORD, &site, "/a", 0, "\"1\"", now, "T",
-                        "de https://r.example/de", NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+                        "de https://r.example/de", NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     sm_change unread = { SM_CHANGE_RECORD, &site, "/a", 0, "\"2\"", now,
-                         NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+                         NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     sm_change none = { SM_CHANGE_RECORD, &site, "/b", 0, "\"3\"", now, "",
-                       "", NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+                       "", NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     sm_change forget = { SM_CHANGE_FORGET, &site, "/b", 0, NULL, now, NULL,
-                         NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+                         NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
 
     sm_recorder_add(rec, &read1, 0);
     sm_recorder_add(rec, &unread, 0);

@@ -68,7 +68,7 @@ static sm_recorder *make(unit_ctx *u, const char *path,
 static void add(sm_recorder *rec, sm_change_op op, const char *url,
                 const char *etag)
 {
-    sm_change c = { op, &site, url, 0, etag, apr_time_now(), NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+    sm_change c = { op, &site, url, 0, etag, apr_time_now(), NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     sm_recorder_add(rec, &c, 0);
 }
 

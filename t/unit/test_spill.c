@@ -65,16 +65,16 @@ static void test_round_trip(void **state)
     sm_change in[5] = {
         { SM_CHANGE_RECORD, &site, "/a?b=%20c", 1234000000, "W/\"x\ty%\n\"",
           1700000000123456, "Caf\xc3\xa9 & \"tabs\"\there, 100%",
-          "de https://s.example/de/a?b=%20c\nx-default https://t.example/a", NULL, NULL, NULL, 0, 65535, NULL, 0, NULL, NULL, NULL, 0 },
+          "de https://s.example/de/a?b=%20c\nx-default https://t.example/a", NULL, NULL, NULL, 0, 65535, NULL, 0, NULL, NULL, NULL, 0, 0 },
         { SM_CHANGE_FORGET, &site, "/gone", 0, NULL, 1700000000000001, NULL,
-          NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 },
+          NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 },
         { SM_CHANGE_SEED, &site, "/empty-etag", 0, "", 1700000000000002, "",
-          NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 },
+          NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 },
         /* alternates without a title; read and found none */
         { SM_CHANGE_RECORD, &site, "/no-title", 0, NULL, 1700000000000003,
-          NULL, "en-gb http://s.example:8080/x&y='z'", NULL, NULL, NULL, 0, 17, NULL, 0, NULL, NULL, NULL, 0 },
+          NULL, "en-gb http://s.example:8080/x&y='z'", NULL, NULL, NULL, 0, 17, NULL, 0, NULL, NULL, NULL, 0, 0 },
         { SM_CHANGE_RECORD, &site, "/none", 0, NULL, 1700000000000004, "",
-          "", NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 },
+          "", NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 },
     };
     taken t = { u->pool, 0, { { 0 } }, { 0 } };
     char err[256];

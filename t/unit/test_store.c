@@ -31,7 +31,7 @@ static void apply1(sm_store *st, sm_change_op op, const sm_site_conf *site,
                    const char *url, apr_time_t lm, const char *etag,
                    apr_time_t seen, sm_apply_stats *stats)
 {
-    sm_change c = { op, site, url, lm, etag, seen, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+    sm_change c = { op, site, url, lm, etag, seen, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     sm_apply_stats local;
     if (sm_store_apply(st, &c, 1, stats ? stats : &local) != APR_SUCCESS)
         fail_msg("apply %s: %s", url, sm_store_error(st));
@@ -158,7 +158,7 @@ static void apply_titled(sm_store *st, const char *url, apr_time_t lm,
                          const char *title, apr_time_t seen)
 {
     sm_change c = { SM_CHANGE_RECORD, &site_b, url, lm, NULL, seen, title,
-                    NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+                    NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     sm_apply_stats stats;
     if (sm_store_apply(st, &c, 1, &stats) != APR_SUCCESS)
         fail_msg("apply %s: %s", url, sm_store_error(st));
@@ -347,7 +347,7 @@ static void assert_sound(unit_ctx *u, const char *path)
 static sm_change change(sm_change_op op, const sm_site_conf *site,
                         const char *url, apr_time_t lm, apr_time_t seen)
 {
-    sm_change c = { op, site, url, lm, NULL, seen, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+    sm_change c = { op, site, url, lm, NULL, seen, NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     return c;
 }
 
@@ -861,7 +861,7 @@ static void test_same_as(void **state)
     sm_store *st = open_store(u, "same.db", &path);
     apr_time_t now = apr_time_now();
     sm_change c = { SM_CHANGE_RECORD, &site_a, "/s/x", 0, "fp:1", now, NULL,
-                    NULL, "/s", NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+                    NULL, "/s", NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     sm_apply_stats stats;
 
     /* the script's URL not stored: nothing to compare, added */
@@ -991,7 +991,7 @@ static void test_wal_is_bounded(void **state)
                                          (unsigned)((i * 1000 + j)
                                                     * 2654435761u), j),
                             0, "\"etag-1234567890\"", apr_time_now(),
-                            NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+                            NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
             batch[j] = c;
         }
         if (sm_store_apply(st, batch, 1000, &stats) != APR_SUCCESS)
@@ -1047,7 +1047,7 @@ static void apply_alternates(sm_store *st, const char *url, apr_time_t lm,
                              const char *alternates, apr_time_t seen)
 {
     sm_change c = { SM_CHANGE_RECORD, &site_b, url, lm, NULL, seen, NULL,
-                    alternates, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+                    alternates, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     sm_apply_stats stats;
     if (sm_store_apply(st, &c, 1, &stats) != APR_SUCCESS)
         fail_msg("apply %s: %s", url, sm_store_error(st));

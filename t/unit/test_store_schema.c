@@ -21,7 +21,7 @@ static char *new_store(unit_ctx *u, const char *name)
     char *path = apr_pstrcat(u->pool, u->dir, "/", name, NULL);
     sm_change c = { SM_CHANGE_RECORD, &site_a, "/one", 0, NULL,
                     apr_time_from_sec(1700000000), NULL, NULL, NULL, NULL,
-                    NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+                    NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     sm_apply_stats stats;
     sm_store *st;
     char err[512];

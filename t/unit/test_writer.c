@@ -56,7 +56,7 @@ static void add(sm_recorder *rec, const sm_site_conf *site, const char *url,
                 const char *etag)
 {
     sm_change c = { SM_CHANGE_RECORD, site, url, 0, etag, apr_time_now(),
-                    NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0 };
+                    NULL, NULL, NULL, NULL, NULL, 0, 0, NULL, 0, NULL, NULL, NULL, 0, 0 };
     sm_recorder_add(rec, &c, 0);
 }
 
