@@ -25,6 +25,9 @@
 #define STATEMENT_TIMEOUT "30s"
 /* A transaction-scoped advisory lock key ("SMAP") for schema creation. */
 #define SCHEMA_LOCK_KEY "1397571920"
+/* The schema version that brought crawl coverage per day and
+ * SitemapIndexNowStale's mark. */
+#define SM_PG_SCHEMA_CRAWL_DAYS 9
 
 typedef struct {
     sm_store base;

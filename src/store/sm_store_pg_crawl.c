@@ -20,7 +20,10 @@ int sm_pg_crawls_allowed(pg_store *s)
                         " AND has_table_privilege('sitemap_crawlers',"
                         " 'SELECT, INSERT, UPDATE, DELETE')"
                         " AND has_table_privilege('sitemap_crawl_unlisted',"
-                        " 'SELECT, INSERT, UPDATE, DELETE')", NULL)))
+                        " 'SELECT, INSERT, UPDATE, DELETE')"
+                        " AND (to_regclass('sitemap_crawl_days') IS NULL"
+                        " OR has_table_privilege('sitemap_crawl_days',"
+                        " 'SELECT, INSERT, UPDATE, DELETE'))", NULL)))
         return -1;
     s->crawls_ok = PQntuples(res) == 1
                    && strcmp(PQgetvalue(res, 0, 0), "t") == 0 ? 1 : -1;
@@ -36,8 +39,8 @@ static int may_write(pg_store *s)
     if (allowed == 0 && s->crawls_ok == -1) {
         s->crawls_ok = -2;
         sm_log(s->base.log, SM_LOG_WARN, 0, "store %s: this role may not "
-               "write sitemap_crawls, sitemap_crawlers and "
-               "sitemap_crawl_unlisted: no crawl coverage is kept (see "
+               "write sitemap_crawls, sitemap_crawlers, "
+               "sitemap_crawl_unlisted and sitemap_crawl_days: no crawl coverage is kept (see "
                "docs/operations.md, \"A farm of servers: PostgreSQL\", for "
                "the grants)", s->base.path);
     }

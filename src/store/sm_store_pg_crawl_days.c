@@ -93,10 +93,14 @@ apr_status_t sm_pg_crawl_days_note(sm_store *st, const char *base,
     PGresult *res;
     int has;
 
-    if (sm_pg_ready(s, 8, &has) != 0)
+    if (sm_pg_ready(s, SM_PG_SCHEMA_CRAWL_DAYS, &has) != 0)
         return APR_EGENERAL;
     if (!has)
         return APR_ENOTIMPL;
+    /* A role not granted the crawl tables keeps no coverage (said once,
+     * when a crawl is written): no day either, and nothing to log. */
+    if ((has = sm_pg_crawls_allowed(s)) <= 0)
+        return has < 0 ? APR_EGENERAL : APR_ENOTIMPL;
     if (sm_pg_start(s, "", NULL) != 0)
         return APR_EGENERAL;
     if (take(s, base, day, now_s, taken) != 0) {
@@ -123,7 +127,7 @@ apr_status_t sm_pg_crawl_days(sm_store *st, apr_pool_t *p, const char *base,
     int has, i;
     (void)p;
 
-    if (sm_pg_ready(s, 8, &has) != 0)
+    if (sm_pg_ready(s, SM_PG_SCHEMA_CRAWL_DAYS, &has) != 0)
         return APR_EGENERAL;
     if (!has)
         return APR_ENOTIMPL;

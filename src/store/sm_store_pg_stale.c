@@ -70,10 +70,12 @@ apr_status_t sm_pg_indexnow_stale(sm_store *st, const char *base,
     int has;
 
     *queued = 0;
-    if (sm_pg_ready(s, 8, &has) != 0)
+    if (sm_pg_ready(s, SM_PG_SCHEMA_CRAWL_DAYS, &has) != 0)
         return APR_EGENERAL;
     if (!has)
         return APR_ENOTIMPL;
+    if ((has = sm_pg_crawls_allowed(s)) <= 0)
+        return has < 0 ? APR_EGENERAL : APR_ENOTIMPL;
     if (sm_pg_start(s, "", NULL) != 0)
         return APR_EGENERAL;
     if (run(s, base, now, queued) != 0) {

@@ -19,6 +19,9 @@
 
 /* "SMAP": marks the file as ours (PRAGMA application_id). */
 #define SM_APPLICATION_ID 0x534D4150
+/* The schema version that brought crawl coverage per day and
+ * SitemapIndexNowStale's mark (a writer of an older file takes no day). */
+#define SM_SQLITE_SCHEMA_CRAWL_DAYS 10
 
 /* A URL's id: (site id << SITE_ID_SHIFT) + the site's running number, so
  * a site's URLs, and each of its pages, are one range of rowids. */

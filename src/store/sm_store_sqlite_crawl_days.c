@@ -65,7 +65,7 @@ static int has_days(sqlite_store *s)
     sqlite3_int64 version = 0;
 
     return sm_sqlite_int_pragma(s, "PRAGMA user_version", &version)
-           == SQLITE_OK && version >= 9;
+           == SQLITE_OK && version >= SM_SQLITE_SCHEMA_CRAWL_DAYS;
 }
 
 apr_status_t sm_sqlite_crawl_days_note(sm_store *st, const char *base,

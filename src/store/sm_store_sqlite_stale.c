@@ -73,7 +73,7 @@ apr_status_t sm_sqlite_indexnow_stale(sm_store *st, const char *base,
 
     *queued = 0;
     if (sm_sqlite_int_pragma(s, "PRAGMA user_version", &version)
-        != SQLITE_OK || version < 9)
+        != SQLITE_OK || version < SM_SQLITE_SCHEMA_CRAWL_DAYS)
         return APR_ENOTIMPL;
     if (sm_sqlite_exec(s, "cannot queue stale URLs", "BEGIN IMMEDIATE")
         != SQLITE_OK)
