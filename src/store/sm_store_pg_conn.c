@@ -135,6 +135,13 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     "  PRIMARY KEY(site_id, crawler, url));"
     "CREATE INDEX sitemap_crawl_unlisted_by_seq"
     "  ON sitemap_crawl_unlisted(site_id, crawler, seq);",
+    /* The site's robots.txt (see sm_store_sqlite_schema.c). */
+    "CREATE TABLE sitemap_robots("
+    "  site_id bigint PRIMARY KEY,"
+    "  body text NOT NULL,"
+    "  hash bigint NOT NULL,"
+    "  seen bigint NOT NULL,"
+    "  sweep text);",
 };
 
 /* ---- statements -------------------------------------------------------- */

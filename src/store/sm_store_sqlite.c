@@ -352,7 +352,8 @@ const sm_store_ops sm_sqlite_ops = {
     sm_sqlite_indexnow_finish, sm_sqlite_indexnow_queue,
     sm_sqlite_indexnow_stats, sm_sqlite_site_list, sm_sqlite_why,
     sm_sqlite_left_out, sm_sqlite_prune_sites, sm_sqlite_coverage,
-    sm_sqlite_coverage_urls
+    sm_sqlite_coverage_urls, sm_sqlite_robots_list, sm_sqlite_robots_body,
+    sm_sqlite_robots_urls, sm_sqlite_robots_swept
 };
 
 sqlite3 *sm_sqlite_handle(sm_store *st)

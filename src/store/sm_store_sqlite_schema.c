@@ -248,6 +248,17 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "  PRIMARY KEY(site_id, crawler, url)) WITHOUT ROWID;"
     "CREATE INDEX crawl_unlisted_by_seq"
     "  ON crawl_unlisted(site_id, crawler, seq);",
+    /* The site's robots.txt as last handed over (SM_CHANGE_ROBOTS), so
+     * that every process follows an application's robots.txt, and where
+     * the sweep of the URLs it disallows got to (NULL: none due).
+     * Writers of an older schema still running (a graceful restart)
+     * neither store nor follow it. */
+    "CREATE TABLE robots("
+    "  site_id INTEGER PRIMARY KEY,"
+    "  body TEXT NOT NULL,"
+    "  hash INTEGER NOT NULL,"
+    "  seen INTEGER NOT NULL,"
+    "  sweep TEXT);",
 };
 
 

@@ -935,3 +935,17 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
     setattr(item, "rep_" + rep.when, rep)
+
+
+def _header_int(rel, name):
+    with open(os.path.join(TOP_SRCDIR, rel)) as f:
+        m = re.search(r"#define\s+" + name + r"\s+(\d+)", f.read())
+    return int(m.group(1))
+
+
+# The schema versions this build writes (SQLite's PRAGMA user_version,
+# PostgreSQL's sitemap_meta row): tests compare with these, never with a
+# number, so that a schema step added elsewhere does not break them.
+SM_SCHEMA_VERSION = _header_int("src/store/sm_store.h", "SM_SCHEMA_VERSION")
+SM_PG_SCHEMA_VERSION = _header_int("src/store/sm_store_backend.h",
+                                   "SM_PG_SCHEMA_VERSION")

@@ -6,7 +6,7 @@ import stat
 
 import pytest
 
-from conftest import IS_ROOT, RUN_UID
+from conftest import IS_ROOT, RUN_UID, SM_SCHEMA_VERSION
 
 
 # (directive line, value that must appear in the message)
@@ -241,7 +241,7 @@ def test_database_and_directory_created_at_startup(make_server):
         dst = os.stat(os.path.dirname(srv.db_path))
         assert dst.st_uid == RUN_UID or dst.st_mode & stat.S_IWOTH, \
             "store directory not writable by the children"
-    assert srv.query("PRAGMA user_version") == [(8,)]
+    assert srv.query("PRAGMA user_version") == [(SM_SCHEMA_VERSION,)]
     assert srv.query("PRAGMA journal_mode") == [("wal",)]
     srv.get_ok("/page.html")
     srv.wait_recorded("/page.html")

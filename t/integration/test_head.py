@@ -16,7 +16,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from conftest import SITEMAPCTL
+from conftest import SITEMAPCTL, SM_PG_SCHEMA_VERSION
 from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
 from sitemap_check import fetch
 
@@ -811,7 +811,7 @@ def test_hreflang_postgresql_schema_3_upgraded_in_place(make_server, pg_db):
     r = subprocess.run([SITEMAPCTL, "add", pg_db.uri, "--site", base,
                         "/kept"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    pg_db.sql("DROP TABLE sitemap_verdicts;"
+    pg_db.sql("DROP TABLE sitemap_verdicts; DROP TABLE sitemap_robots;"
               " DROP TABLE sitemap_crawls, sitemap_crawlers,"
               " sitemap_crawl_unlisted;"
               " ALTER TABLE sitemap_urls DROP COLUMN held;"
@@ -831,7 +831,8 @@ def test_hreflang_postgresql_schema_3_upgraded_in_place(make_server, pg_db):
         srv.get_ok(p)
     pg_db.wait_urls(base, {"/kept"} | set(paths.values()))
     assert pg_db.sql("SELECT value FROM sitemap_meta"
-                     " WHERE key = 'schema_version'") == [["7"]]
+                     " WHERE key = 'schema_version'") == \
+        [[str(SM_PG_SCHEMA_VERSION)]]
     assert pg_db.sql("SELECT title FROM sitemap_urls"
                      " WHERE url = '/kept'") == [["Kept"]]
     doc = fetch(srv, base=base).doc

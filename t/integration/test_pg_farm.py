@@ -354,8 +354,8 @@ def test_role_without_create(make_server, pg_cluster):
         " GRANT SELECT, INSERT, UPDATE, DELETE ON sitemap_meta, sitemap_sites,"
         " sitemap_urls, sitemap_pages, sitemap_indexnow_pending,"
         " sitemap_indexnow_state, sitemap_removed_days, sitemap_verdicts,"
-        " sitemap_crawls, sitemap_crawlers, sitemap_crawl_unlisted"
-        f" TO {name};"
+        " sitemap_crawls, sitemap_crawlers, sitemap_crawl_unlisted,"
+        f" sitemap_robots TO {name};"
         f" GRANT USAGE ON SEQUENCE sitemap_site_ids TO {name}", db=name)
     r = ctl("check", uri)
     assert r.returncode == 0, r.stdout + r.stderr

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import build_has
+from conftest import SM_PG_SCHEMA_VERSION, build_has
 from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
 from test_indexnow import (KEY, corroborate, endpoint,  # noqa: F401
                            indexnow_conf, settle)
@@ -141,7 +141,7 @@ def test_schema_1_upgraded_in_place(make_server, pg_db):
     r = ctl("add", pg_db.uri, "--site", BASE, "/kept")
     assert r.returncode == 0, r.stderr
     pg_db.sql("DROP TABLE sitemap_indexnow_pending, sitemap_indexnow_state;"
-              " DROP TABLE sitemap_verdicts;"
+              " DROP TABLE sitemap_verdicts; DROP TABLE sitemap_robots;"
               " DROP TABLE sitemap_crawls, sitemap_crawlers,"
               " sitemap_crawl_unlisted;"
               " DROP TABLE sitemap_removed_days;"
@@ -157,7 +157,8 @@ def test_schema_1_upgraded_in_place(make_server, pg_db):
     s.get_ok("/p0.html")
     pg_db.wait_urls(BASE, {"/kept", "/p0.html"})
     assert pg_db.sql("SELECT value FROM sitemap_meta"
-                     " WHERE key = 'schema_version'") == [["7"]]
+                     " WHERE key = 'schema_version'") == \
+        [[str(SM_PG_SCHEMA_VERSION)]]
     assert pg_db.sql("SELECT to_regclass('sitemap_indexnow_state')"
                      " IS NOT NULL") == [["t"]]
     r = ctl("check", pg_db.uri)

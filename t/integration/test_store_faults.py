@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from conftest import IS_ROOT, RUN_GID, RUN_UID, as_run_user
+from conftest import (IS_ROOT, RUN_GID, RUN_UID, SM_SCHEMA_VERSION,
+                      as_run_user)
 
 CRAWL = """
 RewriteEngine On
@@ -70,7 +71,7 @@ def test_database_deleted(make_server):
             os.unlink(f)
     serve_fast(srv, "/crawl/after-1")
     srv.wait_recorded("/crawl/after-1", timeout=15)
-    assert srv.query("PRAGMA user_version") == [(8,)]
+    assert srv.query("PRAGMA user_version") == [(SM_SCHEMA_VERSION,)]
     serve_fast(srv, "/crawl/after-2")
     srv.wait_recorded("/crawl/after-2")
     assert "/crawl/before" not in srv.urls()

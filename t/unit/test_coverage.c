@@ -339,7 +339,8 @@ static void test_upgrade_from_7(void **state)
                      APR_ENOTIMPL);
     sm_store_close(st);
     st = open_store(u, "c.db", &path);
-    assert_int_equal(sql_int(path, "PRAGMA user_version"), 8);
+    assert_int_equal(sql_int(path, "PRAGMA user_version"),
+                     SM_SCHEMA_VERSION);
     apply(st, crawl(&site, "Googlebot", "/c", T0, 200, 0));
     cv = coverage(st, site.base, "Googlebot");
     assert_int_equal(cv.crawled_1d, 1);

@@ -49,9 +49,11 @@ static int unit_teardown(void **state)
     return 0;
 }
 
+/* SQL that takes a store back to before the robots.txt table. */
+#define SM_UNIT_DROP_ROBOTS " DROP TABLE robots;"
 /* SQL that takes a store back to before schema 8 (crawl coverage), for
  * the tests that make an older store from a new one. */
-#define SM_UNIT_DROP_CRAWLS \
+#define SM_UNIT_DROP_CRAWLS SM_UNIT_DROP_ROBOTS \
     " DROP TRIGGER urls_crawls; DROP TABLE crawls; DROP TABLE crawlers;" \
     " DROP TABLE crawl_unlisted;"
 
