@@ -552,7 +552,7 @@ static const struct {
       " 'sitemap_urls', 'sitemap_pages', 'sitemap_indexnow_pending',"
       " 'sitemap_indexnow_state', 'sitemap_removed_days',"
       " 'sitemap_verdicts', 'sitemap_crawls', 'sitemap_crawlers',"
-      " 'sitemap_crawl_unlisted'])"
+      " 'sitemap_crawl_unlisted', 'sitemap_robots'])"
       " t WHERE NOT has_table_privilege(t,"
       " 'SELECT, INSERT, UPDATE, DELETE')",
       "this role may not read and write all of the tables (see "
