@@ -141,6 +141,20 @@ def test_newly_disallowed_urls_leave_without_a_request(make_server):
     assert "/a/1.html" in sitemap_text(s)
 
 
+def test_window_before_robots_txt_was_ever_served(make_server):
+    """Before anyone fetched the application's robots.txt its rules are
+    unknown: a URL recorded then is listed, and removed once robots.txt
+    is first served (the first rules stored start a sweep)."""
+    s = generated(make_server, NO_PRIVATE, ["/private/a.html"])
+    s.start()
+    s.get_ok("/private/a.html")
+    s.wait_recorded("/private/a.html")
+    s.get_ok("/robots.txt")
+    s.wait_absent("/private/a.html")
+    wait_why(s.db_path, s.base + "/private/a.html",
+             "robots.txt line 2 disallows it for *")
+
+
 def test_newly_disallowed_by_a_file(make_server):
     """The same for a robots.txt file: read when it changed (here at a
     request for another page), the stored URLs it disallows go."""
