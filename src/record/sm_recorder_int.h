@@ -233,9 +233,10 @@ typedef struct sm_rec_robots sm_rec_robots;
 sm_rec_robots *sm_rec_robots_make(apr_pool_t *p);
 /* Before a write: the stored rules read when due; each RECORD or SEED of
  * a URL they disallow made a FORGET with the verdict; a ROBOTS change's
- * rules taken at once (the sweep due). */
-void sm_rec_robots_filter(sm_recorder *rec, apr_pool_t *p,
-                          sm_change *changes, int n, apr_time_t now);
+ * rules taken at once (the sweep due).  Fails (rec->reason set) when the
+ * stored rules cannot be read: the write must fail too. */
+apr_status_t sm_rec_robots_filter(sm_recorder *rec, apr_pool_t *p,
+                                  sm_change *changes, int n, apr_time_t now);
 /* Upkeep of an open store: the stored rules read when due, one chunk of a
  * sweep; returns when it is next due. */
 apr_time_t sm_rec_robots_upkeep(sm_recorder *rec, apr_time_t now);

@@ -40,6 +40,21 @@ struct sm_rec_robots {
     void *baton;
 };
 
+/* The cursors are malloc'd (they change with every chunk): freed with
+ * the pool. */
+static apr_status_t free_cursors(void *data)
+{
+    sm_rec_robots *r = data;
+    apr_hash_index_t *hi;
+
+    for (hi = apr_hash_first(NULL, r->sites); hi; hi = apr_hash_next(hi)) {
+        site_robots *e = apr_hash_this_val(hi);
+        free(e->sweep);
+        e->sweep = NULL;
+    }
+    return APR_SUCCESS;
+}
+
 sm_rec_robots *sm_rec_robots_make(apr_pool_t *p)
 {
     sm_rec_robots *r = apr_pcalloc(p, sizeof(*r));
@@ -47,6 +62,8 @@ sm_rec_robots *sm_rec_robots_make(apr_pool_t *p)
     if (sm_private_pool(&r->pool, p) != APR_SUCCESS)
         return NULL;
     r->sites = apr_hash_make(r->pool);
+    apr_pool_cleanup_register(r->pool, r, free_cursors,
+                              apr_pool_cleanup_null);
     return r;
 }
 
@@ -165,19 +182,23 @@ static const char *verdict(apr_pool_t *p, const site_robots *e,
                         agent);
 }
 
-void sm_rec_robots_filter(sm_recorder *rec, apr_pool_t *p,
-                          sm_change *changes, int n, apr_time_t now)
+apr_status_t sm_rec_robots_filter(sm_recorder *rec, apr_pool_t *p,
+                                  sm_change *changes, int n, apr_time_t now)
 {
     sm_rec_robots *r = rec->robots;
     int i;
 
     if (!r)
-        return;
+        return APR_SUCCESS;
+    /* Rules that cannot be read fail the write (retried as any failed
+     * write): a URL they disallow must not go in meanwhile. */
     if (now - r->checked >= SM_REC_ROBOTS_CHECK
-        && refresh(rec, p, now) != APR_SUCCESS)
-        sm_log(rec->conf.log, SM_LOG_DEBUG, 0, "store %s: cannot read the "
-               "robots.txt rules: %s", rec->conf.db_path,
-               sm_store_error(rec->store));
+        && refresh(rec, p, now) != APR_SUCCESS) {
+        r->checked = 0;
+        apr_snprintf(rec->reason, sizeof(rec->reason), "cannot read the "
+                     "robots.txt rules: %s", sm_store_error(rec->store));
+        return APR_EGENERAL;
+    }
     for (i = 0; i < n; i++) {
         sm_change *c = &changes[i];
         const char *why;
@@ -218,6 +239,7 @@ void sm_rec_robots_filter(sm_recorder *rec, apr_pool_t *p,
             apr_thread_mutex_unlock(rec->w->lock);
         }
     }
+    return APR_SUCCESS;
 }
 
 /* One chunk of site's sweep: 1 when it is done. */

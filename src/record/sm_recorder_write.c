@@ -263,7 +263,10 @@ static int write_part(sm_recorder *rec, apr_pool_t *p, const char **why,
     changes = apr_palloc(p, sizeof(*changes) * (apr_size_t)n);
     for (i = 0; i < n; i++)
         changes[i] = rec->out[i]->change;
-    sm_rec_robots_filter(rec, p, changes, n, now);
+    if (sm_rec_robots_filter(rec, p, changes, n, now) != APR_SUCCESS) {
+        *why = rec->reason;
+        return 0;
+    }
     rec->out_held = apr_pcalloc(p, (apr_size_t)(unsigned)n + 1);
     for (done = 0; done < n; done += chunk) {
         sm_apply_stats part;
