@@ -187,8 +187,8 @@ int sm_recorder_crawl(sm_recorder *rec, const sm_change *c);
 void sm_recorder_robots(sm_recorder *rec, const sm_change *c);
 /* fn(baton, site, body, len) runs in the writer's thread when the stored
  * rules of a site of rec are first read or change (body NULL: none
- * stored), at most every 5 seconds: the process follows them.  Before
- * the writer starts. */
+ * stored), seen before a batch that adds URLs or within 5 seconds: the
+ * process follows them.  Before the writer starts. */
 typedef void sm_recorder_robots_fn(void *baton, const sm_site_conf *site,
                                    const char *body, apr_size_t len);
 void sm_recorder_robots_watch(sm_recorder *rec, sm_recorder_robots_fn *fn,

@@ -2,7 +2,8 @@
 /* sm_recorder_robots.c: the writer's side of the site's robots.txt
  * (issue 31): what a process read or served goes to the store
  * (SM_CHANGE_ROBOTS, sm_recorder_robots); the rules stored there are
- * read back at most every SM_REC_ROBOTS_CHECK and
+ * read back before every batch that may add a URL (their hashes; a body
+ * only when it changed) and every SM_REC_ROBOTS_CHECK meanwhile, and
  *   - handed to the process (sm_recorder_robots_watch), so that a process
  *     that never served an application's robots.txt follows it too, also
  *     after a restart;
@@ -114,10 +115,14 @@ static void set_sweep(sm_rec_robots *r, site_robots *e, const char *cursor)
         r->sweeping = 1;
 }
 
-/* New rules for site (body NULL: none), handed to the process. */
-static void install(sm_rec_robots *r, const sm_site_conf *site,
+/* New rules for site (body NULL: none), handed to the process.  What the
+ * memory says was written of rec is forgotten: a URL swept out, or
+ * refused, is written again at its next offer once allowed (rules change
+ * rarely: the cost is one write of each URL, as after a restart). */
+static void install(sm_recorder *rec, const sm_site_conf *site,
                     site_robots *e, const char *body, apr_int64_t hash)
 {
+    sm_rec_robots *r = rec->robots;
     apr_pool_t *p = NULL;
 
     if (body && sm_private_pool(&p, r->pool) != APR_SUCCESS)
@@ -127,6 +132,9 @@ static void install(sm_rec_robots *r, const sm_site_conf *site,
     e->pool = p;
     e->rules = body ? sm_robots_rules_parse(p, body, strlen(body)) : NULL;
     e->hash = body ? hash : 0;
+    apr_thread_mutex_lock(rec->w->lock);
+    sm_rec_forget_locked(rec);
+    apr_thread_mutex_unlock(rec->w->lock);
     if (r->fn)
         r->fn(r->baton, site, body, body ? strlen(body) : 0);
 }
@@ -155,14 +163,14 @@ static apr_status_t refresh(sm_recorder *rec, apr_pool_t *p, apr_time_t now)
         site_robots *e = entry(r, site->base);
 
         if (!row && e->hash)
-            install(r, site, e, NULL, 0);
+            install(rec, site, e, NULL, 0);
         else if (row && row->hash != e->hash) {
             sm_robots_row full;
             if ((rv = sm_store_robots_body(rec->store, p, site->base,
                                            &full)) != APR_SUCCESS)
                 return rv;
             if (full.body)
-                install(r, site, e, full.body, full.hash);
+                install(rec, site, e, full.body, full.hash);
         }
         set_sweep(r, e, row ? row->sweep : NULL);
     }
@@ -186,13 +194,19 @@ apr_status_t sm_rec_robots_filter(sm_recorder *rec, apr_pool_t *p,
                                   sm_change *changes, int n, apr_time_t now)
 {
     sm_rec_robots *r = rec->robots;
-    int i;
+    int i, adds = 0;
 
     if (!r)
         return APR_SUCCESS;
-    /* Rules that cannot be read fail the write (retried as any failed
-     * write): a URL they disallow must not go in meanwhile. */
-    if (now - r->checked >= SM_REC_ROBOTS_CHECK
+    for (i = 0; i < n && !adds; i++)
+        adds = changes[i].op == SM_CHANGE_RECORD
+               || changes[i].op == SM_CHANGE_SEED;
+    /* A batch that may add URLs reads the stored rules first (their
+     * hashes: one small query; a body only when it changed), so another
+     * process's robots.txt stored a moment ago is obeyed at once.  Rules
+     * that cannot be read fail the write (retried as any failed write):
+     * a URL they disallow must not go in meanwhile. */
+    if ((adds || now - r->checked >= SM_REC_ROBOTS_CHECK)
         && refresh(rec, p, now) != APR_SUCCESS) {
         r->checked = 0;
         apr_snprintf(rec->reason, sizeof(rec->reason), "cannot read the "
@@ -210,7 +224,7 @@ apr_status_t sm_rec_robots_filter(sm_recorder *rec, apr_pool_t *p,
             apr_int64_t h = sm_robots_hash(body);
             site_robots *e = entry(r, c->site->base);
             if (h != e->hash) {
-                install(r, c->site, e, body, h);
+                install(rec, c->site, e, body, h);
                 set_sweep(r, e, "");
                 /* the sweep starts at the writer's next pass */
                 rec->next_due = now;
