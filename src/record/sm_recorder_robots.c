@@ -285,6 +285,7 @@ static int sweep_chunk(sm_recorder *rec, apr_pool_t *p,
     }
     if (k && sm_store_apply(rec->store, changes, k, &stats) != APR_SUCCESS)
         return -1;
+    rec->last_used = now;       /* not closed as idle mid-sweep */
     upto = urls->nelts < SM_REC_ROBOTS_CHUNK ? NULL
            : APR_ARRAY_IDX(urls, urls->nelts - 1, const char *);
     if (sm_store_robots_swept(rec->store, site->base, e->hash, upto)

@@ -135,13 +135,13 @@ apr_status_t sm_pg_robots_urls(sm_store *st, apr_pool_t *p, const char *base,
     p_str(&ps, base);
     p_str(&ps, after);
     p_i64(&ps, n);
-    /* COLLATE "C": the order the cursor is compared in, whatever the
-     * database's collation. */
+    /* The cursor is compared in the order it was taken in (the
+     * column's collation): UNIQUE(site_id, url)'s index gives one range
+     * of n rows a chunk. */
     if (!(res = sm_pg_q(s, "cannot read the URLs to sweep", "SELECT u.url"
                         " FROM sitemap_sites s JOIN sitemap_urls u"
                         " ON u.site_id = s.id WHERE s.base = $1"
-                        " AND u.url COLLATE \"C\" > $2"
-                        " ORDER BY u.url COLLATE \"C\" LIMIT $3", &ps)))
+                        " AND u.url > $2 ORDER BY u.url LIMIT $3", &ps)))
         return APR_EGENERAL;
     for (i = 0; i < PQntuples(res); i++)
         APR_ARRAY_PUSH(*out, const char *) = text(p, res, i, 0);
