@@ -9,14 +9,19 @@
  *     again when its modification time or size change;
  *   - a robots.txt an application makes (WordPress's) is learned when this
  *     process serves it: the robots.txt filter hands its body over
- *     (sitemap_disallow_learn).  Crawlers fetch robots.txt before anything
- *     else, so the rules are known by the time their requests come; until
- *     then a process without them lists what it records (README).
+ *     (sitemap_disallow_learn).
+ * Whatever a process reads or serves that changed its rules it hands to
+ * the writer (sm_recorder_robots), which keeps it in the store; the writer
+ * reads the stored rules back every few seconds and hands them here
+ * (stored_rules), so a process that never served an application's
+ * robots.txt, or one started after it was served, follows it too.  The
+ * writer also applies the stored rules itself: it never adds a URL they
+ * disallow, and sweeps the stored URLs when they change (record/
+ * sm_recorder_robots.c).
  * Per process and per site, checked at most every CHECK_INTERVAL; when the
  * rules change the process's generation moves, which makes every response
  * a non-repeat once (mod_sitemap_record.c folds it into the raw facts), so
- * a stored URL that became disallowed leaves at its next request and one
- * allowed again comes back. */
+ * a URL allowed again comes back at its next request. */
 #include "mod_sitemap_record.h"
 
 #include "http_log.h"
@@ -30,7 +35,10 @@
 
 #include "util/sm_hash.h"
 #include "record/sm_memory.h"
+#include "record/sm_recorder.h"
 #include "record/sm_robots_rules.h"
+
+#include <string.h>
 
 APLOG_USE_MODULE(sitemap);
 
@@ -55,22 +63,34 @@ struct sitemap_disallow {
 
 volatile apr_uint32_t sitemap_disallow_generation;
 
+/* One table per process, for every vhost (keyed by site): the writer's
+ * stored rules name a site, not a vhost. */
+static sitemap_disallow *process_table;
+
+static void stored_rules(void *baton, const sm_site_conf *site,
+                         const char *body, apr_size_t len);
+
 apr_status_t sitemap_disallow_child_init(apr_pool_t *pchild,
                                          sitemap_server_conf *conf)
 {
-    sitemap_disallow *d;
+    sitemap_disallow *d = process_table;
     apr_pool_t *p;
     apr_status_t rv;
 
-    if ((rv = sm_private_pool(&p, pchild)) != APR_SUCCESS)
-        return rv;
-    d = apr_pcalloc(p, sizeof(*d));
-    d->pool = p;
-    d->sites = apr_hash_make(p);
-    if ((rv = apr_thread_mutex_create(&d->lock, APR_THREAD_MUTEX_DEFAULT, p))
-        != APR_SUCCESS)
-        return rv;
+    if (!d) {
+        if ((rv = sm_private_pool(&p, pchild)) != APR_SUCCESS)
+            return rv;
+        d = apr_pcalloc(p, sizeof(*d));
+        d->pool = p;
+        d->sites = apr_hash_make(p);
+        if ((rv = apr_thread_mutex_create(&d->lock, APR_THREAD_MUTEX_DEFAULT,
+                                          p)) != APR_SUCCESS)
+            return rv;
+        process_table = d;
+    }
     conf->proc->disallow = d;
+    if (conf->proc->recorder)
+        sm_recorder_robots_watch(conf->proc->recorder, stored_rules, d);
     return APR_SUCCESS;
 }
 
@@ -87,23 +107,60 @@ static site_rules *entry(sitemap_disallow *d, const sm_site_conf *site)
 }
 
 /* New rules for e from body (NULL: none), under the lock.  The generation
- * moves when they differ from the old ones. */
-static void install(sitemap_disallow *d, site_rules *e, const char *body,
-                    apr_size_t len)
+ * moves when they differ from the old ones: 1 then. */
+static int install(sitemap_disallow *d, site_rules *e, const char *body,
+                   apr_size_t len)
 {
     apr_uint64_t h = body ? sm_hash_bytes(SM_HASH_SEED, body, len) : 0;
     apr_pool_t *p = NULL;
 
     if (h == e->hash)
-        return;
+        return 0;
     if (body && sm_private_pool(&p, d->pool) != APR_SUCCESS)
-        return;
+        return 0;
     if (e->pool)
         apr_pool_destroy(e->pool);
     e->pool = p;
     e->rules = body ? sm_robots_rules_parse(p, body, len) : NULL;
     e->hash = h;
     apr_atomic_inc32(&sitemap_disallow_generation);
+    return 1;
+}
+
+/* The writer's stored rules of site (its thread): followed unless the
+ * site's robots.txt is a file, whose own rules this process reads. */
+static void stored_rules(void *baton, const sm_site_conf *site,
+                         const char *body, apr_size_t len)
+{
+    sitemap_disallow *d = baton;
+    site_rules *e;
+
+    apr_thread_mutex_lock(d->lock);
+    e = entry(d, site);
+    if (!e->from_file)
+        install(d, e, body, len);
+    apr_thread_mutex_unlock(d->lock);
+}
+
+/* Rules that changed in this process go to the writer, for the store and
+ * so for every other process (len bytes of body; "" for a file that went:
+ * no rules). */
+static void hand_over(request_rec *r, const sm_site_conf *site,
+                      const char *body, apr_size_t len)
+{
+    sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    sm_change c;
+
+    if (!conf->proc->recorder)
+        return;
+    memset(&c, 0, sizeof(c));
+    c.op = SM_CHANGE_ROBOTS;
+    c.site = site;
+    c.url = ROBOTS_PATH;
+    c.detail = apr_pstrmemdup(r->pool, body, len < SM_ROBOTS_BODY_MAX
+                                             ? len : SM_ROBOTS_BODY_MAX);
+    c.seen = r->request_time;
+    sm_recorder_robots(conf->proc->recorder, &c);
 }
 
 /* Read a robots.txt file of size bytes (at most SM_ROBOTS_RULES_MAX of
@@ -129,7 +186,8 @@ static char *read_file(apr_pool_t *p, const char *path, apr_off_t size,
 /* Is the site's robots.txt a file?  Then read it when it changed.  A
  * lookup subrequest maps /robots.txt as a request would (Alias, rewrites
  * in the server, the document root) and runs no handler. */
-static void check_file(request_rec *r, sitemap_disallow *d, site_rules *e)
+static void check_file(request_rec *r, sitemap_disallow *d, site_rules *e,
+                       const sm_site_conf *site)
 {
     request_rec *rr = ap_sub_req_lookup_uri(ROBOTS_PATH, r, NULL);
     int is_file = rr->status == HTTP_OK && rr->finfo.filetype == APR_REG
@@ -149,20 +207,24 @@ static void check_file(request_rec *r, sitemap_disallow *d, site_rules *e)
                           "cannot read %s, keeping the rules known",
                           rr->filename);
         else {
+            int changed;
             apr_thread_mutex_lock(d->lock);
-            install(d, e, body, len);
+            changed = install(d, e, body, len);
             e->from_file = 1;
             e->mtime = rr->finfo.mtime;
             e->size = rr->finfo.size;
             apr_thread_mutex_unlock(d->lock);
+            if (changed)
+                hand_over(r, site, body, len);
         }
     }
     else if (!is_file && e->from_file) {
-        /* the file went: rules only from what this process serves */
+        /* the file went: rules only from what is served from now on */
         apr_thread_mutex_lock(d->lock);
         install(d, e, NULL, 0);
         e->from_file = 0;
         apr_thread_mutex_unlock(d->lock);
+        hand_over(r, site, "", 0);
     }
     ap_destroy_sub_req(rr);
 }
@@ -179,7 +241,7 @@ static site_rules *entry_checked(request_rec *r, sitemap_disallow *d,
     if (r->request_time - e->checked >= CHECK_INTERVAL) {
         e->checked = r->request_time;
         apr_thread_mutex_unlock(d->lock);
-        check_file(r, d, e);
+        check_file(r, d, e, site);
         apr_thread_mutex_lock(d->lock);
     }
     return e;
@@ -223,6 +285,7 @@ void sitemap_disallow_learn(request_rec *r, const char *body,
     const sm_site_conf *site;
     sitemap_disallow *d = conf->proc->disallow;
     site_rules *e;
+    int changed = 0;
 
     if (!d || !(site = sitemap_site(r, conf)))
         return;
@@ -230,6 +293,8 @@ void sitemap_disallow_learn(request_rec *r, const char *body,
     e = entry(d, site);
     /* a file's rules are read from the file (the same bytes) */
     if (!e->from_file)
-        install(d, e, body, len);
+        changed = install(d, e, body, len);
     apr_thread_mutex_unlock(d->lock);
+    if (changed)
+        hand_over(r, site, body, len);
 }

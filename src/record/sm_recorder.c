@@ -564,6 +564,7 @@ apr_status_t sm_recorder_create(sm_recorder **out, apr_pool_t *p,
     rec->mix = sm_hash_u64(rec->id_seed, 0);
     rec->pool = p;
     rec->expire_every = SM_REC_EXPIRE_EVERY;
+    rec->robots = sm_rec_robots_make(p);
     apr_thread_mutex_lock(w->lock);
     if (w->rec_n == w->rec_cap) {
         int cap = w->rec_cap ? w->rec_cap * 2 : 4;

@@ -184,6 +184,24 @@ int sm_recorder_crawl(sm_recorder *rec, const sm_change *c);
  * not kept across a stop. */
 void sm_recorder_image(sm_recorder *rec, const sm_change *c,
                        apr_uint64_t raw);
+/* The site's robots.txt as a process read it from its file or served
+ * it (c->op SM_CHANGE_ROBOTS, c->site, c->url "/robots.txt", c->detail
+ * the body, at most SM_ROBOTS_BODY_MAX bytes, c->seen): the writer stores
+ * it when it differs from the stored one, and then removes the site's
+ * stored URLs its rules disallow (a sweep in chunks between batches, each
+ * with the verdict "robots.txt line N disallows it for AGENT").  From then
+ * on, and whatever process or server adds it, a URL the stored rules
+ * disallow is never added (removed instead, with that verdict).  Hand it
+ * over only when it changed: one item per site, never waits. */
+void sm_recorder_robots(sm_recorder *rec, const sm_change *c);
+/* fn(baton, site, body, len) runs in the writer's thread when the stored
+ * rules of a site of rec are first read or change (body NULL: none
+ * stored), seen before a batch that adds URLs or within 5 seconds: the
+ * process follows them.  Before the writer starts. */
+typedef void sm_recorder_robots_fn(void *baton, const sm_site_conf *site,
+                                   const char *body, apr_size_t len);
+void sm_recorder_robots_watch(sm_recorder *rec, sm_recorder_robots_fn *fn,
+                              void *baton);
 
 /* 1 when a response with these raw facts was handed to sm_recorder_add
  * before and what it changed is still fresh in the memory: nothing to do.

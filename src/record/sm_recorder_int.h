@@ -48,6 +48,11 @@
 /* Verdict notes (sm_recorder_note): slots of the per-process memory of
  * notes handed over, and the most taken a second. */
 #define SM_REC_NOTE_SLOTS 4096
+/* The stored robots.txt rules are read back this often; a sweep takes
+ * this many URLs a chunk, with this pause between chunks. */
+#define SM_REC_ROBOTS_CHECK apr_time_from_sec(5)
+#define SM_REC_ROBOTS_CHUNK 1000
+#define SM_REC_ROBOTS_PAUSE apr_time_from_msec(10)
 #define SM_REC_NOTES_PER_SEC 100
 
 typedef struct {
@@ -192,6 +197,9 @@ struct sm_recorder {
                                    looked at (sm_recorder_crawl_days.c) */
     apr_time_t stale_checked;   /* SitemapIndexNowStale's last look */
     int crawl_todo;             /* what sm_rec_crawl_days is to do */
+    /* The site's robots.txt rules as stored (sm_recorder_robots.c);
+     * NULL: not followed (no memory for them). */
+    struct sm_rec_robots *robots;
 };
 
 /* ---- sm_recorder.c ---- */
@@ -223,6 +231,19 @@ void sm_rec_count_lost(sm_recorder *rec, apr_uint64_t n, apr_time_t now);
 apr_time_t sm_rec_report_losses(sm_writer *w, apr_time_t now);
 /* rec took a write (written of its kept changes) or opened again. */
 void sm_rec_works(sm_recorder *rec, int written);
+
+/* ---- sm_recorder_robots.c (write_lock held) ---- */
+typedef struct sm_rec_robots sm_rec_robots;
+sm_rec_robots *sm_rec_robots_make(apr_pool_t *p);
+/* Before a write: the stored rules read when due; each RECORD or SEED of
+ * a URL they disallow made a FORGET with the verdict; a ROBOTS change's
+ * rules taken at once (the sweep due).  Fails (rec->reason set) when the
+ * stored rules cannot be read: the write must fail too. */
+apr_status_t sm_rec_robots_filter(sm_recorder *rec, apr_pool_t *p,
+                                  sm_change *changes, int n, apr_time_t now);
+/* Upkeep of an open store: the stored rules read when due, one chunk of a
+ * sweep; returns when it is next due. */
+apr_time_t sm_rec_robots_upkeep(sm_recorder *rec, apr_time_t now);
 
 #define SM_REC_SHARE(rec, field, n) \
     do { if ((rec)->shared && (n)) \

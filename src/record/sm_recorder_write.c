@@ -263,6 +263,10 @@ static int write_part(sm_recorder *rec, apr_pool_t *p, const char **why,
     changes = apr_palloc(p, sizeof(*changes) * (apr_size_t)n);
     for (i = 0; i < n; i++)
         changes[i] = rec->out[i]->change;
+    if (sm_rec_robots_filter(rec, p, changes, n, now) != APR_SUCCESS) {
+        *why = rec->reason;
+        return 0;
+    }
     rec->out_held = apr_pcalloc(p, (apr_size_t)(unsigned)n + 1);
     for (done = 0; done < n; done += chunk) {
         sm_apply_stats part;
@@ -555,6 +559,7 @@ static void spill_part(sm_recorder *rec, apr_pool_t *p)
     for (i = n = 0; i < rec->out_n; i++)
         if (rec->out[i]->change.op != SM_CHANGE_NOTE
             && rec->out[i]->change.op != SM_CHANGE_CRAWL
+            && rec->out[i]->change.op != SM_CHANGE_ROBOTS
             && rec->out[i]->change.op < SM_CHANGE_IMAGE)
             changes[n++] = rec->out[i]->change;
     if (!n)
@@ -693,7 +698,8 @@ static void upkeep(sm_recorder *rec, apr_time_t now)
     if (sm_rec_crawl_days_due(rec, now)
         && ensure_store(rec, now) == APR_SUCCESS)
         sm_rec_crawl_days(rec, now);
-    rec->next_due = rec->next_check;
+    rec->next_due = earliest(rec->next_check,
+                             sm_rec_robots_upkeep(rec, now));
     if (rec->maker_n)
         rec->next_due = earliest(rec->next_due,
                                  rec->last_prune + rec->expire_every);

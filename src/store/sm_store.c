@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store.c: the backend-independent half of the store interface. */
 #include "store/sm_store_backend.h"
+#include "util/sm_hash.h"
 
 #include <apr_strings.h>
 #include <string.h>
@@ -233,6 +234,52 @@ apr_status_t sm_store_left_out(sm_store *st, apr_pool_t *p, const char *base,
     if (!st->ops->left_out)
         return APR_SUCCESS;
     return st->ops->left_out(st, p, base, n, out);
+}
+
+apr_status_t sm_store_robots_list(sm_store *st, apr_pool_t *p,
+                                  apr_array_header_t **out)
+{
+    *out = apr_array_make(p, 4, sizeof(sm_robots_row));
+    if (!st->ops->robots_list)
+        return APR_SUCCESS;
+    return st->ops->robots_list(st, p, out);
+}
+
+apr_status_t sm_store_robots_body(sm_store *st, apr_pool_t *p,
+                                  const char *base, sm_robots_row *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->base = base;
+    if (!st->ops->robots_body)
+        return APR_SUCCESS;
+    return st->ops->robots_body(st, p, base, out);
+}
+
+apr_status_t sm_store_robots_urls(sm_store *st, apr_pool_t *p,
+                                  const char *base, const char *after,
+                                  int n, apr_array_header_t **out)
+{
+    *out = apr_array_make(p, n > 0 ? n : 1, sizeof(const char *));
+    if (!st->ops->robots_urls)
+        return APR_SUCCESS;
+    return st->ops->robots_urls(st, p, base, after ? after : "", n, out);
+}
+
+apr_status_t sm_store_robots_swept(sm_store *st, const char *base,
+                                   apr_int64_t hash, const char *upto)
+{
+    if (!st->ops->robots_swept)
+        return APR_SUCCESS;
+    return st->ops->robots_swept(st, base, hash, upto);
+}
+
+apr_int64_t sm_robots_hash(const char *body)
+{
+    /* Never 0, which says "none". */
+    apr_int64_t h = (apr_int64_t)(sm_hash_str(SM_HASH_SEED, body)
+                                  & APR_UINT64_C(0x7fffffffffffffff));
+
+    return h ? h : 1;
 }
 
 const char *sm_store_error(const sm_store *st)

@@ -30,7 +30,7 @@
 #define SM_PAGE_OVERHEAD   256
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SM_SCHEMA_VERSION  11
+#define SM_SCHEMA_VERSION  12
 /* Days of removal counts the store keeps per site (the status page's
  * chart shows 42). */
 #define SM_REMOVED_DAYS 60
@@ -133,6 +133,11 @@ typedef struct {
 typedef enum {
     SM_CHANGE_RECORD = 1, SM_CHANGE_FORGET, SM_CHANGE_SEED, SM_CHANGE_NOTE,
     SM_CHANGE_CRAWL,
+    /* The site's robots.txt as a process read or served it (detail: its
+     * body, at most SM_ROBOTS_BODY_MAX bytes; url "/robots.txt"): stored
+     * when it differs from the stored one, which starts a sweep
+     * (sm_store_robots_row).  Nothing of any URL's listing changes. */
+    SM_CHANGE_ROBOTS,
     SM_CHANGE_IMAGE, SM_CHANGE_IMAGE_GONE
 } sm_change_op;
 
@@ -383,6 +388,22 @@ typedef struct {
                                    expired, removed by sitemapctl) */
 } sm_day_count;
 
+/* ---- the site's robots.txt (SM_CHANGE_ROBOTS) ------------------------
+ * The body a process last handed over, kept per site so that every
+ * process (and every server of a farm) follows the rules of a robots.txt
+ * an application makes, whichever process served it.  A change of the
+ * body starts a sweep: the writers walk the site's URLs in URL order, in
+ * chunks, removing those the new rules disallow; sweep is the last URL
+ * walked ("" from the start), NULL when no sweep is due. */
+#define SM_ROBOTS_BODY_MAX (500 * 1024)
+typedef struct {
+    const char *base;
+    const char *body;           /* sm_store_robots_body only, else NULL */
+    apr_int64_t hash;           /* of the body (sm_hash_str, SM_HASH_SEED) */
+    apr_time_t seen;            /* when it was last handed over changed */
+    const char *sweep;
+} sm_robots_row;
+
 typedef struct sm_store sm_store;
 
 /* A caller's test of a site's base (1: yes), for sm_store_prune_sites. */
@@ -477,6 +498,16 @@ typedef struct {
                               void *baton);
     apr_status_t (*llms_urls)(sm_store *st, const char *base, int max,
                               sm_llms_fn *fn, void *baton);
+    /* Added for the site's robots.txt rules; see sm_store_robots_list. */
+    apr_status_t (*robots_list)(sm_store *st, apr_pool_t *p,
+                                apr_array_header_t **out);
+    apr_status_t (*robots_body)(sm_store *st, apr_pool_t *p,
+                                const char *base, sm_robots_row *out);
+    apr_status_t (*robots_urls)(sm_store *st, apr_pool_t *p,
+                                const char *base, const char *after, int n,
+                                apr_array_header_t **out);
+    apr_status_t (*robots_swept)(sm_store *st, const char *base,
+                                 apr_int64_t hash, const char *upto);
 } sm_store_ops;
 
 struct sm_store {
@@ -790,6 +821,25 @@ apr_status_t sm_store_news_urls(sm_store *st, const char *base,
  * then the most recently changed (lastmod), then in id order. */
 apr_status_t sm_store_llms_urls(sm_store *st, const char *base, int max,
                                 sm_llms_fn *fn, void *baton);
+/* The site's robots.txt rules: every site's row (sm_robots_row without
+ * body), in an array from p; a store whose schema predates them gives an
+ * empty one. */
+apr_status_t sm_store_robots_list(sm_store *st, apr_pool_t *p,
+                                  apr_array_header_t **out);
+/* One site's row with its body; out->hash 0 and body NULL: none. */
+apr_status_t sm_store_robots_body(sm_store *st, apr_pool_t *p,
+                                  const char *base, sm_robots_row *out);
+/* The sweep: the site's next n stored URLs after after (URL order), as
+ * const char * in an array from p. */
+apr_status_t sm_store_robots_urls(sm_store *st, apr_pool_t *p,
+                                  const char *base, const char *after,
+                                  int n, apr_array_header_t **out);
+/* The sweep of the rules of hash went up to upto (NULL: done); nothing
+ * when the stored rules are others by now (their own sweep goes on). */
+apr_status_t sm_store_robots_swept(sm_store *st, const char *base,
+                                   apr_int64_t hash, const char *upto);
+/* The hash a body is kept under (the backends share it). */
+apr_int64_t sm_robots_hash(const char *body);
 
 /* The XML length of a URL's <loc> text once entity-escaped (&, ', ", <, >),
  * used to keep pages under SM_PAGE_MAX_BYTES. */

@@ -563,6 +563,8 @@ static int apply_one(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
 
     if (c->op == SM_CHANGE_NOTE)
         return sm_pg_verdict_put(s, ts->row.id, c, 0);
+    if (c->op == SM_CHANGE_ROBOTS)
+        return sm_pg_robots_put(s, ts->row.id, c);
     /* After the new rows before it: a page's first fetch is listed. */
     if (c->op == SM_CHANGE_CRAWL)
         return sm_pg_write_new(s, nr) != 0 ? -1
@@ -743,7 +745,9 @@ static const sm_store_ops pg_ops = {
     sm_pg_indexnow_stats, sm_pg_site_list, sm_pg_why, sm_pg_left_out,
     sm_pg_prune_sites, sm_pg_coverage, sm_pg_coverage_urls,
     sm_pg_page_images, sm_pg_crawl_days_note, sm_pg_crawl_days,
-    sm_pg_indexnow_stale, sm_pg_news_urls, sm_pg_llms_urls
+    sm_pg_indexnow_stale, sm_pg_news_urls, sm_pg_llms_urls,
+    sm_pg_robots_list, sm_pg_robots_body, sm_pg_robots_urls,
+    sm_pg_robots_swept
 };
 
 /* ---- opening --------------------------------------------------------- */

@@ -50,6 +50,7 @@ typedef struct {
                            1 yes, -1 no (a role not granted it) */
     int crawls_ok;      /* the same for the crawl coverage's tables
                            (-2: no, and the log said so) */
+    int robots_ok;      /* the same for sitemap_robots */
 } pg_store;
 
 /* ---- statements (sm_store_pg_conn.c) ----------------------------------- */
@@ -231,6 +232,21 @@ apr_status_t sm_pg_crawl_days(sm_store *st, apr_pool_t *p, const char *base,
 /* SitemapIndexNowStale (sm_store_pg_stale.c). */
 apr_status_t sm_pg_indexnow_stale(sm_store *st, const char *base,
                                   apr_time_t now, int *queued);
+
+/* ---- robots.txt (sm_store_pg_robots.c) -------------------------------- */
+
+/* Keep c's body (SM_CHANGE_ROBOTS) when it differs, in the caller's
+ * write transaction: 0, or -1 (errmsg set). */
+int sm_pg_robots_put(pg_store *s, apr_int64_t site_id, const sm_change *c);
+apr_status_t sm_pg_robots_list(sm_store *st, apr_pool_t *p,
+                               apr_array_header_t **out);
+apr_status_t sm_pg_robots_body(sm_store *st, apr_pool_t *p, const char *base,
+                               sm_robots_row *out);
+apr_status_t sm_pg_robots_urls(sm_store *st, apr_pool_t *p, const char *base,
+                               const char *after, int n,
+                               apr_array_header_t **out);
+apr_status_t sm_pg_robots_swept(sm_store *st, const char *base,
+                                apr_int64_t hash, const char *upto);
 
 /* ---- reading helpers (sm_store_pg_read.c) ------------------------------ */
 

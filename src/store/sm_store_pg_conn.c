@@ -163,6 +163,13 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     "ALTER TABLE sitemap_urls ADD COLUMN published bigint NOT NULL DEFAULT 0;"
     "CREATE INDEX sitemap_urls_published ON sitemap_urls(published)"
     "  WHERE published > 0;",
+    /* 10 -> 11: the site's robots.txt (see sm_store_sqlite_schema.c). */
+    "CREATE TABLE sitemap_robots("
+    "  site_id bigint PRIMARY KEY,"
+    "  body text NOT NULL,"
+    "  hash bigint NOT NULL,"
+    "  seen bigint NOT NULL,"
+    "  sweep text);",
 };
 
 /* ---- statements -------------------------------------------------------- */

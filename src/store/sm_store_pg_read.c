@@ -568,7 +568,7 @@ static const struct {
       " 'sitemap_indexnow_state', 'sitemap_removed_days',"
       " 'sitemap_verdicts', 'sitemap_crawls', 'sitemap_crawlers',"
       " 'sitemap_crawl_unlisted', 'sitemap_images',"
-      " 'sitemap_crawl_days'])"
+      " 'sitemap_crawl_days', 'sitemap_robots'])"
       " t WHERE NOT has_table_privilege(t,"
       " 'SELECT, INSERT, UPDATE, DELETE')",
       "this role may not read and write all of the tables (see "

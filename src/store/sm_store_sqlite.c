@@ -413,7 +413,9 @@ const sm_store_ops sm_sqlite_ops = {
     sm_sqlite_left_out, sm_sqlite_prune_sites, sm_sqlite_coverage,
     sm_sqlite_coverage_urls, sm_sqlite_page_images,
     sm_sqlite_crawl_days_note, sm_sqlite_crawl_days, sm_sqlite_indexnow_stale,
-    sm_sqlite_news_urls, sm_sqlite_llms_urls
+    sm_sqlite_news_urls, sm_sqlite_llms_urls,
+    sm_sqlite_robots_list, sm_sqlite_robots_body,
+    sm_sqlite_robots_urls, sm_sqlite_robots_swept
 };
 
 sqlite3 *sm_sqlite_handle(sm_store *st)

@@ -293,6 +293,21 @@ apr_status_t sm_sqlite_news_urls(sm_store *st, const char *base,
 apr_status_t sm_sqlite_llms_urls(sm_store *st, const char *base, int max,
                                  sm_llms_fn *fn, void *baton);
 
+/* ---- robots.txt (sm_store_sqlite_robots.c) ------------------------------ */
+
+/* Keep c's body (SM_CHANGE_ROBOTS) when it differs, in the write's
+ * transaction. */
+int sm_sqlite_robots_put(sqlite_store *s, const sm_change *c);
+apr_status_t sm_sqlite_robots_list(sm_store *st, apr_pool_t *p,
+                                   apr_array_header_t **out);
+apr_status_t sm_sqlite_robots_body(sm_store *st, apr_pool_t *p,
+                                   const char *base, sm_robots_row *out);
+apr_status_t sm_sqlite_robots_urls(sm_store *st, apr_pool_t *p,
+                                   const char *base, const char *after,
+                                   int n, apr_array_header_t **out);
+apr_status_t sm_sqlite_robots_swept(sm_store *st, const char *base,
+                                    apr_int64_t hash, const char *upto);
+
 /* What sitemapctl stats and check say of the file (with_meta: also the
  * store's id and creation time). */
 int sm_sqlite_read_about(sqlite_store *s, apr_pool_t *p, sm_store_about *out,

@@ -24,6 +24,9 @@ static const char *const prune_sql[] = {
     "DELETE FROM crawlers WHERE site_id = ?1",
     "DELETE FROM crawl_unlisted WHERE site_id = ?1",
     "DELETE FROM crawl_days WHERE site_id = ?1",
+    /* (a site made from a Host that served a robots.txt: its id may be
+     * given to another site later) */
+    "DELETE FROM robots WHERE site_id = ?1",
 };
 #define N_PRUNE (sizeof(prune_sql) / sizeof(prune_sql[0]))
 

@@ -293,6 +293,17 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "ALTER TABLE urls ADD COLUMN description TEXT;"
     "ALTER TABLE urls ADD COLUMN published INTEGER NOT NULL DEFAULT 0;"
     "CREATE INDEX urls_published ON urls(published) WHERE published > 0;",
+    /* 11 -> 12: the site's robots.txt as last handed over (SM_CHANGE_ROBOTS), so
+     * that every process follows an application's robots.txt, and where
+     * the sweep of the URLs it disallows got to (NULL: none due).
+     * Writers of an older schema still running (a graceful restart)
+     * neither store nor follow it. */
+    "CREATE TABLE robots("
+    "  site_id INTEGER PRIMARY KEY,"
+    "  body TEXT NOT NULL,"
+    "  hash INTEGER NOT NULL,"
+    "  seen INTEGER NOT NULL,"
+    "  sweep TEXT);",
 };
 
 

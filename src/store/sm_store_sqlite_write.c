@@ -668,6 +668,17 @@ static int news(sqlite_store *s, const sm_change *c)
     return sm_sqlite_news_put(s, ts, c);
 }
 
+/* The site's robots.txt: kept when it differs (its row made first). */
+static int robots(sqlite_store *s, const sm_change *c)
+{
+    sm_tx_site *ts;
+    int rc;
+
+    if ((rc = tx_site_get(s, c->site, &ts)) != SQLITE_OK)
+        return rc;
+    return sm_sqlite_robots_put(s, c);
+}
+
 apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
                              sm_apply_stats *stats)
 {
@@ -684,6 +695,7 @@ apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
            ? forget(s, &changes[i], stats)
            : changes[i].op == SM_CHANGE_NOTE ? note(s, &changes[i])
            : changes[i].op == SM_CHANGE_CRAWL ? crawl(s, &changes[i])
+           : changes[i].op == SM_CHANGE_ROBOTS ? robots(s, &changes[i])
            : changes[i].op >= SM_CHANGE_IMAGE ? images(s, &changes[i])
            : record(s, &changes[i], stats);
         if (rc == SQLITE_OK && changes[i].op == SM_CHANGE_RECORD

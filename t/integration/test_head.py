@@ -812,6 +812,7 @@ def test_hreflang_postgresql_schema_3_upgraded_in_place(make_server, pg_db):
                         "/kept"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     pg_db.sql("DROP TABLE sitemap_verdicts, sitemap_images;"
+              " DROP TABLE sitemap_robots;"
               " DROP TABLE sitemap_crawls, sitemap_crawlers,"
               " sitemap_crawl_unlisted, sitemap_crawl_days;"
               " ALTER TABLE sitemap_urls DROP COLUMN held;"

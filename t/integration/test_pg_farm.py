@@ -356,7 +356,8 @@ def test_role_without_create(make_server, pg_cluster):
         " sitemap_indexnow_state, sitemap_removed_days, sitemap_verdicts,"
         " sitemap_crawls, sitemap_crawlers, sitemap_crawl_unlisted,"
         " sitemap_images,"
-        f" sitemap_crawl_days TO {name};"
+        " sitemap_crawl_days,"
+        f" sitemap_robots TO {name};"
         f" GRANT USAGE ON SEQUENCE sitemap_site_ids TO {name}", db=name)
     r = ctl("check", uri)
     assert r.returncode == 0, r.stdout + r.stderr

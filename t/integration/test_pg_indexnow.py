@@ -142,6 +142,7 @@ def test_schema_1_upgraded_in_place(make_server, pg_db):
     assert r.returncode == 0, r.stderr
     pg_db.sql("DROP TABLE sitemap_indexnow_pending, sitemap_indexnow_state;"
               " DROP TABLE sitemap_verdicts, sitemap_images;"
+              " DROP TABLE sitemap_robots;"
               " DROP TABLE sitemap_crawls, sitemap_crawlers,"
               " sitemap_crawl_unlisted, sitemap_crawl_days;"
               " DROP TABLE sitemap_removed_days;"

@@ -49,10 +49,14 @@ static int unit_teardown(void **state)
     return 0;
 }
 
+/* SQL that takes a store back to before schema 12 (the site's robots.txt),
+ * for the tests that make an older store from a new one. */
+#define SM_UNIT_DROP_ROBOTS " DROP TABLE robots;"
+
 /* SQL that takes a store back to before schema 11 (the news sitemap's
- * description and publication time), for the tests that make an older
- * store from a new one. */
-#define SM_UNIT_DROP_NEWS \
+ * description and publication time), and so before every later step
+ * too. */
+#define SM_UNIT_DROP_NEWS SM_UNIT_DROP_ROBOTS \
     " DROP INDEX urls_published; ALTER TABLE urls DROP COLUMN description;" \
     " ALTER TABLE urls DROP COLUMN published;"
 
