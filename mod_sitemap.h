@@ -364,6 +364,19 @@ typedef struct {
 apr_status_t sitemap_rendition(request_rec *r, const sitemap_server_conf *conf,
                                sm_store *st, const sitemap_doc_req *dr,
                                sitemap_file *out, sm_doc_stats *stats);
+/* The same for a document of the module other than the sitemap's (the
+ * news sitemap, llms.txt): which names it among the site's files (the
+ * stem's suffix), key is what makes its bytes (a hash of everything it is
+ * written from: a key no longer asked for is never served), write renders
+ * it into sink.  Any failure: stream it. */
+typedef apr_status_t sitemap_render_fn(void *baton, apr_pool_t *p,
+                                       sm_sink *sink, void *sink_baton);
+apr_status_t sitemap_rendition_named(request_rec *r,
+                                     const sitemap_server_conf *conf,
+                                     const char *base, const char *which,
+                                     const sm_rend_key *key, int gzip,
+                                     sitemap_render_fn *write, void *baton,
+                                     sitemap_file *out);
 /* Send a rendition as the response's body. */
 int sitemap_send_file(request_rec *r, const sitemap_file *file);
 

@@ -3,8 +3,8 @@
  * SitemapNewsPublication) and llms.txt (SitemapLLMsPath, SitemapLLMsTitle,
  * SitemapLLMsSummary, SitemapLLMsMax).  Both are written by the core
  * (src/serve/sm_news.c) from one read snapshot of the store, and served
- * by the serving layer as the other documents are (ETag, 304, HEAD, gzip
- * when renditions are on and the client takes it, the 503 of a store
+ * by the serving layer as the other documents are (ETag, 304, HEAD, from
+ * a rendition, plain or gzip, when SitemapCache is on, the 503 of a store
  * fault); this file says which URLs they are, what their headers and
  * validators are, and checks their directives. */
 #include "mod_sitemap.h"
@@ -229,12 +229,31 @@ static apr_uint64_t hash_rows(apr_uint64_t tag, const news_doc *d)
     return tag;
 }
 
+/* Its content's hash, with what shapes it beside the store: the ETag
+ * (seed SM_HASH_SEED) and, from another seed, the rendition key's second
+ * half.  The rows are those of the window at this request's time, so
+ * the key moves when an article enters or leaves it. */
+static apr_uint64_t content_hash(const sitemap_reply *rp, const news_doc *d,
+                                 apr_uint64_t seed)
+{
+    const sitemap_server_conf *conf = rp->conf;
+    apr_uint64_t tag;
+
+    tag = sm_hash_str(seed, rp->info.store_id);
+    tag = sm_hash_str(tag, d->llms ? "llms" : "news");
+    tag = sm_hash_str(tag, rp->own->base);
+    tag = sm_hash_str(tag, d->llms ? d->title : conf->news_name);
+    tag = sm_hash_str(tag, d->llms ? (conf->llms_summary ? conf->llms_summary
+                                                        : "\1")
+                                   : conf->news_lang);
+    return hash_rows(tag, d);
+}
+
 static int news_head(sitemap_reply *rp)
 {
     request_rec *r = rp->r;
     const sitemap_server_conf *conf = rp->conf;
     news_doc *d = rp->ctx;
-    apr_uint64_t tag;
     apr_status_t rv;
 
     if (rp->doc.kind == SM_DOC_EMPTY)
@@ -247,16 +266,8 @@ static int news_head(sitemap_reply *rp)
     }
     if (d->llms)
         d->title = llms_title(rp, d);
-    /* Its content's hash, with what shapes it beside the store. */
-    tag = sm_hash_str(SM_HASH_SEED, rp->info.store_id);
-    tag = sm_hash_str(tag, d->llms ? "llms" : "news");
-    tag = sm_hash_str(tag, rp->own->base);
-    tag = sm_hash_str(tag, d->llms ? d->title : conf->news_name);
-    tag = sm_hash_str(tag, d->llms ? (conf->llms_summary ? conf->llms_summary
-                                                        : "\1")
-                                   : conf->news_lang);
     rp->tagged = 1;
-    rp->tag = hash_rows(tag, d);
+    rp->tag = content_hash(rp, d, SM_HASH_SEED);
     rp->gzip = conf->cache == 1 && sm_accepts_gzip(apr_table_get(
                    r->headers_in, "Accept-Encoding"));
     if (conf->cache == 1)
@@ -272,19 +283,47 @@ static int news_head(sitemap_reply *rp)
     return OK;
 }
 
+static apr_status_t news_render(void *baton, apr_pool_t *p, sm_sink *sink,
+                                void *sink_baton);
+
 static apr_status_t news_body(sitemap_reply *rp, sm_sink *sink, void *baton)
 {
+    return news_render(rp, rp->r->pool, sink, baton);
+}
+
+static apr_status_t news_render(void *baton, apr_pool_t *p, sm_sink *sink,
+                                void *sink_baton)
+{
+    sitemap_reply *rp = baton;
     news_doc *d = rp->ctx;
 
     if (d->llms)
-        return sm_llms_write(rp->r->pool, sink, baton, rp->own->base,
-                             d->title, rp->conf->llms_summary, d->items);
-    return sm_news_write(rp->r->pool, sink, baton, rp->own->base,
+        return sm_llms_write(p, sink, sink_baton, rp->own->base, d->title,
+                             rp->conf->llms_summary, d->items);
+    return sm_news_write(p, sink, sink_baton, rp->own->base,
                          rp->conf->news_name, rp->conf->news_lang, d->items,
                          d->filler.url ? &d->filler : NULL);
 }
 
-static const sitemap_doc_type news_type = { 1, news_head, NULL, news_body };
+/* From its rendition when SitemapCache is on (a HEAD too: the file gives
+ * its Content-Length), keyed by its content's hashes: the bytes are
+ * those of the rows read in this snapshot, never an earlier window's. */
+static apr_status_t news_file(sitemap_reply *rp, sitemap_file *out)
+{
+    news_doc *d = rp->ctx;
+    sm_rend_key key;
+
+    if (rp->conf->cache != 1)
+        return APR_ENOTIMPL;
+    key.a = rp->tag;
+    key.b = content_hash(rp, d, ~SM_HASH_SEED);
+    return sitemap_rendition_named(rp->r, rp->conf, rp->own->base,
+                                   d->llms ? "llms" : "news", &key, rp->gzip,
+                                   news_render, rp, out);
+}
+
+static const sitemap_doc_type news_type = { 1, news_head, news_file,
+                                            news_body };
 
 int sitemap_news_serve(request_rec *r)
 {

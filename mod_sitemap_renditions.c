@@ -193,10 +193,33 @@ static apr_status_t to_files(void *baton, const char *data, apr_size_t len)
     return rv;
 }
 
-/* Render doc into both renditions of stem. */
+/* What a render writes: a document's bytes to sink, in pool p. */
+typedef struct {
+    apr_status_t (*write)(void *baton, apr_pool_t *p, sm_sink *sink,
+                          void *sink_baton);
+    void *baton;
+} rend_source;
+
+/* The sitemap's documents (sm_document.c). */
+typedef struct {
+    sm_store *st;
+    const sitemap_doc_req *dr;
+    sm_doc_stats *stats;
+} doc_source;
+
+static apr_status_t write_doc(void *baton, apr_pool_t *p, sm_sink *sink,
+                              void *sink_baton)
+{
+    doc_source *ds = baton;
+
+    return sm_doc_write(p, ds->st, ds->dr->site, ds->dr->doc, ds->dr->info,
+                        sink, sink_baton, ds->stats);
+}
+
+/* Render src into both renditions of stem (made for key). */
 static apr_status_t render(request_rec *r, const sitemap_server_conf *conf,
-                           sm_store *st, const sitemap_doc_req *dr,
-                           const char *stem, sm_doc_stats *stats)
+                           const rend_source *src, const sm_rend_key *key,
+                           const char *stem)
 {
     apr_time_t t0 = apr_time_now();
     apr_pool_t *p;
@@ -210,11 +233,10 @@ static apr_status_t render(request_rec *r, const sitemap_server_conf *conf,
         return rv;
     /* A site made from a Host (anyone can invent one) is evicted first. */
     fs.rv = sm_rend_writer_create(&fs.w, conf->proc->renditions, p, stem,
-                                  &dr->key, conf->host_re ? SM_REND_HOST_SITE
+                                  key, conf->host_re ? SM_REND_HOST_SITE
                                                           : SM_REND_SITE);
     if (fs.rv == APR_SUCCESS) {
-        rv = sm_doc_write(p, st, dr->site, dr->doc, dr->info, to_files, &fs,
-                          stats);
+        rv = src->write(src->baton, p, to_files, &fs);
         if (rv == APR_SUCCESS)
             fs.rv = rv = sm_rend_commit(fs.w);
     }
@@ -236,17 +258,19 @@ static apr_status_t render(request_rec *r, const sitemap_server_conf *conf,
     return rv;
 }
 
-apr_status_t sitemap_rendition(request_rec *r, const sitemap_server_conf *conf,
-                               sm_store *st, const sitemap_doc_req *dr,
-                               sitemap_file *out, sm_doc_stats *stats)
+/* The rendition of stem made for key (the build folded in), from the
+ * directory or rendered now from src. */
+static apr_status_t rendition_of(request_rec *r,
+                                 const sitemap_server_conf *conf,
+                                 const char *stem, const sm_rend_key *want,
+                                 int gzip, const rend_source *src,
+                                 sitemap_file *out)
 {
-    const char *stem = rendition_stem(r->pool, conf, dr);
-    sm_rend_enc enc = dr->gzip ? SM_REND_GZIP : SM_REND_PLAIN;
-    sm_rend_key key = dr->key;
+    sm_rend_enc enc = gzip ? SM_REND_GZIP : SM_REND_PLAIN;
+    sm_rend_key key = *want;
     apr_thread_mutex_t *lock;
     apr_status_t rv;
 
-    memset(stats, 0, sizeof(*stats));
     if (!conf->proc->renditions) {
         trouble(r, conf, 0, conf->proc->cache_error ? conf->proc->cache_error
                                               : "cannot be opened");
@@ -263,15 +287,47 @@ apr_status_t sitemap_rendition(request_rec *r, const sitemap_server_conf *conf,
     rv = sm_rend_open(conf->proc->renditions, r->pool, stem, enc, &key,
                       &out->f, &out->offset, &out->length);
     if (rv != APR_SUCCESS) {
-        sitemap_doc_req keyed = *dr;
-        keyed.key = key;
-        rv = render(r, conf, st, &keyed, stem, stats);
+        rv = render(r, conf, src, &key, stem);
         if (rv == APR_SUCCESS)
             rv = sm_rend_open(conf->proc->renditions, r->pool, stem, enc, &key,
                               &out->f, &out->offset, &out->length);
     }
     apr_thread_mutex_unlock(lock);
     return rv;
+}
+
+apr_status_t sitemap_rendition(request_rec *r, const sitemap_server_conf *conf,
+                               sm_store *st, const sitemap_doc_req *dr,
+                               sitemap_file *out, sm_doc_stats *stats)
+{
+    doc_source ds;
+    rend_source src;
+
+    memset(stats, 0, sizeof(*stats));
+    ds.st = st;
+    ds.dr = dr;
+    ds.stats = stats;
+    src.write = write_doc;
+    src.baton = &ds;
+    return rendition_of(r, conf, rendition_stem(r->pool, conf, dr), &dr->key,
+                        dr->gzip, &src, out);
+}
+
+apr_status_t sitemap_rendition_named(request_rec *r,
+                                     const sitemap_server_conf *conf,
+                                     const char *base, const char *which,
+                                     const sm_rend_key *key, int gzip,
+                                     sitemap_render_fn *write, void *baton,
+                                     sitemap_file *out)
+{
+    const char *stem = conf->host_re ? site_stem(r->pool, conf, base)
+                                     : conf->rendition_stem;
+    rend_source src;
+
+    src.write = write;
+    src.baton = baton;
+    return rendition_of(r, conf, apr_pstrcat(r->pool, stem, "-", which,
+                                             NULL), key, gzip, &src, out);
 }
 
 int sitemap_send_file(request_rec *r, const sitemap_file *file)

@@ -42,6 +42,7 @@
 #include "ctl/sm_ctl.h"
 #include "head/sm_alternates.h"
 #include "serve/sm_document.h"
+#include "serve/sm_news.h"
 #include "record/sm_rules.h"
 #include "serve/sm_sitemap.h"
 #include "indexnow/sm_indexnow.h"
@@ -134,8 +135,10 @@ static const command commands[] = {
       "remove DB --site BASE URL...",
       "Remove URLs (a path or a full URL on BASE).  The page they were on\n"
       "counts as changed, as when the module forgets a URL.\n" },
-    { "export", O_SITE, 1, 1, 1, cmd_export,
-      "export DB --site BASE DIR",
+    { "export", O_SITE | O_EXPORT_DOCS, 1, 1, 1, cmd_export,
+      "export DB --site BASE [--images] [--news-path PATH\n"
+      "       --news-publication 'NAME LANG'] [--llms-path PATH\n"
+      "       [--llms-title TEXT] [--llms-summary TEXT] [--llms-max N]] DIR",
       "Write the files the module serves for the site, byte for byte, under\n"
       "DIR at their URL paths: the SitemapPath document (a <urlset> when the\n"
       "site fits one page, else a <sitemapindex>) and every non-empty page\n"
@@ -145,7 +148,18 @@ static const command commands[] = {
       "changefreq and priority rules are those the module stored with the\n"
       "site.  Files are replaced by rename; page files of an earlier export\n"
       "that the module no longer serves are removed; other files in DIR are\n"
-      "left alone.\n" },
+      "left alone.  The module's directives that are not stored with the\n"
+      "site are given as options, with the directives' values:\n"
+      "  --images                  as SitemapImages On: each <url> with its\n"
+      "                            stored images\n"
+      "  --news-path PATH          the news sitemap (SitemapNewsPath), with\n"
+      "  --news-publication 'NAME LANG'  SitemapNewsPublication's two values\n"
+      "                            in one argument (LANG: its last word)\n"
+      "  --llms-path PATH          llms.txt (SitemapLLMsPath), with\n"
+      "  --llms-title TEXT         SitemapLLMsTitle,\n"
+      "  --llms-summary TEXT       SitemapLLMsSummary and\n"
+      "  --llms-max N              SitemapLLMsMax (default 500)\n"
+      "The news sitemap's 48 hours end at the time of the export.\n" },
     { "prune", O_SITE | O_OLDER_THAN, 1, 0, 0, cmd_prune,
       "prune DB --site BASE --older-than DURATION",
       "Remove the site's URLs not served (last seen) for longer than\n"
@@ -317,6 +331,64 @@ static int set_option(ctl *c, const command *cmd, const char *name,
     return EX_OK;
 }
 
+/* export's documents beyond the sitemap (see --help export). */
+static int set_export_option(ctl *c, const command *cmd, const char *name,
+                             const char *value)
+{
+    sm_export_news *x = &c->news;
+    const char *err = NULL, *sp;
+    apr_int64_t n;
+
+    if (strcmp(name, "news-path") == 0 || strcmp(name, "llms-path") == 0) {
+        const char *ext = name[0] == 'n' ? ".xml" : ".txt";
+        apr_size_t len = strlen(value);
+        if (value[0] != '/' || len < 5 || strcmp(value + len - 4, ext) != 0
+            || strstr(value, "/.") || strstr(value, "//"))
+            return usage_error(cmd, "--%s '%s': a URL path such as /news%s "
+                               "(starting with '/', ending in %s, no '//' "
+                               "or '/.')", name, value, ext, ext);
+        if (name[0] == 'n')
+            x->news_path = value;
+        else
+            x->llms_path = value;
+    }
+    else if (strcmp(name, "news-publication") == 0) {
+        char *lang, *l;
+        if (!(sp = strrchr(value, ' ')) || sp == value)
+            return usage_error(cmd, "--news-publication '%s': the name and "
+                               "the language in one argument, such as 'The "
+                               "Example Times en'", value);
+        x->news_name = apr_pstrmemdup(c->pool, value,
+                                      (apr_size_t)(sp - value));
+        lang = apr_pstrdup(c->pool, sp + 1);
+        for (l = lang; *l; l++)
+            *l = (char)apr_tolower(*l);
+        if ((err = sm_news_text_problem(x->news_name)) != NULL
+            || (err = sm_news_language_problem(lang)) != NULL)
+            return usage_error(cmd, "--news-publication '%s': %s (the name, "
+                               "then an ISO 639 language code such as en, "
+                               "or zh-cn, zh-tw)", value, err);
+        x->news_lang = lang;
+    }
+    else if (strcmp(name, "llms-title") == 0
+             || strcmp(name, "llms-summary") == 0) {
+        if ((err = sm_news_text_problem(value)) != NULL)
+            return usage_error(cmd, "--%s '%s': one line of text: it is %s",
+                               name, value, err);
+        if (name[5] == 't')
+            x->llms_title = value;
+        else
+            x->llms_summary = value;
+    }
+    else if (strcmp(name, "llms-max") == 0) {
+        if (sm_parse_count(value, 1, SM_LLMS_MAX_LIMIT, &n))
+            return usage_error(cmd, "--llms-max '%s': a whole number from 1 "
+                               "to %d", value, SM_LLMS_MAX_LIMIT);
+        x->llms_max = (int)n;
+    }
+    return EX_OK;
+}
+
 static const struct {
     const char *name;
     int flag;
@@ -328,7 +400,10 @@ static const struct {
     { "page-size", O_PAGE_SIZE, 1 }, { "all-types", O_ALL_TYPES, 0 },
     { "all", O_ALL, 0 }, { "crawler", O_CRAWLER, 1 },
     { "never", O_COVERAGE, 0 }, { "stale", O_COVERAGE, 0 },
-    { "unlisted", O_COVERAGE, 0 },
+    { "unlisted", O_COVERAGE, 0 }, { "images", O_IMAGES, 0 },
+    { "news-path", O_NEWS_PATH, 1 }, { "news-publication", O_NEWS_PUB, 1 },
+    { "llms-path", O_LLMS_PATH, 1 }, { "llms-title", O_LLMS_TITLE, 1 },
+    { "llms-summary", O_LLMS_SUMMARY, 1 }, { "llms-max", O_LLMS_MAX, 1 },
 };
 
 /* 0 to go on, or an exit status (EX_OK after --help). */
@@ -379,6 +454,8 @@ static int parse_args(ctl *c, const command *cmd, int argc,
                     c->all_types = 1;
                 if (options[k].flag == O_ALL)
                     c->all = 1;
+                if (options[k].flag == O_IMAGES)
+                    c->images = 1;
                 if (options[k].flag == O_COVERAGE) {
                     if (seen & O_COVERAGE)
                         return usage_error(cmd, "give one of --never, "
@@ -401,7 +478,9 @@ static int parse_args(ctl *c, const command *cmd, int argc,
                 && options[k].flag != O_ALLOW_QUERY)
                 return usage_error(cmd, "--%s is given twice", name);
             seen |= options[k].flag;
-            if ((rc = set_option(c, cmd, name, value)) != EX_OK)
+            if ((rc = (options[k].flag & O_EXPORT_DOCS)
+                      ? set_export_option(c, cmd, name, value)
+                      : set_option(c, cmd, name, value)) != EX_OK)
                 return rc;
             continue;
         }
@@ -415,6 +494,13 @@ static int parse_args(ctl *c, const command *cmd, int argc,
     if (cmd->site_required && !c->site)
         return usage_error(cmd, "%s needs --site BASE (the site's base URL, "
                            "such as https://www.example.com)", cmd->name);
+    if (c->news.news_path && !c->news.news_name)
+        return usage_error(cmd, "--news-path needs --news-publication 'NAME "
+                           "LANG' (SitemapNewsPublication's values)");
+    if (!c->news.llms_path && (seen & (O_LLMS_TITLE | O_LLMS_SUMMARY
+                                       | O_LLMS_MAX)))
+        return usage_error(cmd, "--llms-title, --llms-summary and --llms-max "
+                           "go with --llms-path");
     if ((cmd->opts & O_OLDER_THAN) && !c->older_than)
         return usage_error(cmd, "%s needs --older-than DURATION", cmd->name);
     if (c->args->nelts < cmd->min_args)

@@ -18,6 +18,7 @@
 
 #include "util/sm_log.h"
 #include "ctl/sm_progress.h"
+#include "ctl/sm_ctl.h"
 #include "store/sm_store.h"
 
 #define EX_OK           0
@@ -58,6 +59,8 @@ typedef struct {
     int as_owner;                       /* root acting as the store's owner */
     uid_t owner_uid;
     gid_t owner_gid;
+    int images;                         /* export --images */
+    sm_export_news news;                /* export --news-*, --llms-* */
 } ctl;
 
 #define O_SITE        0x001
@@ -71,6 +74,15 @@ typedef struct {
 #define O_ALL         0x100
 #define O_CRAWLER     0x200
 #define O_COVERAGE    0x400     /* --never, --stale, --unlisted */
+#define O_IMAGES      0x800
+#define O_NEWS_PATH   0x1000
+#define O_NEWS_PUB    0x2000
+#define O_LLMS_PATH   0x4000
+#define O_LLMS_TITLE  0x8000
+#define O_LLMS_SUMMARY 0x10000
+#define O_LLMS_MAX    0x20000
+#define O_EXPORT_DOCS (O_IMAGES | O_NEWS_PATH | O_NEWS_PUB | O_LLMS_PATH \
+                       | O_LLMS_TITLE | O_LLMS_SUMMARY | O_LLMS_MAX)
 
 typedef struct {
     const char *name;

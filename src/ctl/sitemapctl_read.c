@@ -327,8 +327,12 @@ int cmd_export(ctl *c)
         say("warning: the module has not stored the settings of %s yet "
             "(it does with its next write): using the defaults (%s, no "
             "changefreq or priority)", c->site, set.path);
+    sm_ctl_export_images(c->images);
     es = sm_ctl_export(c->pool, st, c->site, &set, dir, &res, msg,
                        sizeof(msg));
+    if (es == SM_EXPORT_OK)
+        es = sm_ctl_export_news(c->pool, st, c->site, &c->news, dir, &res,
+                                msg, sizeof(msg));
     switch (es) {
     case SM_EXPORT_OK:
         break;

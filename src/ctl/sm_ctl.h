@@ -82,6 +82,39 @@ sm_export_status sm_ctl_export(apr_pool_t *p, sm_store *st, const char *base,
                                sm_export_result *res, char *err,
                                apr_size_t errlen);
 
+/* sitemapctl export --images: the documents' <url>s carry their stored
+ * images (as SitemapImages On); off unless set. */
+void sm_ctl_export_images(int on);
+
+/* Another document at urlpath under dir (directories created, replaced by
+ * rename, no link followed, through the parent when split), its bytes
+ * from write: its failure is the sink's (SM_EXPORT_WRITE) or the
+ * store's (SM_EXPORT_STORE, err from st). */
+typedef apr_status_t sm_export_writer(void *baton,
+                                      apr_status_t (*sink)(void *,
+                                                           const char *,
+                                                           apr_size_t),
+                                      void *sink_baton);
+sm_export_status sm_ctl_export_named(apr_pool_t *p, sm_store *st,
+                                     const char *dir, const char *urlpath,
+                                     sm_export_writer *write, void *baton,
+                                     sm_export_result *res, char *err,
+                                     apr_size_t errlen);
+
+/* The news sitemap and llms.txt as the module serves them (sm_news.h),
+ * for sitemapctl export --news-path, --llms-path: NULL paths are not
+ * written; nothing is when the site has no URL (the module's 404). */
+typedef struct {
+    const char *news_path, *news_name, *news_lang;
+    const char *llms_path, *llms_title, *llms_summary;
+    int llms_max;                       /* 0: SM_LLMS_MAX_DEFAULT */
+} sm_export_news;
+sm_export_status sm_ctl_export_news(apr_pool_t *p, sm_store *st,
+                                    const char *base,
+                                    const sm_export_news *opt,
+                                    const char *dir, sm_export_result *res,
+                                    char *err, apr_size_t errlen);
+
 /* export split in two processes (sm_ctl_export_remote.h): in the child,
  * sm_ctl_export_remote(sock) makes sm_ctl_export hand its files to the
  * parent over sock; the parent runs sm_ctl_export_serve(sock, dir) until

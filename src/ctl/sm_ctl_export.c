@@ -36,6 +36,15 @@ static apr_status_t guarded(void *baton, const char *data, apr_size_t len)
     return rv;
 }
 
+/* sitemapctl export --images: the <url>s carry their stored images, as
+ * the module's do with SitemapImages On. */
+static int export_images;
+
+void sm_ctl_export_images(int on)
+{
+    export_images = on;
+}
+
 /* Write one document of a snapshot already read into info: page > 0 a
  * page, 0 the SitemapPath document; chosen and written by the module's
  * own code (sm_document.c). */
@@ -48,7 +57,7 @@ static sm_export_status write_doc(apr_pool_t *p, sm_store *st,
 {
     sink_guard g = { sink, baton, APR_SUCCESS };
     sm_doc_site site = { base, set->path, set->changefreq, set->priority,
-                          set->stylesheet, 0, 0 };
+                          set->stylesheet, 0, export_images };
     sm_doc_stats stats;
     sm_doc doc;
     apr_status_t rv;
@@ -366,6 +375,74 @@ static sm_export_status fill_css(void *ctx, file_sink *fs)
            ? SM_EXPORT_OK : SM_EXPORT_WRITE;
 }
 
+/* What fill_named writes into a file. */
+typedef struct {
+    sm_export_writer *write;
+    void *baton;
+    sm_store *st;
+    char *err;
+    apr_size_t errlen;
+} named_fill;
+
+static sm_export_status fill_named(void *ctx, file_sink *fs)
+{
+    named_fill *n = ctx;
+    sink_guard g = { to_file, fs, APR_SUCCESS };
+    apr_status_t rv = n->write(n->baton, guarded, &g);
+
+    if (g.failed != APR_SUCCESS)
+        return SM_EXPORT_WRITE;     /* the sink said why */
+    if (rv != APR_SUCCESS) {
+        if (n->err)
+            apr_snprintf(n->err, n->errlen, "%s", sm_store_error(n->st));
+        return SM_EXPORT_STORE;
+    }
+    return SM_EXPORT_OK;
+}
+
+/* dir as sm_ctl_export takes it: no trailing '/', "" for the root. */
+static const char *clean_dir(apr_pool_t *p, const char *dir)
+{
+    apr_size_t dlen = strlen(dir);
+
+    while (dlen > 1 && dir[dlen - 1] == '/')
+        dlen--;
+    dir = apr_pstrmemdup(p, dir, dlen);
+    return strcmp(dir, "/") == 0 ? "" : dir;
+}
+
+sm_export_status sm_ctl_export_named(apr_pool_t *p, sm_store *st,
+                                     const char *dir, const char *urlpath,
+                                     sm_export_writer *write, void *baton,
+                                     sm_export_result *res, char *err,
+                                     apr_size_t errlen)
+{
+    const char *slash = strrchr(urlpath, '/');
+    const char *urldir = apr_pstrmemdup(p, urlpath,
+                                        (apr_size_t)(slash - urlpath) + 1);
+    named_fill n = { write, baton, st, err, errlen };
+    sm_export_status es;
+    int dfd = -1;
+
+    dir = clean_dir(p, dir);
+    if (remote_fd >= 0) {
+        char *reply;
+        apr_size_t rlen;
+
+        es = sm_xr_call(p, remote_fd, XR_OPEN, urldir, strlen(urldir),
+                        &reply, &rlen);
+        if (es != SM_EXPORT_OK)
+            return remote_error(es, reply, err, errlen);
+    }
+    else if ((dfd = sm_export_open_dir(p, dir, urldir, err, errlen)) < 0)
+        return SM_EXPORT_WRITE;
+    es = replace_file(p, dfd, apr_pstrcat(p, dir, urldir, NULL), slash + 1,
+                      fill_named, &n, res, err, errlen);
+    if (dfd >= 0)
+        close(dfd);
+    return es;
+}
+
 /* Open the directory of the SitemapPath under dir, creating what is
  * missing: dir itself as named (the administrator's choice), every
  * directory below it without following a link.  Returns the descriptor,
@@ -502,7 +579,6 @@ sm_export_status sm_ctl_export(apr_pool_t *p, sm_store *st, const char *base,
 {
     sm_site_info info;
     sm_export_status es;
-    apr_size_t dlen = strlen(dir);
     const char *slash = strrchr(set->path, '/');
     const char *urldir = apr_pstrmemdup(p, set->path,
                                         (apr_size_t)(slash - set->path) + 1);
@@ -512,11 +588,7 @@ sm_export_status sm_ctl_export(apr_pool_t *p, sm_store *st, const char *base,
     memset(res, 0, sizeof(*res));
     res->paths = apr_array_make(p, 4, sizeof(char *));
     res->removed = apr_array_make(p, 1, sizeof(char *));
-    while (dlen > 1 && dir[dlen - 1] == '/')
-        dlen--;
-    dir = apr_pstrmemdup(p, dir, dlen);
-    if (strcmp(dir, "/") == 0)
-        dir = "";
+    dir = clean_dir(p, dir);
     dirpath = apr_pstrcat(p, dir, urldir, NULL);
     if ((es = snapshot(p, st, base, &info, err, errlen)) != SM_EXPORT_OK)
         return es;

@@ -176,8 +176,14 @@ static void drop_file(server *sv)
 
 static int on_open(server *sv, const char *data, apr_size_t len)
 {
-    if (sv->dfd >= 0 || !plain_urldir(sv->p, data, len))
+    /* Another directory (the news sitemap's, llms.txt's) once no file
+     * is open in this one. */
+    if (sv->fd >= 0 || !plain_urldir(sv->p, data, len))
         return reply_error(sv->sock, "export: a bad directory request");
+    if (sv->dfd >= 0) {
+        close(sv->dfd);
+        sv->dfd = -1;
+    }
     sv->dfd = sm_export_open_dir(sv->p, sv->dir, data, sv->err,
                                  sizeof(sv->err));
     if (sv->dfd < 0)

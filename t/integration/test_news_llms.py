@@ -326,3 +326,85 @@ def test_clients_read_the_news_sitemap(make_server):
 def test_bad_directives_stop_start_up(make_server, conf, needles):
     srv = make_server(conf=conf)
     srv.config_fails(*needles)
+
+
+RENDERED = re.compile(r"rendered (\S+) as (\S+):")
+
+
+def renders(srv, uri):
+    return [m.group(2) for m in map(RENDERED.search,
+                                    srv.log_lines("sitemap", "debug"))
+            if m and m.group(1) == uri]
+
+
+def test_renditions_of_news_and_llms(make_server):
+    """SitemapCache on (the default): both documents are rendered once into
+    their rendition files, plain and gzip, then sent from them (HEAD with
+    the file's Content-Length); a change of their content renders them
+    again."""
+    srv = make_server(conf=CONF)
+    listed, left_out = site_pages(srv)
+    srv.start()
+    visit(srv, listed, left_out)
+    files = os.path.join(srv.db_path + ".renditions")
+    for path, which in (("/news-sitemap.xml", "news"), ("/llms.txt", "llms")):
+        g = srv.get_ok(path)
+        assert len(renders(srv, path)) == 1, renders(srv, path)
+        stem = renders(srv, path)[0]
+        assert stem.endswith("-" + which), stem
+        names = os.listdir(files)
+        assert stem + ".xml" in names and stem + ".xml.gz" in names, names
+        # a second GET, a HEAD and the gzip form: from the files
+        assert srv.get_ok(path).body == g.body
+        h = srv.request("HEAD", path)
+        assert h.status == 200 and h.body == b""
+        assert h.header("Content-Length") == str(len(g.body)), h.headers
+        z = srv.get(path, headers={"Accept-Encoding": "gzip"})
+        assert z.header("Content-Encoding") == "gzip"
+        assert gzip.decompress(z.body) == g.body
+        zh = srv.request("HEAD", path, headers={"Accept-Encoding": "gzip"})
+        assert zh.header("Content-Length") == str(len(z.body)), zh.headers
+        assert zh.header("ETag") == z.header("ETag")
+        assert srv.get(path, headers={"If-None-Match": g.header("ETag")}
+                       ).status == 304
+        assert len(renders(srv, path)) == 1, renders(srv, path)
+    check_site(srv, listed)
+    assert len(renders(srv, "/llms.txt")) == 1
+    # a new page: llms.txt changes, is rendered again, and is right
+    srv.write("htdocs/new.html", page("Newer"))
+    srv.get_ok("/new.html")
+    srv.wait_recorded("/new.html")
+    body = srv.get_ok("/llms.txt").body.decode()
+    assert f"- [Newer]({srv.base}/new.html)" in body, body
+    assert len(renders(srv, "/llms.txt")) == 2
+
+
+def test_news_rendition_follows_the_window(make_server):
+    """The news sitemap's rendition is keyed by the rows the 48-hour window
+    selects at each request: an article that leaves the window leaves the
+    document at once, though nothing was written to the store."""
+    srv = make_server(conf=CONF)
+    edge = (datetime.datetime.now(datetime.timezone.utc)
+            - datetime.timedelta(hours=48) + datetime.timedelta(seconds=6))
+    srv.write("htdocs/edge.html", page("Edge", '<meta property="article:'
+                                       'published_time" content="%s">'
+                                       % edge.isoformat(timespec="seconds")))
+    srv.write("htdocs/fresh.html", page("Fresh", '<meta property="article:'
+                                        'published_time" content="%s">'
+                                        % iso(1)))
+    srv.start()
+    visit(srv, ["/edge.html", "/fresh.html"], [])
+    first = srv.get_ok("/news-sitemap.xml").body
+    assert b"/edge.html" in first and b"/fresh.html" in first, first
+    assert srv.get_ok("/news-sitemap.xml").body == first
+    assert len(renders(srv, "/news-sitemap.xml")) == 1
+    deadline = time.monotonic() + 30      # the sentinel: edge.html leaves
+    while b"/edge.html" in srv.get_ok("/news-sitemap.xml").body:
+        assert time.monotonic() < deadline, "edge.html stayed listed"
+        time.sleep(0.5)
+    body = srv.get_ok("/news-sitemap.xml").body
+    assert b"/fresh.html" in body
+    validate_news(body)
+    assert len(renders(srv, "/news-sitemap.xml")) == 2
+    z = srv.get(path := "/news-sitemap.xml", headers={"Accept-Encoding": "gzip"})
+    assert gzip.decompress(z.body) == body, path

@@ -167,7 +167,6 @@ static void test_parent_refuses_other_names(void **state)
     assert_int_equal(ask(u, sv[1], XR_OPEN, "/../", 4), SM_EXPORT_WRITE);
     assert_int_equal(ask(u, sv[1], XR_OPEN, "/a/./", 5), SM_EXPORT_WRITE);
     assert_int_equal(ask(u, sv[1], XR_OPEN, "/", 1), SM_EXPORT_OK);
-    assert_int_equal(ask(u, sv[1], XR_OPEN, "/b/", 3), SM_EXPORT_WRITE);
     assert_int_equal(ask(u, sv[1], XR_FILE, "../outside", 10),
                      SM_EXPORT_WRITE);
     assert_int_equal(ask(u, sv[1], XR_FILE, "a/b", 3), SM_EXPORT_WRITE);
@@ -181,6 +180,15 @@ static void test_parent_refuses_other_names(void **state)
     assert_int_equal(ask(u, sv[1], XR_FILE, "gone.xml", 8), SM_EXPORT_OK);
     assert_int_equal(sm_xr_send(sv[1], XR_CHUNK, "bye", 3), 0);
     assert_int_equal(sm_xr_send(sv[1], XR_ABORT, "", 0), 0);
+    /* another directory (llms.txt's): not while a file is open */
+    assert_int_equal(ask(u, sv[1], XR_FILE, "open.xml", 8), SM_EXPORT_OK);
+    assert_int_equal(ask(u, sv[1], XR_OPEN, "/b/", 3), SM_EXPORT_WRITE);
+    assert_int_equal(sm_xr_send(sv[1], XR_ABORT, "", 0), 0);
+    assert_int_equal(ask(u, sv[1], XR_OPEN, "/b/../", 6), SM_EXPORT_WRITE);
+    assert_int_equal(ask(u, sv[1], XR_OPEN, "/b/", 3), SM_EXPORT_OK);
+    assert_int_equal(ask(u, sv[1], XR_FILE, "n.txt", 5), SM_EXPORT_OK);
+    assert_int_equal(sm_xr_send(sv[1], XR_CHUNK, "news", 4), 0);
+    assert_int_equal(ask(u, sv[1], XR_END, "", 0), SM_EXPORT_OK);
     close(sv[1]);
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
@@ -190,8 +198,9 @@ static void test_parent_refuses_other_names(void **state)
     assert_int_equal(access(outside, F_OK), -1);
     assert_int_equal(access(apr_pstrcat(u->pool, dir, "/gone.xml", NULL),
                             F_OK), -1);
-    assert_int_equal(access(apr_pstrcat(u->pool, dir, "/b", NULL), F_OK), -1);
-    {   /* only ok.xml: no temporary file left behind */
+    assert_string_equal(slurp(u->pool, apr_pstrcat(u->pool, dir, "/b/n.txt",
+                                                   NULL)), "news");
+    {   /* only ok.xml and b/: no temporary file left behind */
         DIR *d = opendir(dir);
         struct dirent *de;
         int n = 0;
@@ -200,7 +209,7 @@ static void test_parent_refuses_other_names(void **state)
                                          && strcmp(de->d_name, "..")))
                 n++;
         closedir(d);
-        assert_int_equal(n, 1);
+        assert_int_equal(n, 2);
     }
 }
 
