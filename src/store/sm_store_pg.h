@@ -103,6 +103,11 @@ int sm_pg_begin(pg_store *s, const char *mode, apr_int64_t *now);
 void sm_pg_rollback(pg_store *s);
 /* The connection, made again when it broke. */
 int sm_pg_connection(pg_store *s);
+/* The same for a read or check that may run inside the caller's
+ * transaction: outside one (idle, or no working connection at all: given
+ * up on, or closed by the server) the connection is made again; inside
+ * one it is the caller's. */
+int sm_pg_connected(pg_store *s);
 /* sm_pg_begin on a working connection (made again when it broke, also
  * when that shows only at BEGIN). */
 int sm_pg_start(pg_store *s, const char *mode, apr_int64_t *now);

@@ -385,6 +385,15 @@ int sm_pg_connection(pg_store *s)
     return 0;
 }
 
+int sm_pg_connected(pg_store *s)
+{
+    PGTransactionStatusType t = s->conn ? PQtransactionStatus(s->conn)
+                                        : PQTRANS_UNKNOWN;
+
+    return t == PQTRANS_IDLE || t == PQTRANS_UNKNOWN
+           ? sm_pg_connection(s) : 0;
+}
+
 int sm_pg_start(pg_store *s, const char *mode, apr_int64_t *now)
 {
     if (sm_pg_connection(s) != 0)
@@ -408,8 +417,7 @@ int sm_pg_ready(pg_store *s, int since, int *has)
     int version = 0;
 
     *has = 0;
-    if ((PQtransactionStatus(s->conn) == PQTRANS_IDLE
-         && sm_pg_connection(s) != 0)
+    if ((sm_pg_connected(s) != 0)
         || sm_pg_schema_version(s, &version) != 0)
         return -1;
     *has = version >= since;

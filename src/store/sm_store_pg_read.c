@@ -345,8 +345,7 @@ apr_status_t sm_pg_site_list(sm_store *st, apr_pool_t *p,
 
     *out = apr_array_make(p, 4, sizeof(sm_site_stats));
     /* In the caller's read transaction, or on its own. */
-    if (PQtransactionStatus(s->conn) == PQTRANS_IDLE
-        && sm_pg_connection(s) != 0)
+    if (sm_pg_connected(s) != 0)
         return APR_EGENERAL;
     if (!(res = sm_pg_q(s, "cannot read the sites",
                         "SELECT s.base, s.url_count, s.last_page,"
@@ -378,8 +377,7 @@ apr_status_t sm_pg_url_rows(sm_store *st, const char *base,
     pg_store *s = (pg_store *)st;
     walk w = { NULL, fn, baton, NULL };
 
-    if (PQtransactionStatus(s->conn) == PQTRANS_IDLE
-        && sm_pg_connection(s) != 0)
+    if (sm_pg_connected(s) != 0)
         return APR_EGENERAL;
     return walk_ids(s, "cannot read the site's URLs", base, page, CURSOR
                     "SELECT url, page, lastmod, last_seen, alternates"
@@ -400,8 +398,7 @@ apr_status_t sm_pg_recent(sm_store *st, apr_pool_t *p, const char *base,
 
     *urls = apr_array_make(p, n > 0 ? n : 1, sizeof(sm_recent_url));
     *days = apr_array_make(p, 32, sizeof(sm_day_count));
-    if ((PQtransactionStatus(s->conn) == PQTRANS_IDLE
-         && sm_pg_connection(s) != 0)
+    if ((sm_pg_connected(s) != 0)
         || id_range(s, "cannot read the sites", base, 0, &lo, &hi) != 0)
         return APR_EGENERAL;
     if (lo == hi)

@@ -35,8 +35,7 @@ static int robots_allowed(pg_store *s)
 /* Connected, with the table usable: 1; 0 not usable; -1 error. */
 static int ready(pg_store *s)
 {
-    if (PQtransactionStatus(s->conn) == PQTRANS_IDLE
-        && sm_pg_connection(s) != 0)
+    if (sm_pg_connected(s) != 0)
         return -1;
     return robots_allowed(s);
 }
@@ -60,6 +59,23 @@ int sm_pg_robots_put(pg_store *s, apr_int64_t site_id, const sm_change *c)
                      " hash = excluded.hash, seen = excluded.seen,"
                      " sweep = '' WHERE sitemap_robots.hash <> excluded.hash",
                      &ps, NULL);
+}
+
+/* sm_pg_q outside the caller's transaction, once more on a new connection
+ * when the server closed this one (it restarted, or a failover ended our
+ * session), as sm_pg_start does: the writer reads the rules before each
+ * batch, and a closed connection found here is not a fault to log. */
+static PGresult *read_rules(pg_store *s, const char *what, const char *sql,
+                            params *ps)
+{
+    int outside = !s->conn || PQtransactionStatus(s->conn) == PQTRANS_IDLE;
+    PGresult *res = sm_pg_q(s, what, sql, ps);
+
+    if (res || !outside || s->gave_up
+        || (s->conn && PQstatus(s->conn) == CONNECTION_OK)
+        || sm_pg_connection(s) != 0)
+        return res;
+    return sm_pg_q(s, what, sql, ps);
 }
 
 static const char *text(apr_pool_t *p, const PGresult *res, int row, int col)
@@ -86,9 +102,10 @@ apr_status_t sm_pg_robots_list(sm_store *st, apr_pool_t *p,
 
     if (ok <= 0)
         return ok < 0 ? APR_EGENERAL : APR_SUCCESS;
-    if (!(res = sm_pg_q(s, "cannot read the robots.txt rules", "SELECT"
-                        " s.base, r.hash, r.seen, r.sweep FROM sitemap_robots"
-                        " r JOIN sitemap_sites s ON s.id = r.site_id", NULL)))
+    if (!(res = read_rules(s, "cannot read the robots.txt rules", "SELECT"
+                           " s.base, r.hash, r.seen, r.sweep FROM"
+                           " sitemap_robots r JOIN sitemap_sites s"
+                           " ON s.id = r.site_id", NULL)))
         return APR_EGENERAL;
     for (i = 0; i < PQntuples(res); i++)
         read_row(p, res, i, apr_array_push(*out));
@@ -107,10 +124,10 @@ apr_status_t sm_pg_robots_body(sm_store *st, apr_pool_t *p, const char *base,
     if (ok <= 0)
         return ok < 0 ? APR_EGENERAL : APR_SUCCESS;
     p_str(&ps, base);
-    if (!(res = sm_pg_q(s, "cannot read the site's robots.txt", "SELECT"
-                        " s.base, r.hash, r.seen, r.sweep, r.body FROM"
-                        " sitemap_robots r JOIN sitemap_sites s"
-                        " ON s.id = r.site_id WHERE s.base = $1", &ps)))
+    if (!(res = read_rules(s, "cannot read the site's robots.txt", "SELECT"
+                           " s.base, r.hash, r.seen, r.sweep, r.body FROM"
+                           " sitemap_robots r JOIN sitemap_sites s"
+                           " ON s.id = r.site_id WHERE s.base = $1", &ps)))
         return APR_EGENERAL;
     if (PQntuples(res) == 1) {
         read_row(p, res, 0, out);
@@ -129,8 +146,7 @@ apr_status_t sm_pg_robots_urls(sm_store *st, apr_pool_t *p, const char *base,
     PGresult *res;
     int i;
 
-    if (PQtransactionStatus(s->conn) == PQTRANS_IDLE
-        && sm_pg_connection(s) != 0)
+    if (sm_pg_connected(s) != 0)
         return APR_EGENERAL;
     p_str(&ps, base);
     p_str(&ps, after);
