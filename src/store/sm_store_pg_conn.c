@@ -163,6 +163,11 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     "ALTER TABLE sitemap_urls ADD COLUMN published bigint NOT NULL DEFAULT 0;"
     "CREATE INDEX sitemap_urls_published ON sitemap_urls(published)"
     "  WHERE published > 0;",
+    /* each page's oldest last_seen, which expiry reads (see
+     * sm_store_sqlite_schema.c; 0: not known, walked at the next
+     * expiry).  A constant default: no row is rewritten. */
+    "ALTER TABLE sitemap_pages ADD COLUMN oldest_seen bigint NOT NULL"
+    "  DEFAULT 0;",
 };
 
 /* ---- statements -------------------------------------------------------- */

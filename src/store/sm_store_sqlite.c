@@ -80,11 +80,13 @@ static const char *const stmt_sql[STMT_COUNT] = {
     /* A page summary, written once per transaction that touched it. */
     [STMT_PAGE_PUT] =
         "INSERT INTO pages(site_id, page, url_count, xml_bytes, lastmod,"
-        " changed, version, first_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7)"
+        " changed, version, first_id, oldest_seen)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8)"
         " ON CONFLICT(site_id, page) DO UPDATE SET"
         " url_count = excluded.url_count, xml_bytes = excluded.xml_bytes,"
         " lastmod = excluded.lastmod, changed = excluded.changed,"
-        " version = version + 1",
+        " version = version + 1,"
+        " oldest_seen = min(oldest_seen, excluded.oldest_seen)",
     [STMT_SITE_SUMMARY] =
         "UPDATE sites SET url_count = url_count + ?2, last_page = ?5,"
         " next_id = ?6,"

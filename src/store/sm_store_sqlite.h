@@ -203,6 +203,19 @@ apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
 apr_status_t sm_sqlite_expire(sm_store *st, const sm_site_conf *site,
                               apr_time_t now, apr_interval_time_t every,
                               int *removed);
+/* The writer's transaction (tx_start, tx_commit, tx_rollback), a site's
+ * row in it, a site's row without adding it (SQLITE_DONE: none), and
+ * the removal of the rows q returns (page, xml_len, url, held), counted
+ * in the summaries and IndexNow's list: for expiry
+ * (sm_store_sqlite_expire.c). */
+int sm_sqlite_tx_start(sqlite_store *s);
+int sm_sqlite_tx_commit(sqlite_store *s);
+void sm_sqlite_tx_rollback(sqlite_store *s);
+int sm_sqlite_tx_site(sqlite_store *s, const sm_site_conf *site,
+                      sm_tx_site **out);
+int sm_sqlite_site_find(sqlite_store *s, const char *base, sm_tx_row *row);
+int sm_sqlite_delete_rows(sqlite_store *s, sqlite3_stmt *q, sm_tx_site *ts,
+                          const char *what, int *removed);
 /* sm_store_sqlite_prune.c */
 apr_status_t sm_sqlite_prune_sites(sm_store *st, sm_base_test_fn *test,
                                    void *baton, int *pruned);

@@ -119,6 +119,20 @@ void sm_tx_added(sm_tx *tx, sm_tx_site *ts, apr_int64_t page, apr_int64_t id,
         tp->first_id = id;
 }
 
+void sm_tx_seen(sm_tx *tx, sm_tx_site *ts, apr_int64_t page,
+                apr_int64_t seen)
+{
+    sm_tx_page *tp = sm_tx_page_find(tx, ts->row.id, page);
+
+    if (tp && (!tp->oldest_seen || seen < tp->oldest_seen))
+        tp->oldest_seen = seen;
+}
+
+apr_int64_t sm_tx_page_oldest(const sm_tx *tx, const sm_tx_page *tp)
+{
+    return tp->oldest_seen ? tp->oldest_seen : tx->now;
+}
+
 void sm_tx_page_summary(sm_tx_page *tp, apr_int64_t old_count,
                         apr_int64_t old_lastmod, apr_int64_t *count,
                         apr_int64_t *lastmod)

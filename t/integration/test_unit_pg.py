@@ -13,7 +13,8 @@ from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
 
 
 # program, how many *_pg tests it has
-PROGRAMS = [("test_coverage", 6), ("test_store_images", 2)]
+PROGRAMS = [("test_coverage", 6), ("test_store_images", 2),
+            ("test_store_expire", 3)]
 
 
 @pytest.mark.parametrize("name,count", PROGRAMS)

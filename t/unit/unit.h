@@ -49,10 +49,14 @@ static int unit_teardown(void **state)
     return 0;
 }
 
+/* SQL that takes a store back to before the step that keeps each page's
+ * oldest last_seen (expiry, issue 35). */
+#define SM_UNIT_DROP_OLDEST " ALTER TABLE pages DROP COLUMN oldest_seen;"
+
 /* SQL that takes a store back to before schema 11 (the news sitemap's
  * description and publication time), for the tests that make an older
- * store from a new one. */
-#define SM_UNIT_DROP_NEWS \
+ * store from a new one, and so before every later step too. */
+#define SM_UNIT_DROP_NEWS SM_UNIT_DROP_OLDEST \
     " DROP INDEX urls_published; ALTER TABLE urls DROP COLUMN description;" \
     " ALTER TABLE urls DROP COLUMN published;"
 
