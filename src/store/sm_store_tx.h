@@ -53,6 +53,8 @@ typedef struct {
     int held;                   /* the change just written left its URL
                                    held (sm_tx_held_new); the backend sets
                                    and clears it */
+    sm_tx_page *last_page;      /* the page sm_tx_count last counted in
+                                   (sm_tx_seen finds it without a lookup) */
 } sm_tx;
 
 void sm_tx_begin(sm_tx *tx, apr_int64_t now);
