@@ -447,8 +447,17 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
     s->base.log = log;
     if (apr_pool_create(&s->tx.pool, p) != APR_SUCCESS)
         return APR_ENOMEM;
-    if ((flags & SM_STORE_CREATE) && !readonly)
+    if ((flags & SM_STORE_CREATE) && !readonly) {
         oflags |= SQLITE_OPEN_CREATE;
+        /* A new file: a copy of the schema's template (one sync), then
+         * opened as any store (sm_sqlite_is_new). */
+        apr_pool_t *tp;
+        if (apr_pool_create(&tp, p) == APR_SUCCESS) {
+            if (sm_sqlite_is_new(tp, path))
+                (void)sm_sqlite_make_file(tp, path);
+            apr_pool_destroy(tp);
+        }
+    }
     oflags |= SQLITE_OPEN_NOMUTEX;
 
     rc = sqlite3_open_v2(path, &s->db, oflags, NULL);
