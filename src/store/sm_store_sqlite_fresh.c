@@ -155,6 +155,16 @@ static pthread_once_t tmpl_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t tmpl_lock = PTHREAD_MUTEX_INITIALIZER;
 static sqlite3 *tmpl;           /* NULL: no template, the script runs */
 
+/* At exit (the template is the process's: valgrind and ASan see it
+ * freed); a copy made after it fails and the store is made the old way. */
+static void close_template(void)
+{
+    pthread_mutex_lock(&tmpl_lock);
+    sqlite3_close(tmpl);
+    tmpl = NULL;
+    pthread_mutex_unlock(&tmpl_lock);
+}
+
 static void build_template(void)
 {
     const char *sql = sm_sqlite_fresh_schema();
@@ -170,7 +180,8 @@ static void build_template(void)
     if (ids && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK
         && sqlite3_exec(db, sm_sqlite_indexnow_tables, NULL, NULL, NULL)
            == SQLITE_OK
-        && sqlite3_exec(db, ids, NULL, NULL, NULL) == SQLITE_OK)
+        && sqlite3_exec(db, ids, NULL, NULL, NULL) == SQLITE_OK
+        && atexit(close_template) == 0)
         tmpl = db;
     else
         sqlite3_close(db);
@@ -194,7 +205,7 @@ static apr_status_t write_template(apr_file_t *f)
     apr_size_t len;
 
     pthread_mutex_lock(&tmpl_lock);
-    if (sqlite3_exec(tmpl, "UPDATE meta SET value = CASE key"
+    if (tmpl && sqlite3_exec(tmpl, "UPDATE meta SET value = CASE key"
                      " WHEN 'store_id' THEN lower(hex(randomblob(8)))"
                      " ELSE CAST(strftime('%s','now') AS INTEGER) END"
                      " WHERE key IN ('store_id', 'created')",
