@@ -2,6 +2,7 @@
 /* sm_store.c: the backend-independent half of the store interface. */
 #include "store/sm_store_backend.h"
 #include "util/sm_hash.h"
+#include "store/sm_store_sqlite.h"
 
 #include <apr_strings.h>
 #include <string.h>
@@ -447,6 +448,23 @@ void sm_store_init(void)
 int sm_store_is_file(const char *where)
 {
     return sm_store_backend_of(where)->is_file;
+}
+
+int sm_store_make_new(apr_pool_t *p, const char *const *where, int n,
+                      char *made)
+{
+    const char **files = apr_palloc(p, sizeof(*files) * (n > 0 ? n : 1));
+    char *file_made = apr_palloc(p, n > 0 ? (apr_size_t)n : 1);
+    int i, k = 0, count;
+
+    for (i = 0; i < n; i++)
+        if (sm_store_is_file(where[i]) && !sm_store_is_pg(where[i]))
+            files[k++] = where[i];
+    count = sm_sqlite_make_files(p, files, k, file_made);
+    for (i = 0, k = 0; i < n; i++)
+        made[i] = sm_store_is_file(where[i]) && !sm_store_is_pg(where[i])
+                  ? file_made[k++] : 0;
+    return count;
 }
 
 const char *sm_store_location_problem(apr_pool_t *p, const char *where)

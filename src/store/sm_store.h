@@ -30,7 +30,7 @@
 #define SM_PAGE_OVERHEAD   256
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define SM_SCHEMA_VERSION  12
+#define SM_SCHEMA_VERSION  13
 /* Days of removal counts the store keeps per site (the status page's
  * chart shows 42). */
 #define SM_REMOVED_DAYS 60
@@ -557,6 +557,14 @@ void sm_store_init(void);
  * the server's User and guards (an SQLite path), rather than a database
  * server's (a postgresql:// URI names no place on this machine)? */
 int sm_store_is_file(const char *where);
+/* Make the missing stores among where[0..n-1] that are files, as new
+ * and empty stores of the current schema, with one sync per file system
+ * for all of them (the module at first start): made[i] says which were
+ * made; the others (not files, there already, or failed) are left to
+ * sm_store_open with SM_STORE_CREATE, which says what is wrong.  Returns
+ * how many were made. */
+int sm_store_make_new(apr_pool_t *p, const char *const *where, int n,
+                      char *made);
 /* NULL when where is a location this build can open, otherwise why not
  * (from p): a URI its backend's own parser rejects, or a backend this
  * build was configured without. */

@@ -34,7 +34,7 @@
 
 typedef sm_tx_row site_row;
 
-static int site_find(pg_store *s, const char *base, int lock, site_row *row,
+int sm_pg_site_find(pg_store *s, const char *base, int lock, site_row *row,
                      int *found)
 {
     params ps = { .n = 0 };
@@ -121,7 +121,7 @@ static int site_lock(pg_store *s, const sm_site_conf *site, site_row *row)
         params ps = { .n = 0 };
         apr_int64_t added = 0;
 
-        if (site_find(s, site->base, 1, row, &found) != 0)
+        if (sm_pg_site_find(s, site->base, 1, row, &found) != 0)
             return -1;
         if (found)
             return site->settings ? keep_settings(s, site, row->id) : 0;
@@ -174,7 +174,7 @@ static int compare_sites(const void *a, const void *b)
 
 /* Begin a write transaction: tx_lock_sites, then tx_commit or
  * tx_rollback. */
-static int tx_start(pg_store *s)
+int sm_pg_tx_start(pg_store *s)
 {
     apr_int64_t now;
 
@@ -187,7 +187,7 @@ static int tx_start(pg_store *s)
 /* Lock the rows of the sites of n changes (or of n sites: stride is the
  * size of an element, whose first member points to the site), in base
  * order: two writers never hold one each and wait for the other's. */
-static int tx_lock_sites(pg_store *s, const void *elts, apr_size_t stride,
+int sm_pg_tx_lock_sites(pg_store *s, const void *elts, apr_size_t stride,
                          int n)
 {
     const sm_site_conf **sites = apr_palloc(s->tx.pool, sizeof(*sites)
@@ -212,7 +212,7 @@ static int tx_lock_sites(pg_store *s, const void *elts, apr_size_t stride,
     return 0;
 }
 
-static void tx_rollback(pg_store *s)
+void sm_pg_tx_rollback(pg_store *s)
 {
     sm_pg_rollback(s);
     sm_tx_end(&s->tx);
@@ -247,7 +247,7 @@ static int read_page(pg_store *s, apr_int64_t site_id, apr_int64_t page,
     return 0;
 }
 
-static int tx_commit(pg_store *s)
+int sm_pg_tx_commit(pg_store *s)
 {
     apr_hash_index_t *hi;
     PGresult *res;
@@ -269,16 +269,20 @@ static int tx_commit(pg_store *s)
         p_i64(&ps, lastmod);
         p_i64(&ps, s->tx.now);
         p_i64(&ps, tp->first_id ? tp->first_id : tp->site->row.next_id);
+        p_i64(&ps, sm_tx_page_oldest(&s->tx, tp));
         if (sm_pg_run(s, "cannot write a page summary",
                       "INSERT INTO sitemap_pages(site_id, page, url_count,"
-                      " xml_bytes, lastmod, changed, version, first_id)"
-                      " VALUES ($1, $2, $3, $4, $5, $6, 1, $7)"
+                      " xml_bytes, lastmod, changed, version, first_id,"
+                      " oldest_seen)"
+                      " VALUES ($1, $2, $3, $4, $5, $6, 1, $7, $8)"
                       " ON CONFLICT (site_id, page) DO UPDATE SET"
                       " url_count = excluded.url_count,"
                       " xml_bytes = excluded.xml_bytes,"
                       " lastmod = excluded.lastmod, changed ="
                       " excluded.changed,"
-                      " version = sitemap_pages.version + 1", &ps, NULL) != 0)
+                      " version = sitemap_pages.version + 1,"
+                      " oldest_seen = LEAST(sitemap_pages.oldest_seen,"
+                      " excluded.oldest_seen)", &ps, NULL) != 0)
             return -1;
     }
     for (hi = apr_hash_first(s->tx.pool, s->tx.sites); hi;
@@ -378,6 +382,7 @@ static int add_url(pg_store *s, const sm_change *c, sm_tx_site *ts,
     if (n == 0)
         return 0;
     sm_tx_added(&s->tx, ts, page, id, entry, lastmod);
+    sm_tx_seen(&s->tx, ts, page, seen);
     *added = 1;
     if (SM_TX_TITLE(c) && set_shown(s, id, 0, SM_TX_TITLE(c)) != 0)
         return -1;
@@ -490,7 +495,7 @@ static int record(pg_store *s, const sm_change *c, sm_tx_site *ts,
 }
 
 /* Count what a DELETE ... RETURNING page, xml_len, url removed. */
-static int delete_rows(pg_store *s, sm_tx_site *ts, const char *what,
+int sm_pg_delete_rows(pg_store *s, sm_tx_site *ts, const char *what,
                        const char *sql, const params *ps, int *removed)
 {
     PGresult *res = sm_pg_q(s, what, sql, ps);
@@ -543,7 +548,7 @@ static int forget(pg_store *s, const sm_change *c, sm_tx_site *ts,
 
     p_i64(&ps, ts->row.id);
     p_str(&ps, c->url);
-    if (delete_rows(s, ts, "cannot remove a URL", "DELETE FROM"
+    if (sm_pg_delete_rows(s, ts, "cannot remove a URL", "DELETE FROM"
                     " sitemap_urls WHERE site_id = $1 AND url = $2"
                     " RETURNING page, xml_len, url, held", &ps,
                     &stats->removed)
@@ -605,8 +610,8 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
                     sizeof(st->errmsg));
         return APR_EGENERAL;
     }
-    if (tx_start(s) != 0
-        || tx_lock_sites(s, &changes->site, sizeof(*changes), n) != 0)
+    if (sm_pg_tx_start(s) != 0
+        || sm_pg_tx_lock_sites(s, &changes->site, sizeof(*changes), n) != 0)
         goto fail;
     sm_pg_new_rows_init(&nr, s->tx.pool);
     if (sm_pg_find_stored(s, &nr, changes, n) != 0)
@@ -618,83 +623,14 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
         sm_tx_held_count(&s->tx, st, stats, i);
     }
     if (sm_pg_write_new(s, &nr) != 0 || sm_pg_news_put(s, changes, n) != 0
-        || tx_commit(s) != 0)
+        || sm_pg_tx_commit(s) != 0)
         goto fail;
     return APR_SUCCESS;
 
 fail:
-    tx_rollback(s);
+    sm_pg_tx_rollback(s);
     s->tx.held = 0;
     memset(stats, 0, sizeof(*stats));
-    return APR_EGENERAL;
-}
-
-#define EXPIRE_CHUNK 20000
-
-static apr_status_t pg_expire(sm_store *st, const sm_site_conf *site,
-                              apr_time_t now, apr_interval_time_t every,
-                              int *removed)
-{
-    pg_store *s = (pg_store *)st;
-    apr_int64_t now_s = apr_time_sec(now);
-    apr_int64_t before = now_s - apr_time_sec(site->expire);
-    apr_int64_t lo, end;
-    site_row row;
-    int found = 0;
-
-    *removed = 0;
-    if (site->expire <= 0)
-        return APR_SUCCESS;
-    if (sm_pg_connection(s) != 0
-        || site_find(s, site->base, 0, &row, &found) != 0)
-        return APR_EGENERAL;
-    if (!found)
-        return APR_SUCCESS;
-    /* One server a period walks the site: concurrent claims wait for each
-     * other's row lock, and only the first finds the old time. */
-    if (every > 0) {
-        params ps = { .n = 0 };
-        apr_int64_t claimed = 0;
-        PGresult *res;
-        p_i64(&ps, row.id);
-        p_i64(&ps, now_s);
-        p_i64(&ps, now_s - apr_time_sec(every));
-        if (sm_pg_begin(s, "", NULL) != 0
-            || sm_pg_run(s, "cannot claim the expiry run",
-                         "UPDATE sitemap_sites"
-                         " SET expiry_claimed = $2 WHERE id = $1"
-                         " AND expiry_claimed <= $3", &ps, &claimed) != 0
-            || !(res = sm_pg_exec(s, "cannot claim the expiry run",
-                                  "COMMIT"))) {
-            sm_pg_rollback(s);
-            return APR_EGENERAL;
-        }
-        PQclear(res);
-        if (claimed == 0)
-            return APR_SUCCESS;
-    }
-    end = row.next_id;
-    for (lo = SITE_FIRST_ID(row.id); lo < end; lo += EXPIRE_CHUNK) {
-        params ps = { .n = 0 };
-        sm_tx_site *ts;
-
-        if (tx_start(s) != 0 || tx_lock_sites(s, &site, sizeof(site), 1) != 0)
-            goto fail;
-        ts = sm_tx_site_find(&s->tx, site->base);
-        p_i64(&ps, lo);
-        p_i64(&ps, lo + EXPIRE_CHUNK < end ? lo + EXPIRE_CHUNK : end);
-        p_i64(&ps, before);
-        if (delete_rows(s, ts, "cannot expire old URLs", "DELETE FROM"
-                        " sitemap_urls WHERE id >= $1 AND id < $2"
-                        " AND last_seen < $3 RETURNING page, xml_len, url, held", &ps,
-                        removed) != 0
-            || tx_commit(s) != 0)
-            goto fail;
-    }
-    return APR_SUCCESS;
-
-fail:
-    tx_rollback(s);
     return APR_EGENERAL;
 }
 
@@ -703,9 +639,10 @@ static apr_status_t pg_sync_sites(sm_store *st,
 {
     pg_store *s = (pg_store *)st;
 
-    if (tx_start(s) != 0 || tx_lock_sites(s, sites, sizeof(*sites), n) != 0
-        || tx_commit(s) != 0) {
-        tx_rollback(s);
+    if (sm_pg_tx_start(s) != 0
+        || sm_pg_tx_lock_sites(s, sites, sizeof(*sites), n) != 0
+        || sm_pg_tx_commit(s) != 0) {
+        sm_pg_tx_rollback(s);
         return APR_EGENERAL;
     }
     return APR_SUCCESS;
@@ -735,7 +672,7 @@ static apr_status_t store_cleanup(void *data)
 }
 
 static const sm_store_ops pg_ops = {
-    "postgresql", pg_apply, pg_expire, pg_is_current, sm_pg_close,
+    "postgresql", pg_apply, sm_pg_expire, pg_is_current, sm_pg_close,
     sm_pg_read_begin, sm_pg_read_end, sm_pg_site_info, sm_pg_page_urls,
     sm_pg_page_titles,
     sm_pg_site_row, sm_pg_site_stats, sm_pg_url_rows, sm_pg_about,

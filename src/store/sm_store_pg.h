@@ -286,6 +286,29 @@ apr_status_t sm_pg_indexnow_queue(sm_store *st, const char *base,
 apr_status_t sm_pg_indexnow_stats(sm_store *st, apr_pool_t *p,
                                   const char *base, apr_array_header_t **out);
 
+/* ---- the writer's transaction (sm_store_pg.c), for expiry ---------------- */
+
+/* Begin a write transaction: sm_pg_tx_lock_sites, then sm_pg_tx_commit
+ * (the touched summaries written) or sm_pg_tx_rollback; 0 or -1. */
+int sm_pg_tx_start(pg_store *s);
+/* Lock the rows of the sites of n elements of stride bytes, each
+ * starting with a pointer to its sm_site_conf. */
+int sm_pg_tx_lock_sites(pg_store *s, const void *elts, apr_size_t stride,
+                        int n);
+int sm_pg_tx_commit(pg_store *s);
+void sm_pg_tx_rollback(pg_store *s);
+/* The site's row (*found 0: none), locked when lock. */
+int sm_pg_site_find(pg_store *s, const char *base, int lock, sm_tx_row *row,
+                    int *found);
+/* Run a DELETE ... RETURNING page, xml_len, url, held and count what it
+ * removed in the summaries and IndexNow's list. */
+int sm_pg_delete_rows(pg_store *s, sm_tx_site *ts, const char *what,
+                      const char *sql, const params *ps, int *removed);
+/* sm_store_pg_expire.c */
+apr_status_t sm_pg_expire(sm_store *st, const sm_site_conf *site,
+                          apr_time_t now, apr_interval_time_t every,
+                          int *removed);
+
 /* ---- news sitemap and llms.txt (sm_store_pg_news.c) --------------------- */
 
 /* The descriptions and publication times of the batch's records (those

@@ -100,6 +100,7 @@ int sm_pg_queue_new(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
     APR_ARRAY_PUSH(nr->alternates, const char *) = SM_TX_ALTERNATES(c);
     apr_hash_set(nr->pending, key, APR_HASH_KEY_STRING, "");
     sm_tx_added(&s->tx, ts, page, id, entry, lastmod);
+    sm_tx_seen(&s->tx, ts, page, seen);
     stats->added++;
     /* Held: submitted once corroborated (sm_store_tx.h). */
     if (held) {

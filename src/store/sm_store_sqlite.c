@@ -80,11 +80,13 @@ static const char *const stmt_sql[STMT_COUNT] = {
     /* A page summary, written once per transaction that touched it. */
     [STMT_PAGE_PUT] =
         "INSERT INTO pages(site_id, page, url_count, xml_bytes, lastmod,"
-        " changed, version, first_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7)"
+        " changed, version, first_id, oldest_seen)"
+        " VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?8)"
         " ON CONFLICT(site_id, page) DO UPDATE SET"
         " url_count = excluded.url_count, xml_bytes = excluded.xml_bytes,"
         " lastmod = excluded.lastmod, changed = excluded.changed,"
-        " version = version + 1",
+        " version = version + 1,"
+        " oldest_seen = min(oldest_seen, excluded.oldest_seen)",
     [STMT_SITE_SUMMARY] =
         "UPDATE sites SET url_count = url_count + ?2, last_page = ?5,"
         " next_id = ?6,"
@@ -447,8 +449,17 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
     s->base.log = log;
     if (apr_pool_create(&s->tx.pool, p) != APR_SUCCESS)
         return APR_ENOMEM;
-    if ((flags & SM_STORE_CREATE) && !readonly)
+    if ((flags & SM_STORE_CREATE) && !readonly) {
         oflags |= SQLITE_OPEN_CREATE;
+        /* A new file: a copy of the schema's template (one sync), then
+         * opened as any store (sm_sqlite_is_new). */
+        apr_pool_t *tp;
+        if (apr_pool_create(&tp, p) == APR_SUCCESS) {
+            if (sm_sqlite_is_new(tp, path))
+                (void)sm_sqlite_make_file(tp, path);
+            apr_pool_destroy(tp);
+        }
+    }
     oflags |= SQLITE_OPEN_NOMUTEX;
 
     rc = sqlite3_open_v2(path, &s->db, oflags, NULL);

@@ -172,6 +172,19 @@ const char *sm_sqlite_schema_step(int i);
 /* What the steps make of an empty file, as one script (a new store's
  * schema and meta rows); NULL: run the steps (sm_store_sqlite_fresh.c). */
 const char *sm_sqlite_fresh_schema(void);
+/* Make a new store file at path (missing) as a copy of the process's
+ * template of the schema, synced once and linked to its name
+ * (sm_store_sqlite_fresh.c); APR_SUCCESS also when another process made
+ * it meanwhile.  On failure the store is made as before, by the open. */
+apr_status_t sm_sqlite_make_file(apr_pool_t *p, const char *path);
+/* Is path new: neither it nor a -wal of an earlier file there exists (a
+ * copy would get that -wal replayed into it; SQLite drops it for an empty
+ * file)? */
+int sm_sqlite_is_new(apr_pool_t *p, const char *path);
+/* The same for n new store files, synced together (one sync per file
+ * system): made[i] says which were made; returns how many. */
+int sm_sqlite_make_files(apr_pool_t *p, const char *const *paths, int n,
+                         char *made);
 /* SQLite's defensive settings on a newly opened connection. */
 int sm_sqlite_harden(sqlite_store *s);
 /* SQLITE_MISMATCH (errmsg says which) when the file holds a trigger or a
@@ -203,6 +216,19 @@ apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
 apr_status_t sm_sqlite_expire(sm_store *st, const sm_site_conf *site,
                               apr_time_t now, apr_interval_time_t every,
                               int *removed);
+/* The writer's transaction (tx_start, tx_commit, tx_rollback), a site's
+ * row in it, a site's row without adding it (SQLITE_DONE: none), and
+ * the removal of the rows q returns (page, xml_len, url, held), counted
+ * in the summaries and IndexNow's list: for expiry
+ * (sm_store_sqlite_expire.c). */
+int sm_sqlite_tx_start(sqlite_store *s);
+int sm_sqlite_tx_commit(sqlite_store *s);
+void sm_sqlite_tx_rollback(sqlite_store *s);
+int sm_sqlite_tx_site(sqlite_store *s, const sm_site_conf *site,
+                      sm_tx_site **out);
+int sm_sqlite_site_find(sqlite_store *s, const char *base, sm_tx_row *row);
+int sm_sqlite_delete_rows(sqlite_store *s, sqlite3_stmt *q, sm_tx_site *ts,
+                          const char *what, int *removed);
 /* sm_store_sqlite_prune.c */
 apr_status_t sm_sqlite_prune_sites(sm_store *st, sm_base_test_fn *test,
                                    void *baton, int *pruned);

@@ -304,6 +304,16 @@ static const char *const schema_steps[SM_SCHEMA_VERSION] = {
     "  hash INTEGER NOT NULL,"
     "  seen INTEGER NOT NULL,"
     "  sweep TEXT);",
+    /* 12 -> 13: expiry reads each page's oldest last_seen (issue 35): no lower
+     * than the oldest last_seen of its URLs, so a page whose figure is
+     * not past the limit has nothing to expire and is not walked.  The
+     * writer lowers it as it adds URLs (a refresh only raises a URL's
+     * last_seen, so the figure may stay low: expiry walks the page once
+     * and sets it again from what is left).  0: not known (pages of the
+     * schema before, and pages that writers of the schema before still
+     * running make in a graceful restart), walked at the next expiry.  An
+     * ALTER with a constant default: no row is rewritten. */
+    "ALTER TABLE pages ADD COLUMN oldest_seen INTEGER NOT NULL DEFAULT 0;",
 };
 
 

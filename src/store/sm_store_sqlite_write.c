@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_sqlite_write.c: writing to the SQLite store (see
- * sm_store_sqlite.h): sites' rows, URLs recorded and forgotten, expiry.
+ * sm_store_sqlite.h): sites' rows, URLs recorded and forgotten.
  *
- * Every write goes through sm_sqlite_apply or sm_sqlite_expire, which keep
+ * Every write goes through sm_sqlite_apply or sm_sqlite_expire
+ * (sm_store_sqlite_expire.c), which keep
  * the page and site summaries (counts, bytes, lastmods, versions) in
  * memory for the transaction and write each touched summary row once
  * before COMMIT: per-row triggers cost more than half of a new URL's time
@@ -250,6 +251,7 @@ static int tx_write_summaries(sqlite_store *s)
          * for a page without URLs, where the site's next ones start). */
         sqlite3_bind_int64(q, 7, tp->first_id ? tp->first_id
                                               : tp->site->row.next_id);
+        sqlite3_bind_int64(q, 8, sm_tx_page_oldest(&s->tx, tp));
         if ((rc = sm_sqlite_run(s, q, "cannot write a page summary")) != SQLITE_OK)
             return rc;
     }
@@ -410,6 +412,7 @@ static int add_url(sqlite_store *s, const sm_change *c, sm_tx_site *ts,
         || sqlite3_changes(s->db) == 0)
         return rc;
     sm_tx_added(&s->tx, ts, page, id, entry, lastmod);
+    sm_tx_seen(&s->tx, ts, page, seen);
     *added = 1;
     /* Held: submitted once corroborated (sm_store_tx.h). */
     if (held) {
@@ -719,69 +722,6 @@ fail:
     return APR_EGENERAL;
 }
 
-/* Ids looked at per expiry transaction: a few milliseconds each, so
- * writers never wait long. */
-#define EXPIRE_CHUNK 20000
-
-apr_status_t sm_sqlite_expire(sm_store *st, const sm_site_conf *site,
-                              apr_time_t now, apr_interval_time_t every,
-                              int *removed)
-{
-    sqlite_store *s = (sqlite_store *)st;
-    sqlite3_int64 now_s = apr_time_sec(now);
-    sqlite3_int64 before = now_s - apr_time_sec(site->expire);
-    sqlite3_int64 lo, end;
-    sqlite3_stmt *q;
-    site_row row;
-    int rc;
-
-    *removed = 0;
-    if (site->expire <= 0)
-        return APR_SUCCESS;
-    if ((rc = site_find(s, site->base, &row)) == SQLITE_DONE)
-        return APR_SUCCESS;
-    if (rc != SQLITE_OK)
-        return APR_EGENERAL;
-    /* One process a period walks the site: claim the run. */
-    if (every > 0) {
-        if (!(q = sm_sqlite_stmt(s, STMT_EXPIRE_CLAIM)))
-            return APR_EGENERAL;
-        sqlite3_bind_int64(q, 1, row.id);
-        sqlite3_bind_int64(q, 2, now_s);
-        sqlite3_bind_int64(q, 3, now_s - apr_time_sec(every));
-        if (sm_sqlite_run(s, q, "cannot claim the expiry run") != SQLITE_OK)
-            return APR_EGENERAL;
-        if (sqlite3_changes(s->db) == 0)
-            return APR_SUCCESS;
-    }
-    /* URLs added after this point are new: the walk ends where the site's
-     * ids ended when it began. */
-    end = row.next_id;
-    for (lo = SITE_FIRST_ID(row.id); lo < end; lo += EXPIRE_CHUNK) {
-        sm_tx_site *ts;
-
-        /* The site's row is read again inside each transaction: another
-         * process may have added URLs or opened a page meanwhile. */
-        if ((rc = tx_start(s)) != SQLITE_OK
-            || (rc = tx_site_get(s, site, &ts)) != SQLITE_OK
-            || !(q = sm_sqlite_stmt(s, STMT_EXPIRE))) {
-            tx_rollback(s);
-            return APR_EGENERAL;
-        }
-        sqlite3_bind_int64(q, 1, lo);
-        sqlite3_bind_int64(q, 2, lo + EXPIRE_CHUNK < end ? lo + EXPIRE_CHUNK
-                                                         : end);
-        sqlite3_bind_int64(q, 3, before);
-        if ((rc = delete_rows(s, q, ts, "cannot expire old URLs", removed))
-            != SQLITE_OK
-            || (rc = tx_commit(s)) != SQLITE_OK) {
-            tx_rollback(s);
-            return APR_EGENERAL;
-        }
-    }
-    return APR_SUCCESS;
-}
-
 apr_status_t sm_sqlite_sync_sites(sm_store *st,
                                   const sm_site_conf *const *sites, int n)
 {
@@ -815,4 +755,38 @@ int sm_sqlite_forget(sqlite_store *s, const sm_change *c,
                      sm_apply_stats *stats)
 {
     return forget(s, c, stats);
+}
+
+/* For expiry (sm_store_sqlite_expire.c): the transaction and its
+ * summaries as the writer keeps them. */
+int sm_sqlite_tx_start(sqlite_store *s)
+{
+    return tx_start(s);
+}
+
+int sm_sqlite_tx_commit(sqlite_store *s)
+{
+    return tx_commit(s);
+}
+
+void sm_sqlite_tx_rollback(sqlite_store *s)
+{
+    tx_rollback(s);
+}
+
+int sm_sqlite_tx_site(sqlite_store *s, const sm_site_conf *site,
+                      sm_tx_site **out)
+{
+    return tx_site_get(s, site, out);
+}
+
+int sm_sqlite_site_find(sqlite_store *s, const char *base, sm_tx_row *row)
+{
+    return site_find(s, base, row);
+}
+
+int sm_sqlite_delete_rows(sqlite_store *s, sqlite3_stmt *q, sm_tx_site *ts,
+                          const char *what, int *removed)
+{
+    return delete_rows(s, q, ts, what, removed);
 }

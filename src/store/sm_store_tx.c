@@ -13,12 +13,14 @@ void sm_tx_begin(sm_tx *tx, apr_int64_t now)
     tx->sites = apr_hash_make(tx->pool);
     tx->pages = apr_hash_make(tx->pool);
     tx->now = now;
+    tx->last_page = NULL;
 }
 
 void sm_tx_end(sm_tx *tx)
 {
     apr_pool_clear(tx->pool);
     tx->sites = tx->pages = NULL;
+    tx->last_page = NULL;
 }
 
 sm_tx_site *sm_tx_site_find(sm_tx *tx, const char *base)
@@ -57,6 +59,7 @@ sm_tx_page *sm_tx_count(sm_tx *tx, sm_tx_site *ts, apr_int64_t page,
         tp->site = ts;
         apr_hash_set(tx->pages, tp->key, sizeof(tp->key), tp);
     }
+    tx->last_page = tp;
     tp->url_delta += delta;
     tp->bytes_delta += delta * bytes;
     if (lastmod > tp->lastmod)
@@ -117,6 +120,23 @@ void sm_tx_added(sm_tx *tx, sm_tx_site *ts, apr_int64_t page, apr_int64_t id,
     tp = sm_tx_count(tx, ts, page, 1, entry_bytes, lastmod);
     if (!tp->first_id)
         tp->first_id = id;
+}
+
+void sm_tx_seen(sm_tx *tx, sm_tx_site *ts, apr_int64_t page,
+                apr_int64_t seen)
+{
+    sm_tx_page *tp = tx->last_page;
+
+    /* the page sm_tx_added just counted the URL in, as a rule */
+    if (!tp || tp->key[0] != ts->row.id || tp->key[1] != page)
+        tp = sm_tx_page_find(tx, ts->row.id, page);
+    if (tp && (!tp->oldest_seen || seen < tp->oldest_seen))
+        tp->oldest_seen = seen;
+}
+
+apr_int64_t sm_tx_page_oldest(const sm_tx *tx, const sm_tx_page *tp)
+{
+    return tp->oldest_seen ? tp->oldest_seen : tx->now;
 }
 
 void sm_tx_page_summary(sm_tx_page *tp, apr_int64_t old_count,

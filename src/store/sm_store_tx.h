@@ -40,6 +40,9 @@ typedef struct {
     apr_int64_t url_delta, bytes_delta;
     apr_int64_t lastmod;        /* the page shows at least this lastmod */
     apr_int64_t first_id;       /* of the first URL added to it, 0: none */
+    /* the oldest last_seen of the URLs added to it, 0: none added (expiry
+     * reads the page's oldest: sm_tx_seen) */
+    apr_int64_t oldest_seen;
 } sm_tx_page;
 
 typedef struct {
@@ -50,6 +53,8 @@ typedef struct {
     int held;                   /* the change just written left its URL
                                    held (sm_tx_held_new); the backend sets
                                    and clears it */
+    sm_tx_page *last_page;      /* the page sm_tx_count last counted in
+                                   (sm_tx_seen finds it without a lookup) */
 } sm_tx;
 
 void sm_tx_begin(sm_tx *tx, apr_int64_t now);
@@ -76,6 +81,15 @@ apr_int64_t sm_tx_choose_page(const sm_site_conf *site, const sm_tx_site *ts,
 /* The URL got id on page: count it. */
 void sm_tx_added(sm_tx *tx, sm_tx_site *ts, apr_int64_t page, apr_int64_t id,
                  apr_int64_t entry_bytes, apr_int64_t lastmod);
+/* A URL added to page (sm_tx_added) was last seen at seen: the page's
+ * oldest_seen, which expiry reads to skip pages where nothing is old
+ * enough, goes no later than that. */
+void sm_tx_seen(sm_tx *tx, sm_tx_site *ts, apr_int64_t page,
+                apr_int64_t seen);
+/* The oldest_seen to write for a touched page: that of the URLs it got,
+ * or now when it got none (the stored figure is then kept, as a page's
+ * URLs were seen by now). */
+apr_int64_t sm_tx_page_oldest(const sm_tx *tx, const sm_tx_page *tp);
 /* A touched page's new URL count and lastmod from its committed summary
  * (a page's lastmod never goes back: a removal moves it to the time of the
  * removal); marks the site's index changed when the page's lastmod moves

@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from conftest import PRELOAD, children_of
+from conftest import PRELOAD, SCHEMA_VERSION, children_of
 
 VHOSTS = 200
 THREADS = 8                 # ThreadsPerChild of the tests' event MPM
@@ -127,6 +127,34 @@ def test_hundreds_of_vhosts(make_server, per_vhost):
     # AddressSanitizer (t/asan/run): its shadow memory counts too.
     if not PRELOAD:
         assert rss_mb(pid) < 80, rss_mb(pid)
+
+
+def test_stores_made_at_start(make_server):
+    """Every missing store is made at start, before the children (made
+    together from the schema's template: not 64 there and the rest by the
+    children): each a complete store of its own, in WAL mode, under its
+    name, no copy left behind."""
+    srv = make_server(mpm="event")
+    srv.write("htdocs/only-3.html", "<html><body>3</body></html>\n")
+    srv.conf_text = vhosts(srv, VHOSTS, True)
+    srv.start()
+    assert "stores are missing" not in srv.log_text()
+    names = sorted(os.listdir(srv.path("db")))
+    assert [n for n in names if ".new-" in n] == []
+    ids = set()
+    for i in range(VHOSTS):
+        with sqlite3.connect(f"file:{store_of(srv, i, True)}?mode=ro",
+                             uri=True) as c:
+            assert c.execute("PRAGMA user_version").fetchone() == \
+                (SCHEMA_VERSION,)
+            assert c.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+            assert c.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+            ids.add(c.execute("SELECT value FROM meta WHERE key ="
+                              " 'store_id'").fetchone()[0])
+    assert len(ids) == VHOSTS
+    srv.get_ok("/only-3.html", host="v3.test")
+    srv.wait_recorded("/only-3.html", base="http://v3.test",
+                      db=store_of(srv, 3, True))
 
 
 def test_stop_writes_every_store(make_server):

@@ -384,7 +384,8 @@ def test_expiry_one_server_a_period(make_server, pg_db):
     pg_db.wait_urls(BASE, {f"/p{j}.html" for j in range(5)})
     now = "floor(extract(epoch FROM now()))::bigint"
     pg_db.sql(f"UPDATE sitemap_sites SET expiry_claimed = {now} + 3600;"
-              f" UPDATE sitemap_urls SET last_seen = {now} - 1000")
+              f" UPDATE sitemap_urls SET last_seen = {now} - 1000;"
+              " UPDATE sitemap_pages SET oldest_seen = 0")
     time.sleep(5)           # two periods (SitemapExpire / 4) on each server
     assert len(pg_db.urls(BASE)) == 5
     pg_db.sql("UPDATE sitemap_sites SET expiry_claimed = 0")

@@ -49,9 +49,14 @@ static int unit_teardown(void **state)
     return 0;
 }
 
+/* SQL that takes a store back to before schema 13 (each page's oldest
+ * last_seen, for expiry), for the tests that make an older store from a
+ * new one. */
+#define SM_UNIT_DROP_OLDEST " ALTER TABLE pages DROP COLUMN oldest_seen;"
+
 /* SQL that takes a store back to before schema 12 (the site's robots.txt),
- * for the tests that make an older store from a new one. */
-#define SM_UNIT_DROP_ROBOTS " DROP TABLE robots;"
+ * and so before every later step too. */
+#define SM_UNIT_DROP_ROBOTS SM_UNIT_DROP_OLDEST " DROP TABLE robots;"
 
 /* SQL that takes a store back to before schema 11 (the news sitemap's
  * description and publication time), and so before every later step
