@@ -132,7 +132,8 @@ static int sitemap_document(const request_rec *last)
                || strcmp(last->handler, SITEMAP_VIEW_HANDLER) == 0);
 }
 
-void sitemap_crawl_fetch(request_rec *r, sitemap_server_conf *conf)
+void sitemap_crawl_fetch(request_rec *r, sitemap_server_conf *conf,
+                         const char *ua)
 {
     request_rec *orig = r, *last = r;
     const sm_crawler *c;
@@ -141,8 +142,7 @@ void sitemap_crawl_fetch(request_rec *r, sitemap_server_conf *conf)
     sm_change change;
     int i;
 
-    if (!(c = sm_crawl_match(conf->crawlers,
-                             apr_table_get(r->headers_in, "User-Agent"))))
+    if (!(c = sm_crawl_match(conf->crawlers, ua)))
         return;
     while (orig->prev)
         orig = orig->prev;
