@@ -44,11 +44,59 @@ SM_HOT static const char *all_values(const request_rec *r, int errs,
     return a ? a : b;
 }
 
+/* find_headers' usual case (nothing in err_headers_out) in one pass over
+ * headers_out: a key is compared (strcasecmp, as apr_table_get does) only
+ * when its first letter is one of the four headers'.  0: X-Robots-Tag or
+ * Cache-Control is there twice, whose values all_values joins.  Six
+ * apr_table_get calls (each a key checksum and a strcasecmp) ran on every
+ * steady request twice (the head filter's repeat check and the log
+ * hook's); the steady state fell by about 300 instructions with this
+ * (bench/RESULTS.md, "Issue 35: the steady state's header reads"). */
+SM_HOT static int headers_one_pass(const apr_table_t *t,
+                                   sitemap_response_headers *h)
+{
+    const apr_array_header_t *a = apr_table_elts(t);
+    const apr_table_entry_t *e = (const apr_table_entry_t *)a->elts;
+    const apr_table_entry_t *end = e + a->nelts;
+
+    memset(h, 0, sizeof(*h));
+    for (; e < end; e++) {
+        const char *k = e->key;
+        switch (k[0] | 0x20) {
+        case 'l':
+            if (!h->last_modified && strcasecmp(k, "Last-Modified") == 0)
+                h->last_modified = e->val;
+            break;
+        case 'e':
+            if (!h->etag && strcasecmp(k, "ETag") == 0)
+                h->etag = e->val;
+            break;
+        case 'x':
+            if (strcasecmp(k, "X-Robots-Tag") == 0) {
+                if (h->x_robots_tag)
+                    return 0;
+                h->x_robots_tag = e->val;
+            }
+            break;
+        case 'c':
+            if ((k[1] | 0x20) == 'a' && strcasecmp(k, "Cache-Control") == 0) {
+                if (h->cache_control)
+                    return 0;
+                h->cache_control = e->val;
+            }
+            break;
+        }
+    }
+    return 1;
+}
+
 SM_HOT static void find_headers(request_rec *last,
                                 sitemap_response_headers *h)
 {
     int errs = !apr_is_empty_table(last->err_headers_out);
 
+    if (!errs && headers_one_pass(last->headers_out, h))
+        return;
     h->last_modified = apr_table_get(last->headers_out, "Last-Modified");
     h->etag = apr_table_get(last->headers_out, "ETag");
     h->x_robots_tag = all_values(last, errs, "X-Robots-Tag");
@@ -582,6 +630,34 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
     return decide(r, conf, site, orig, last, &resp, &h, raw, note);
 }
 
+/* Is key "User-Agent", ASCII case-insensitively (as strcasecmp)?  A
+ * byte at a time, so nothing past the key's end is read. */
+static APR_INLINE int user_agent_key(const char *k)
+{
+    return (k[1] | 0x20) == 's' && (k[2] | 0x20) == 'e'
+           && (k[3] | 0x20) == 'r' && k[4] == '-' && (k[5] | 0x20) == 'a'
+           && (k[6] | 0x20) == 'g' && (k[7] | 0x20) == 'e'
+           && (k[8] | 0x20) == 'n' && (k[9] | 0x20) == 't' && !k[10];
+}
+
+/* The request's User-Agent, as apr_table_get(headers_in, "User-Agent")
+ * answers (the first such field; NULL: none), in one pass over the
+ * fields that looks at one byte of most keys: apr_table_get's key
+ * checksum and strcasecmp cost 102 instructions, this pass and the
+ * hook's crawler glue 71 (bench/RESULTS.md, issue 36).  Read only when
+ * crawlers are configured. */
+static SM_HOT const char *user_agent(const request_rec *r)
+{
+    const apr_array_header_t *a = apr_table_elts(r->headers_in);
+    const apr_table_entry_t *e = (const apr_table_entry_t *)a->elts;
+    const apr_table_entry_t *end = e + a->nelts;
+
+    for (; e < end; e++)
+        if ((e->key[0] | 0x20) == 'u' && user_agent_key(e->key))
+            return e->val;
+    return NULL;
+}
+
 SM_HOT int sitemap_log_transaction(request_rec *r)
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
@@ -591,10 +667,11 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
     /* A crawler's fetch, after the page's own change (sm_recorder_crawl):
      * the pre-check first, so that an ordinary visitor's request runs no
      * pattern. */
-    if (conf->crawlers && conf->enabled == 1 && conf->proc->recorder
-        && sm_crawl_precheck(conf->crawlers,
-                             apr_table_get(r->headers_in, "User-Agent")))
-        sitemap_crawl_fetch(r, conf);
+    if (conf->crawlers && conf->enabled == 1 && conf->proc->recorder) {
+        const char *ua = user_agent(r);
+        if (sm_crawl_precheck(conf->crawlers, ua))
+            sitemap_crawl_fetch(r, conf, ua);
+    }
     return rc;
 }
 

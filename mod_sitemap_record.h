@@ -65,10 +65,11 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
  * kept: no one asks why they are not listed. */
 int sitemap_own_answer(const request_rec *r);
 
-/* Crawl coverage (mod_sitemap_crawl.c): a request whose User-Agent passed
- * the pre-check, matched, verified, counted and handed to the recorder;
- * and the URL it names (mod_sitemap_record.c). */
-void sitemap_crawl_fetch(request_rec *r, sitemap_server_conf *conf);
+/* Crawl coverage (mod_sitemap_crawl.c): a request whose User-Agent (ua)
+ * passed the pre-check, matched, verified, counted and handed to the
+ * recorder; and the URL it names (mod_sitemap_record.c). */
+void sitemap_crawl_fetch(request_rec *r, sitemap_server_conf *conf,
+                         const char *ua);
 const char *sitemap_crawl_url(request_rec *r, const sitemap_server_conf *conf,
                               const sm_site_conf *site, request_rec *orig,
                               request_rec *last, int status);

@@ -29,6 +29,12 @@ struct sm_crawl_list {
     unsigned char mask0[SM_CRAWL_MAX], mask1[SM_CRAWL_MAX];
     int key_from[SM_CRAWL_MAX + 1];
     int n_keys;
+    /* One key (the usual case: Googlebot and Bingbot share "bot") on a
+     * CPU with AVX2: the single-pass scan (fast), with the key's bytes
+     * and masks each repeated 32 times (key0, mask0, key1, mask1), loaded
+     * rather than built per request. */
+    int fast;
+    unsigned char vec[4][32];
 };
 
 /* Choose the needles again from the crawlers' literals (after each

@@ -32,6 +32,12 @@ SetEnvIf X-Test-Robots "(.+)" TEST_ROBOTS=$1
 SetEnvIf X-Test-CC "(.+)" TEST_CC=$1
 Header always set X-Robots-Tag "%{{TEST_ROBOTS}}e" env=TEST_ROBOTS
 Header always set Cache-Control "%{{TEST_CC}}e" env=TEST_CC
+# two values of each in headers_out (not err_headers_out: no "always")
+SetEnvIf X-Test-Two "(.+)" TEST_TWO=$1
+Header add X-Robots-Tag "noarchive" env=TEST_TWO
+Header add X-Robots-Tag "%{{TEST_TWO}}e" env=TEST_TWO
+Header add Cache-Control "max-age=60" env=TEST_TWO
+Header add Cache-Control "%{{TEST_TWO}}e" env=TEST_TWO
 
 <Location /private/>
     AuthType Basic
@@ -253,6 +259,20 @@ def test_x_robots_tag_noindex_removes_a_stored_page(srv, value):
         r = srv.get_ok("/robots.html", headers={"X-Test-Robots": value})
         assert r.header("X-Robots-Tag") == value, r
         srv.wait_absent("/robots.html")
+
+
+@pytest.mark.parametrize("value", ["noindex", "no-store"])
+def test_second_value_of_a_header_counts(srv, value):
+    """X-Robots-Tag or Cache-Control twice in the response's own headers
+    (the one-pass header read must not keep only the first): the second
+    value's noindex or no-store keeps the page out."""
+    def neg():
+        r = srv.get_ok("/robots.html", headers={"X-Test-Two": value})
+        assert value in [v for k, v in r.headers
+                         if k.lower() in ("x-robots-tag", "cache-control")], r
+    def pos():
+        srv.get_ok("/robots.html", headers={"X-Test-Two": "nofollow"})
+    both_ways(srv, "/robots.html", neg, pos)
 
 
 @pytest.mark.parametrize("value", ["no-store", "max-age=0, no-store", "No-Store"])

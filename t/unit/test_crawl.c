@@ -9,6 +9,8 @@
 #include "crawl/sm_crawl.h"
 
 #include <apr_network_io.h>
+#include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <utime.h>
 
@@ -216,6 +218,44 @@ static void test_precheck_no_false_negative(void **state)
         }
     }
     assert_true(hits > 100);
+}
+
+/* The one-pass scan reads whole blocks from the start, past the NUL but
+ * never into the next page: each User-Agent (every length up to 100,
+ * "bot" in any case at every place, or only part of it) ends at every
+ * distance from the end of a page whose next page cannot be read, with
+ * "bot" past its NUL; the answer is always strcasestr's. */
+static void test_precheck_page_edges(void **state)
+{
+    unit_ctx *u = *state;
+    sm_crawl_list *l = two_crawlers(u);
+    long pg = sysconf(_SC_PAGESIZE);
+    char *map = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    static const char *parts[] = { "bot", "BoT", "bo", "ot", "b" };
+    int len, at, gap, w, tried = 0;
+
+    assert_true(map != MAP_FAILED);
+    assert_int_equal(mprotect(map + pg, (size_t)pg, PROT_NONE), 0);
+    for (len = 0; len <= 100; len++)
+        for (at = 0; at <= len; at++)
+            for (w = 0; w < 5; w++)
+                for (gap = 0; gap < 40; gap++) {
+                    char *ua = map + pg - 1 - gap - len;
+                    size_t n = strlen(parts[w]);
+                    memset(map + pg - 160, 'x', 160);
+                    memcpy(map + pg - 3, "bot", 3);
+                    if ((size_t)(len - at) >= n)
+                        memcpy(ua + at, parts[w], n);
+                    ua[len] = '\0';
+                    if (sm_crawl_precheck(l, ua)
+                        != (strcasestr(ua, "bot") != NULL))
+                        fail_msg("pre-check wrong for '%s' (%d before the "
+                                 "page's end)", ua, gap);
+                    tried++;
+                }
+    assert_true(tried > 100000);
+    munmap(map, (size_t)pg * 2);
 }
 
 /* Without a literal, the pre-check says yes to everything (the patterns
@@ -531,6 +571,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_match, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_precheck_no_false_negative, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_precheck_off, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_precheck_page_edges, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_precheck_cost, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_ranges_parse_and_match, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_ranges_hostile, unit_setup, unit_teardown),
