@@ -167,14 +167,18 @@ typedef struct {
     apr_time_t date;
 } json_frame;
 
-static int is_article_type(const char *t)
+/* Is t[0..n) (no NUL in it) one of the article types, after any prefix
+ * up to its last '/' or ':'? */
+static int is_article_type(const char *t, apr_size_t n)
 {
-    const char *slash = strrchr(t, '/'), *colon = strrchr(t, ':');
+    const char *i = t + n;
 
-    if (slash || colon)
-        t = (slash > colon ? slash : colon) + 1;
-    return strcmp(t, "NewsArticle") == 0 || strcmp(t, "Article") == 0
-           || strcmp(t, "BlogPosting") == 0;
+    while (i > t && i[-1] != '/' && i[-1] != ':')
+        i--;
+    n -= (apr_size_t)(i - t);
+    return (n == 11 && memcmp(i, "NewsArticle", 11) == 0)
+           || (n == 7 && memcmp(i, "Article", 7) == 0)
+           || (n == 11 && memcmp(i, "BlogPosting", 11) == 0);
 }
 
 /* The string starting after the '"' at s: up to JSON_STR - 1 bytes of it
@@ -195,21 +199,50 @@ static const char *json_string(const char *s, const char *end, char *buf)
     return s < end ? s + 1 : end;
 }
 
-/* A string value of the innermost frame f (depth i). */
-static void json_value(json_frame *st, int i, const char *v)
+/* A string value v[0..n) of the innermost frame f (depth i); as a C
+ * string: what a NUL in it ends. */
+static void json_value(json_frame *st, int i, const char *v, apr_size_t n)
 {
     json_frame *f = &st[i];
     int key = f->key;
 
+    if (key == KEY_OTHER)
+        return;
     if (f->is_array) {              /* its object is the frame below */
         if (i == 0 || st[i - 1].is_array)
             return;
         f = &st[i - 1];
     }
-    if (key == KEY_TYPE && is_article_type(v))
+    n = strnlen(v, n);
+    if (key == KEY_TYPE && is_article_type(v, n))
         f->article = 1;
     else if (key == KEY_DATE && !st[i].is_array)
-        f->date = sm_iso8601_time(v, strlen(v));
+        f->date = sm_iso8601_time(v, n);
+}
+
+/* Is the string v[0..n) the name word (as a C string: up to a NUL)? */
+#define JSON_IS(v, n, word) \
+    ((n) >= sizeof(word) - 1 && memcmp(v, word, sizeof(word) - 1) == 0 \
+     && ((n) == sizeof(word) - 1 || (v)[sizeof(word) - 1] == '\0'))
+
+/* The string starting after the '"' at s: *v and *n its bytes, in place
+ * when it holds no escape and is shorter than JSON_STR (most are: found
+ * with memchr), else as json_string copies them into buf.  Returns the
+ * position after its closing '"' (end when there is none). */
+static const char *json_token(const char *s, const char *end, char *buf,
+                              const char **v, apr_size_t *n)
+{
+    const char *q = memchr(s, '"', (apr_size_t)(end - s));
+
+    if (q && q - s < JSON_STR && !memchr(s, '\\', (apr_size_t)(q - s))) {
+        *v = s;
+        *n = (apr_size_t)(q - s);
+        return q + 1;
+    }
+    s = json_string(s, end, buf);
+    *v = buf;
+    *n = strlen(buf);
+    return s;
 }
 
 apr_time_t sm_jsonld_published(const char *s, apr_size_t len)
@@ -217,6 +250,8 @@ apr_time_t sm_jsonld_published(const char *s, apr_size_t len)
     const char *end = s + len;
     json_frame st[JSON_DEPTH];
     char buf[JSON_STR];
+    const char *v;
+    apr_size_t n;
     int top = -1;
 
     while (s < end) {
@@ -252,15 +287,15 @@ apr_time_t sm_jsonld_published(const char *s, apr_size_t len)
                 f->expect_key = 0;
             break;
         case '"':
-            s = json_string(s, end, buf);
+            s = json_token(s, end, buf, &v, &n);
             if (!f)
                 break;
             if (!f->is_array && f->expect_key)
-                f->key = strcmp(buf, "@type") == 0 ? KEY_TYPE
-                         : strcmp(buf, "datePublished") == 0 ? KEY_DATE
+                f->key = JSON_IS(v, n, "@type") ? KEY_TYPE
+                         : JSON_IS(v, n, "datePublished") ? KEY_DATE
                          : KEY_OTHER;
             else
-                json_value(st, top, buf);
+                json_value(st, top, v, n);
             break;
         default:                    /* blanks, numbers, literals */
             break;

@@ -188,6 +188,21 @@ static void test_published_jsonld(void **state)
     assert_int_equal(apr_time_sec(sm_jsonld_published(
         "{\"@type\":\"Article\",\"datePublished\":\"2026-11-26T10:00Z\"}",
         56)), 1795687200);
+    /* strings read in place and copied (escapes, 64 bytes and longer)
+     * give the same: an escape drops its backslash, a long one is cut */
+#define LD(type, date) sm_jsonld_published("{\"@t\\ype\":\"" type "\"," \
+        "\"datePublished\":\"" date "\"}", strlen("{\"@t\\ype\":\"" \
+        type "\",\"datePublished\":\"" date "\"}"))
+    assert_int_equal(apr_time_sec(LD("http:\\/\\/schema.org\\/Article",
+                                     "2026-11-26T10:00Z")), 1795687200);
+    assert_int_equal(apr_time_sec(LD("Article", "2026-11-26T10:00\\Z")),
+                     1795687200);
+    assert_int_equal(LD("https://vocabulary.example/a-prefix-long-enough"
+                        "-to-be-cut/Article", "2026-11-26T10:00Z"), 0);
+    assert_int_equal(apr_time_sec(LD("https://vocabulary.example/a-prefix-"
+                                     "not-cut/Article", "2026-11-26")),
+                     1795651200);
+#undef LD
 }
 
 int main(void)
