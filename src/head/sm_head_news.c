@@ -16,14 +16,62 @@ static int is_blank(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
 
+/* The high bit of each byte of x that is zero, exactly (no borrow from a
+ * lower byte). */
+#define LOW7 0x7f7f7f7f7f7f7f7fULL
+#define HIGH 0x8080808080808080ULL
+#define BYTES(c) (0x0101010101010101ULL * (c))
+#define ZERO_BYTES(x) (~((((x) & LOW7) + LOW7) | (x) | LOW7))
+
+/* Is v[0..len) what sm_head_text makes of it already: printable ASCII
+ * without '&', words single spaces apart, no space at either end?  (Most
+ * titles and descriptions are.)  Eight bytes at a time. */
+static int plain_text(const char *v, apr_size_t len)
+{
+    apr_uint64_t space_before = 1;      /* a leading space is not plain */
+    apr_size_t i;
+
+    if (len && v[len - 1] == ' ')
+        return 0;
+    for (i = 0; i + 8 <= len; i += 8) {
+        apr_uint64_t w, sp;
+        memcpy(&w, v + i, 8);
+#if APR_IS_BIGENDIAN
+        w = __builtin_bswap64(w);
+#endif
+        sp = ZERO_BYTES(w ^ BYTES(' '));
+        if (((~((w & LOW7) + BYTES(0x60)) | w) & HIGH)  /* < 0x20, >= 0x80 */
+            | ZERO_BYTES(w ^ BYTES(0x7f)) | ZERO_BYTES(w ^ BYTES('&'))
+            | (sp & ((sp << 8) | (space_before << 7))))
+            return 0;
+        space_before = sp >> 63;
+    }
+    for (; i < len; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if (c < 0x20 || c >= 0x7f || c == '&'
+            || (c == ' ' && (i == 0 || v[i - 1] == ' ')))
+            return 0;
+    }
+    return 1;
+}
+
 /* Valid UTF-8 first, so that no dropped control byte leaves two spaces
  * side by side (found by fuzz_head). */
 char *sm_head_text(apr_pool_t *p, const char *v, apr_size_t len,
                    int max_chars)
 {
-    char *t = sm_utf8_clean(p, sm_html_decode(p, v, len)), *i, *o;
+    char *t, *i, *o;
     int space = 0, chars = 0;
 
+    if (plain_text(v, len)) {           /* a character a byte */
+        if (max_chars && len > (apr_size_t)max_chars) {
+            len = (apr_size_t)max_chars;
+            if (v[len - 1] == ' ')
+                len--;
+        }
+        return apr_pstrmemdup(p, v, len);
+    }
+    t = sm_utf8_clean(p, sm_html_decode(p, v, len));
     for (i = o = t; *i; i++) {          /* collapse whitespace */
         if (is_blank(*i)) {
             space = 1;

@@ -104,6 +104,31 @@ static void test_description(void **state)
     /* past the head: not read */
     assert_string_equal(scan(p, "<body><meta name=description content=x>"),
                         "-|0");
+    /* plain text is taken as it is (a word at a time): anything else not,
+     * wherever in a word of eight bytes it is */
+    assert_string_equal(sm_head_text(p, "a b", 3, 0), "a b");
+    assert_string_equal(sm_head_text(p, "abcdefg  h", 10, 0), "abcdefg h");
+    assert_string_equal(sm_head_text(p, "abcdefgh  ijklmnop", 18, 0),
+                        "abcdefgh ijklmnop");
+    assert_string_equal(sm_head_text(p, "abcdefgh ijk\x7fmnopqrs", 20, 0),
+                        "abcdefgh ijkmnopqrs");
+    assert_string_equal(sm_head_text(p, "abcdefgh\tijklmnop", 17, 0),
+                        "abcdefgh ijklmnop");
+    assert_string_equal(sm_head_text(p, " abcdefghijk", 12, 0),
+                        "abcdefghijk");
+    assert_string_equal(sm_head_text(p, "abcdefghijk ", 12, 0),
+                        "abcdefghijk");
+    assert_string_equal(sm_head_text(p, "abcdefgh x &amp; y", 18, 0),
+                        "abcdefgh x & y");
+    memset(doc, 'a', 320);
+    doc[299] = ' ';
+    r = sm_head_text(p, doc, 320, 300);
+    assert_int_equal(strlen(r), 299);
+    assert_int_equal(strlen(sm_head_text(p, doc, 300, 300)), 299);
+    doc[319] = '\t';                    /* the general path: the same */
+    assert_string_equal(sm_head_text(p, doc, 320, 300), r);
+    doc[299] = 'a';
+    assert_int_equal(strlen(sm_head_text(p, doc, 320, 300)), 300);
 }
 
 static void test_published_meta(void **state)
