@@ -582,8 +582,13 @@ int sm_head_feed(sm_head *h, const char *d, apr_size_t len)
     while (i < len && h->state != S_DONE) {
         const char *lt;
         switch (h->state) {
-        case S_DATA:
-            lt = memchr(d + i, '<', len - i);
+        case S_DATA:            /* tags a newline apart: no memchr call */
+            if (d[i] == '<')
+                lt = d + i;
+            else if (i + 1 < len && d[i + 1] == '<')
+                lt = d + i + 1;
+            else
+                lt = memchr(d + i, '<', len - i);
             if (!lt) {
                 i = len;
                 break;
