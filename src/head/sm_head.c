@@ -102,16 +102,64 @@ static int attr_id(const char *s, apr_size_t n, const char *end)
     return -1;
 }
 
+/* The attribute named by w, the folded word of a name of n (3 to 8)
+ * bytes: attr_id's answer, one or two comparisons chosen by the length. */
+static APR_INLINE int attr_of(apr_uint64_t w, apr_size_t n)
+{
+    switch (n) {
+    case 3:
+        return w == WORD("rel") ? A_REL : -1;
+    case 4:
+        return w == WORD("href") ? A_HREF : w == WORD("name") ? A_NAME
+               : w == WORD("type") ? A_TYPE : -1;
+    case 7:
+        return w == WORD("content") ? A_CONTENT : -1;
+    case 8:
+        return w == WORD("hreflang") ? A_HREFLANG
+               : w == WORD("property") ? A_PROPERTY : -1;
+    default:
+        return -1;
+    }
+}
+
+/* An attribute's name at s (its first byte taken whatever it is, even
+ * '='): where it ends (the first blank, '/', '=' or '>' after that byte,
+ * or end), *id the attribute it is.  Names of eight bytes or fewer, all
+ * that attr_id knows, end in the word after their first byte: that word
+ * gives the end and the word at s the name, with no search. */
+static APR_INLINE const char *attr_name(const char *s, const char *end,
+                                        int *id)
+{
+    const int set = C_SPACE | C_SLASH | C_EQ | C_GT;
+    const char *e;
+
+    if (end - s >= 9) {
+        apr_uint64_t w = load8(s + 1);
+        apr_uint64_t m = BELOW_BYTES(w, 0x21) | EQ_BYTES(w, '/')
+                         | EQ_BYTES(w, '=') | EQ_BYTES(w, '>');
+        apr_size_t n = 1 + FIRST_BYTE(m | (1ULL << 63));
+        if (m && IN_CLASS(s[n], set)) {
+            *id = n < 3 ? -1
+                  : attr_of((load8(s) | 0x2020202020202020ULL)
+                            & (n == 8 ? ~0ULL : (1ULL << (8 * n)) - 1), n);
+            return s + n;
+        }
+    }
+    e = find_class(s + 1, end, set);    /* long, or a control byte in it */
+    *id = attr_id(s, (apr_size_t)(e - s), end);
+    return e;
+}
+
 /* The attributes of a tag, from s (just after its name) as the HTML
  * tokenizer reads them (before/after attribute name, attribute value
  * states), up to the '>' that ends the tag: returned, NULL when end comes
- * first.  Names and unquoted values are walked a word at a time
- * (find_class), quoted values skipped with find_byte.  The values of the
- * names attr_id knows are noted in a[A_COUNT]. */
+ * first.  Names are read by attr_name, unquoted values walked a word at a
+ * time (find_class), quoted values skipped with find_byte.  The values of
+ * the names attr_id knows are noted in a[A_COUNT]. */
 static const char *parse_attrs(const char *s, const char *end, attr *a)
 {
     for (;;) {
-        const char *name, *value = NULL;
+        const char *value = NULL;
         apr_size_t value_len = 0;
         int id;
 
@@ -121,9 +169,7 @@ static const char *parse_attrs(const char *s, const char *end, attr *a)
             return NULL;
         if (*s == '>')
             return s;
-        name = s;                               /* may be '=' */
-        s = find_class(s + 1, end, C_SPACE | C_SLASH | C_EQ | C_GT);
-        id = attr_id(name, (apr_size_t)(s - name), end);
+        s = attr_name(s, end, &id);
         while (s < end && IS_SPACE(*s))
             s++;
         if (s < end && *s == '=') {

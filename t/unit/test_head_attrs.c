@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of the head scanner's attribute reader (sm_head_parse_attrs,
+ * src/head/sm_head.c), against the reader it replaced, kept here as the
+ * reference: on tags in the shapes pages write and on random bytes of
+ * the tokenizer's alphabet, both must find the same '>' and the same
+ * values. */
+#include "unit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "head/sm_head_bytes.h"
+#include "head/sm_head_int.h"
+
+/* ---- the reference: the reader before it read names from one word ------- */
+
+static int ref_attr_id(const char *s, apr_size_t n, const char *end)
+{
+    apr_uint64_t w;
+
+    if (n < 3 || n > 8)
+        return -1;
+    w = folded_word(s, n, end);
+    if (w == WORD("rel"))
+        return A_REL;
+    if (w == WORD("href"))
+        return A_HREF;
+    if (w == WORD("name"))
+        return A_NAME;
+    if (w == WORD("content"))
+        return A_CONTENT;
+    if (w == WORD("hreflang"))
+        return A_HREFLANG;
+    if (w == WORD("property"))
+        return A_PROPERTY;
+    if (w == WORD("type"))
+        return A_TYPE;
+    return -1;
+}
+
+/* The attributes of a tag, from s (just after its name) as the HTML
+ * tokenizer reads them (before/after attribute name, attribute value
+ * states), up to the '>' that ends the tag: returned, NULL when end comes
+ * first.  Names and unquoted values are walked a word at a time
+ * (find_class), quoted values skipped with find_byte.  The values of the
+ * names attr_id knows are noted in a[A_COUNT]. */
+static const char *ref_parse_attrs(const char *s, const char *end, attr *a)
+{
+    for (;;) {
+        const char *name, *value = NULL;
+        apr_size_t value_len = 0;
+        int id;
+
+        while (s < end && IN_CLASS(*s, C_SPACE | C_SLASH))
+            s++;
+        if (s == end)
+            return NULL;
+        if (*s == '>')
+            return s;
+        name = s;                               /* may be '=' */
+        s = find_class(s + 1, end, C_SPACE | C_SLASH | C_EQ | C_GT);
+        id = ref_attr_id(name, (apr_size_t)(s - name), end);
+        while (s < end && IS_SPACE(*s))
+            s++;
+        if (s < end && *s == '=') {
+            s++;
+            while (s < end && IS_SPACE(*s))
+                s++;
+            if (s == end)
+                return NULL;
+            if (*s == '"' || *s == '\'') {
+                const char *q = find_byte(s + 1, end, *s);
+                if (!q)
+                    return NULL;
+                value = s + 1;
+                value_len = (apr_size_t)(q - value);
+                s = q + 1;
+            }
+            else {
+                value = s;
+                s = find_class(s, end, C_SPACE | C_GT);
+                value_len = (apr_size_t)(s - value);
+            }
+        }
+        if (id >= 0 && !a[id].value) {
+            a[id].value = value ? value : "";
+            a[id].len = value_len;
+        }
+    }
+}
+
+/* ---- the comparison -------------------------------------------------------- */
+
+static unsigned long seed = 42;
+
+static unsigned rnd(unsigned n)
+{
+    seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+    return (unsigned)(seed >> 33) % n;
+}
+
+/* Both readers over buf[0..len): the same end, the same values.  Read
+ * from a copy of exactly len bytes, for ASan and valgrind to see any
+ * read past it. */
+static void same(const char *text, apr_size_t len)
+{
+    attr a[A_COUNT], b[A_COUNT];
+    const char *x, *y;
+    char *buf = malloc(len ? len : 1);
+    int k;
+
+    memcpy(buf, text, len);
+    ATTRS_CLEAR(a);
+    ATTRS_CLEAR(b);
+    x = sm_head_parse_attrs(buf, buf + len, a);
+    y = ref_parse_attrs(buf, buf + len, b);
+    if (x != y)
+        fail_msg("end %ld, reference %ld: \"%.*s\"", x ? (long)(x - buf) : -1,
+                 y ? (long)(y - buf) : -1, (int)len, buf);
+    for (k = 0; k < A_COUNT; k++) {
+        if (!a[k].value != !b[k].value
+            || (a[k].value && (a[k].len != b[k].len
+                               || memcmp(a[k].value, b[k].value, a[k].len))))
+            fail_msg("attribute %d differs: \"%.*s\"", k, (int)len, buf);
+    }
+    free(buf);
+}
+
+static void test_shapes(void **state)
+{
+    unit_ctx *unused = *state;
+    static const char *const shapes[] = {
+        " rel=\"canonical\" href=\"http://x/\">",
+        " name='description' content='a > b' />",
+        " property=\"og:image\" content=\"/i.png\">",
+        " REL=alternate HREFLANG=de href=/de>",
+        " rel = \"x\" href= 'y' hreflang =z>",
+        " async rel=\"a\">", " rel>", " =rel=\"x\">", " rel==\"x\">",
+        " rel=\"a\"href=\"b\">", " a/rel=\"x\"/>", " rel\t=\n'x'\f>",
+        " relx=\"1\" hreflangs=\"2\" typ=\"3\" contents=\"4\">",
+        " data-a-long-name=\"x\" rel=\"y\">", " re\x01l=\"x\">",
+        " rel=\"x", " rel=", " rel", "", ">", " name=\"a\" name=\"b\">",
+        " type=\"application/ld+json\" property=p content=c name=n>",
+    };
+    unsigned i, cut;
+
+    (void)unused;
+    for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+        for (cut = 0; cut <= strlen(shapes[i]); cut++)
+            same(shapes[i], cut);
+}
+
+/* Random tags of the bytes and words that matter, every length. */
+static void test_random(void **state)
+{
+    static const char *const parts[] = {
+        " ", "\t", "/", "=", "\"", "'", ">", "a", "x-y", "\x01", "\xc3\xa9",
+        "rel", "href", "name", "type", "content", "property", "hreflang",
+        "REL", "Href", "contents", "hreflan", "=\"", "\" ", "='", "' ",
+        "canonical", "http://example.com/a/long/enough/value/of/a/url",
+    };
+    char buf[256];
+    unsigned i;
+
+    (void)state;
+    for (i = 0; i < 300000; i++) {
+        apr_size_t len = 0;
+        unsigned n = 1 + rnd(24);
+        while (n--) {
+            const char *s = parts[rnd(sizeof(parts) / sizeof(parts[0]))];
+            apr_size_t l = strlen(s);
+            if (len + l >= sizeof(buf))
+                break;
+            memcpy(buf + len, s, l);
+            len += l;
+        }
+        same(buf, len);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_shapes, unit_setup,
+                                        unit_teardown),
+        cmocka_unit_test(test_random),
+    };
+    apr_initialize();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
