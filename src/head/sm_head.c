@@ -52,6 +52,11 @@ static unsigned list_tokens(apr_pool_t *p, const char *v, apr_size_t len,
     int stops = seps | (decoded ? 0 : C_AMP);
     unsigned found = 0;
 
+    /* a value no longer than either word holds one only as the whole of
+     * it (a reference decodes to fewer bytes, never to more letters) */
+    if (len <= a_len && len <= b_len)
+        return (ci_is(v, len, a, a_len) ? 1 : 0)
+               | (ci_is(v, len, b, b_len) ? 2 : 0);
     while (v < end) {
         const char *start;
         apr_size_t n;
