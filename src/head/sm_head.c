@@ -378,7 +378,10 @@ static void on_tag(sm_head *h, tag_kind kind, int is_end, const attr *a)
         h->state = S_RAW;
         h->in_title = !h->res.title && strcmp(h->raw_name, "title") == 0;
         h->title_len = 0;
-        h->in_json = a && !h->published_ld && a[A_TYPE].value
+        /* JSON-LD is read only for what it may give: a time when none
+         * was found yet (an article:published_time meta wins anyway) */
+        h->in_json = a && !h->published_ld && !h->published_meta
+                     && a[A_TYPE].value
                      && sm_head_is_jsonld(a[A_TYPE].value, a[A_TYPE].len);
         if (h->in_json && !h->json)
             h->json = apr_palloc(h->p, SM_HEAD_JSONLD_MAX);
