@@ -302,46 +302,51 @@ static void on_base(sm_head *h, const attr *a)
 
 /* The kind of the tag named s[0..n) (any case; end: where the chunk
  * ends, for folded_word); *raw_name, for K_RAW, its lowercase spelling.
- * Its case-folded word is compared with each name's. */
+ * Its case-folded word picks one slot of a table by a multiplicative hash
+ * (the multiplier found by search: no two names share a slot), whose
+ * word is compared with it. */
 static tag_kind classify(const char *s, apr_size_t n, const char *end,
                          int is_end, const char **raw_name)
 {
+#define TAG_SLOT(w) ((unsigned)(((w) * 0xa17a4340f9c08fefULL) >> 59))
     static const struct {
         const char *name;
         apr_uint64_t word;
         tag_kind kind;
-    } names[] = {
+    } names[32] = {
 #define TAG(name, kind) {name, WORD(name), kind}
-        TAG("meta", K_META), TAG("link", K_LINK), TAG("script", K_RAW),
-        TAG("style", K_RAW), TAG("title", K_RAW), TAG("base", K_BASE),
-        TAG("head", K_END_HEAD), TAG("body", K_END_HEAD),
-        TAG("html", K_END_HEAD), TAG("br", K_END_HEAD),
-        TAG("noscript", K_RAW), TAG("template", K_TEMPLATE),
-        TAG("iframe", K_RAW), TAG("textarea", K_RAW), TAG("xmp", K_RAW),
-        TAG("noembed", K_RAW), TAG("noframes", K_RAW),
-        TAG("basefont", K_HEAD_OK), TAG("bgsound", K_HEAD_OK)
+        [1] = TAG("html", K_END_HEAD), [2] = TAG("meta", K_META),
+        [3] = TAG("textarea", K_RAW), [4] = TAG("basefont", K_HEAD_OK),
+        [5] = TAG("xmp", K_RAW), [6] = TAG("noscript", K_RAW),
+        [8] = TAG("br", K_END_HEAD), [9] = TAG("template", K_TEMPLATE),
+        [10] = TAG("link", K_LINK), [12] = TAG("noembed", K_RAW),
+        [16] = TAG("bgsound", K_HEAD_OK), [21] = TAG("style", K_RAW),
+        [22] = TAG("head", K_END_HEAD), [23] = TAG("title", K_RAW),
+        [25] = TAG("body", K_END_HEAD), [26] = TAG("iframe", K_RAW),
+        [28] = TAG("noframes", K_RAW), [30] = TAG("script", K_RAW),
+        [31] = TAG("base", K_BASE)
 #undef TAG
     };
     apr_uint64_t w;
     unsigned k;
+    tag_kind kind;
 
     if (n < 2 || n > 8)
         return is_end ? K_HEAD_OK : K_OTHER;
     w = folded_word(s, n, end);
-    for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-        tag_kind kind = names[k].kind;
-        if (names[k].word != w)
-            continue;
-        *raw_name = names[k].name;
-        if (kind == K_END_HEAD && !is_end)
-            /* <html>, <head> start tags are fine; <body>, <br> are not */
-            return (names[k].name[1] == 't' || names[k].name[1] == 'e')
-                   ? K_HEAD_OK : K_OTHER;
-        if (is_end && kind != K_END_HEAD && kind != K_TEMPLATE)
-            return K_HEAD_OK;
-        return kind;
-    }
-    return is_end ? K_HEAD_OK : K_OTHER;
+    k = TAG_SLOT(w);
+    if (names[k].word != w)
+        return is_end ? K_HEAD_OK : K_OTHER;
+    kind = names[k].kind;
+    *raw_name = names[k].name;
+    if (kind == K_END_HEAD && !is_end)
+        /* <html>, <head> start tags are fine; <body>, <br> are not */
+        return (names[k].name[1] == 't' || names[k].name[1] == 'e')
+               ? K_HEAD_OK : K_OTHER;
+    if (is_end && kind != K_END_HEAD && kind != K_TEMPLATE)
+        return K_HEAD_OK;
+    return kind;
+#undef TAG_SLOT
 }
 
 void sm_head_finish_title(sm_head *h)

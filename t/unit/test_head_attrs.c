@@ -178,12 +178,52 @@ static void test_random(void **state)
     }
 }
 
+/* Every name the scanner knows is found (in any case), by its own
+ * slot; others are not. */
+static void test_classify(void **state)
+{
+    static const struct {
+        const char *name;
+        tag_kind start, end;
+    } known[] = {
+        {"meta", K_META, K_HEAD_OK}, {"LINK", K_LINK, K_HEAD_OK},
+        {"Base", K_BASE, K_HEAD_OK}, {"script", K_RAW, K_HEAD_OK},
+        {"style", K_RAW, K_HEAD_OK}, {"title", K_RAW, K_HEAD_OK},
+        {"noscript", K_RAW, K_HEAD_OK}, {"TEXTAREA", K_RAW, K_HEAD_OK},
+        {"iframe", K_RAW, K_HEAD_OK}, {"xmp", K_RAW, K_HEAD_OK},
+        {"noembed", K_RAW, K_HEAD_OK}, {"noframes", K_RAW, K_HEAD_OK},
+        {"template", K_TEMPLATE, K_TEMPLATE},
+        {"basefont", K_HEAD_OK, K_HEAD_OK}, {"bgsound", K_HEAD_OK, K_HEAD_OK},
+        {"html", K_HEAD_OK, K_END_HEAD}, {"head", K_HEAD_OK, K_END_HEAD},
+        {"body", K_OTHER, K_END_HEAD}, {"br", K_OTHER, K_END_HEAD},
+        {"div", K_OTHER, K_HEAD_OK}, {"metas", K_OTHER, K_HEAD_OK},
+        {"lin", K_OTHER, K_HEAD_OK}, {"a", K_OTHER, K_HEAD_OK},
+        {"scripts", K_OTHER, K_HEAD_OK}, {"templates", K_OTHER, K_HEAD_OK},
+    };
+    unsigned i;
+
+    (void)state;
+    for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+        const char *n = known[i].name, *raw = NULL;
+        char buf[16];
+        apr_size_t len = strlen(n);
+        memcpy(buf, n, len);            /* no bytes after it to read */
+        assert_int_equal(sm_head_classify(buf, len, buf + len, 0, &raw),
+                         known[i].start);
+        assert_int_equal(sm_head_classify(n, len, n + len, 1, &raw),
+                         known[i].end);
+        if (known[i].start == K_RAW)
+            assert_true(raw && strcasecmp(raw, n) == 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_shapes, unit_setup,
                                         unit_teardown),
         cmocka_unit_test(test_random),
+        cmocka_unit_test(test_classify),
     };
     apr_initialize();
     return cmocka_run_group_tests(tests, NULL, NULL);
