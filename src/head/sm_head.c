@@ -78,8 +78,12 @@ static unsigned list_tokens(apr_pool_t *p, const char *v, apr_size_t len,
     }
     return found;
 }
-#define value_tokens(p, v, len, commas, a, b) \
-    list_tokens(p, v, len, commas, 0, a, sizeof(a) - 1, b, sizeof(b) - 1)
+/* pair: two letters side by side in both a and b, which a value must
+ * hold to hold either (may_hold: most values are answered by it). */
+#define value_tokens(p, v, len, commas, a, b, pair) \
+    (may_hold(v, len, pair) \
+     ? list_tokens(p, v, len, commas, 0, a, sizeof(a) - 1, b, sizeof(b) - 1) \
+     : 0)
 
 /* ---- tags ----------------------------------------------------------------- */
 
@@ -233,9 +237,9 @@ static void on_meta(sm_head *h, const attr *a)
                                           SM_HEAD_DESCRIPTION_MAX);
     else if (a[A_NAME].value
              && value_tokens(h->p, a[A_NAME].value, a[A_NAME].len, 0, "robots",
-                             "googlebot")
+                             "googlebot", "bo")
              && value_tokens(h->p, a[A_CONTENT].value, a[A_CONTENT].len, 1,
-                             "noindex", "none"))
+                             "noindex", "none", "no"))
         h->res.noindex = 1;
 }
 
@@ -257,7 +261,7 @@ static void on_link(sm_head *h, const attr *a)
     if (!a[A_REL].value || !a[A_HREF].value)
         return;
     rel = value_tokens(h->p, a[A_REL].value, a[A_REL].len, 0, "canonical",
-                       "alternate");
+                       "alternate", "al");
     is_canonical = rel & 1;
     is_alternate = (rel & 2) && a[A_HREFLANG].value;
     if (!is_canonical && !is_alternate) {

@@ -217,6 +217,31 @@ static void test_classify(void **state)
     }
 }
 
+/* may_hold against the plain reading: a '&', or the pair in any case. */
+static void test_may_hold(void **state)
+{
+    static const char alphabet[] = "aAlLbBoOnN &x;";
+    unsigned i;
+
+    (void)state;
+    for (i = 0; i < 200000; i++) {
+        char buf[40], *v;
+        apr_size_t len = rnd(sizeof(buf)), k;
+        int want = 0;
+        for (k = 0; k < len; k++)
+            buf[k] = alphabet[rnd(sizeof(alphabet) - 1)];
+        for (k = 0; k < len; k++)
+            if (buf[k] == '&' || (k + 1 < len && (buf[k] | 0x20) == 'a'
+                                  && (buf[k + 1] | 0x20) == 'l'))
+                want = 1;
+        v = malloc(len ? len : 1);      /* nothing after it to read */
+        memcpy(v, buf, len);
+        if (may_hold(v, len, "al") != want)
+            fail_msg("may_hold \"%.*s\" is not %d", (int)len, v, want);
+        free(v);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -224,6 +249,7 @@ int main(void)
                                         unit_teardown),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_may_hold),
     };
     apr_initialize();
     return cmocka_run_group_tests(tests, NULL, NULL);
