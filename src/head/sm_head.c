@@ -179,9 +179,19 @@ static const char *parse_attrs(const char *s, const char *end, attr *a)
         if (*s == '>')
             return s;
         s = attr_name(s, end, &id);
-        while (s < end && IS_SPACE(*s))
-            s++;
-        if (s < end && *s == '=') {
+        if (end - s >= 2 && *s == '=' && (s[1] == '"' || s[1] == '\'')) {
+            const char *q = find_byte(s + 2, end, s[1]);  /* name="value" */
+            if (!q)
+                return NULL;
+            value = s + 2;
+            value_len = (apr_size_t)(q - value);
+            s = q + 1;
+        }
+        else {
+            while (s < end && IS_SPACE(*s))
+                s++;
+        }
+        if (!value && s < end && *s == '=') {
             s++;
             while (s < end && IS_SPACE(*s))
                 s++;
