@@ -52,6 +52,11 @@ static unsigned list_tokens(apr_pool_t *p, const char *v, apr_size_t len,
     int stops = seps | (decoded ? 0 : C_AMP);
     unsigned found = 0;
 
+    /* a value no longer than either word holds one only as the whole of
+     * it (a reference decodes to fewer bytes, never to more letters) */
+    if (len <= a_len && len <= b_len)
+        return (ci_is(v, len, a, a_len) ? 1 : 0)
+               | (ci_is(v, len, b, b_len) ? 2 : 0);
     while (v < end) {
         const char *start;
         apr_size_t n;
@@ -73,8 +78,12 @@ static unsigned list_tokens(apr_pool_t *p, const char *v, apr_size_t len,
     }
     return found;
 }
-#define value_tokens(p, v, len, commas, a, b) \
-    list_tokens(p, v, len, commas, 0, a, sizeof(a) - 1, b, sizeof(b) - 1)
+/* pair: two letters side by side in both a and b, which a value must
+ * hold to hold either (may_hold: most values are answered by it). */
+#define value_tokens(p, v, len, commas, a, b, pair) \
+    (may_hold(v, len, pair) \
+     ? list_tokens(p, v, len, commas, 0, a, sizeof(a) - 1, b, sizeof(b) - 1) \
+     : 0)
 
 /* ---- tags ----------------------------------------------------------------- */
 
@@ -102,16 +111,64 @@ static int attr_id(const char *s, apr_size_t n, const char *end)
     return -1;
 }
 
+/* The attribute named by w, the folded word of a name of n (3 to 8)
+ * bytes: attr_id's answer, one or two comparisons chosen by the length. */
+static APR_INLINE int attr_of(apr_uint64_t w, apr_size_t n)
+{
+    switch (n) {
+    case 3:
+        return w == WORD("rel") ? A_REL : -1;
+    case 4:
+        return w == WORD("href") ? A_HREF : w == WORD("name") ? A_NAME
+               : w == WORD("type") ? A_TYPE : -1;
+    case 7:
+        return w == WORD("content") ? A_CONTENT : -1;
+    case 8:
+        return w == WORD("hreflang") ? A_HREFLANG
+               : w == WORD("property") ? A_PROPERTY : -1;
+    default:
+        return -1;
+    }
+}
+
+/* An attribute's name at s (its first byte taken whatever it is, even
+ * '='): where it ends (the first blank, '/', '=' or '>' after that byte,
+ * or end), *id the attribute it is.  Names of eight bytes or fewer, all
+ * that attr_id knows, end in the word after their first byte: that word
+ * gives the end and the word at s the name, with no search. */
+static APR_INLINE const char *attr_name(const char *s, const char *end,
+                                        int *id)
+{
+    const int set = C_SPACE | C_SLASH | C_EQ | C_GT;
+    const char *e;
+
+    if (end - s >= 9) {
+        apr_uint64_t w = load8(s + 1);
+        apr_uint64_t m = BELOW_BYTES(w, 0x21) | EQ_BYTES(w, '/')
+                         | EQ_BYTES(w, '=') | EQ_BYTES(w, '>');
+        apr_size_t n = 1 + FIRST_BYTE(m | (1ULL << 63));
+        if (m && IN_CLASS(s[n], set)) {
+            *id = n < 3 ? -1
+                  : attr_of((load8(s) | 0x2020202020202020ULL)
+                            & (n == 8 ? ~0ULL : (1ULL << (8 * n)) - 1), n);
+            return s + n;
+        }
+    }
+    e = find_class(s + 1, end, set);    /* long, or a control byte in it */
+    *id = attr_id(s, (apr_size_t)(e - s), end);
+    return e;
+}
+
 /* The attributes of a tag, from s (just after its name) as the HTML
  * tokenizer reads them (before/after attribute name, attribute value
  * states), up to the '>' that ends the tag: returned, NULL when end comes
- * first.  Names and unquoted values are walked a word at a time
- * (find_class), quoted values skipped with find_byte.  The values of the
- * names attr_id knows are noted in a[A_COUNT]. */
+ * first.  Names are read by attr_name, unquoted values walked a word at a
+ * time (find_class), quoted values skipped with find_byte.  The values of
+ * the names attr_id knows are noted in a[A_COUNT]. */
 static const char *parse_attrs(const char *s, const char *end, attr *a)
 {
     for (;;) {
-        const char *name, *value = NULL;
+        const char *value = NULL;
         apr_size_t value_len = 0;
         int id;
 
@@ -121,12 +178,20 @@ static const char *parse_attrs(const char *s, const char *end, attr *a)
             return NULL;
         if (*s == '>')
             return s;
-        name = s;                               /* may be '=' */
-        s = find_class(s + 1, end, C_SPACE | C_SLASH | C_EQ | C_GT);
-        id = attr_id(name, (apr_size_t)(s - name), end);
-        while (s < end && IS_SPACE(*s))
-            s++;
-        if (s < end && *s == '=') {
+        s = attr_name(s, end, &id);
+        if (end - s >= 2 && *s == '=' && (s[1] == '"' || s[1] == '\'')) {
+            const char *q = find_byte(s + 2, end, s[1]);  /* name="value" */
+            if (!q)
+                return NULL;
+            value = s + 2;
+            value_len = (apr_size_t)(q - value);
+            s = q + 1;
+        }
+        else {
+            while (s < end && IS_SPACE(*s))
+                s++;
+        }
+        if (!value && s < end && *s == '=') {
             s++;
             while (s < end && IS_SPACE(*s))
                 s++;
@@ -182,9 +247,9 @@ static void on_meta(sm_head *h, const attr *a)
                                           SM_HEAD_DESCRIPTION_MAX);
     else if (a[A_NAME].value
              && value_tokens(h->p, a[A_NAME].value, a[A_NAME].len, 0, "robots",
-                             "googlebot")
+                             "googlebot", "bo")
              && value_tokens(h->p, a[A_CONTENT].value, a[A_CONTENT].len, 1,
-                             "noindex", "none"))
+                             "noindex", "none", "no"))
         h->res.noindex = 1;
 }
 
@@ -206,7 +271,7 @@ static void on_link(sm_head *h, const attr *a)
     if (!a[A_REL].value || !a[A_HREF].value)
         return;
     rel = value_tokens(h->p, a[A_REL].value, a[A_REL].len, 0, "canonical",
-                       "alternate");
+                       "alternate", "al");
     is_canonical = rel & 1;
     is_alternate = (rel & 2) && a[A_HREFLANG].value;
     if (!is_canonical && !is_alternate) {
@@ -251,46 +316,51 @@ static void on_base(sm_head *h, const attr *a)
 
 /* The kind of the tag named s[0..n) (any case; end: where the chunk
  * ends, for folded_word); *raw_name, for K_RAW, its lowercase spelling.
- * Its case-folded word is compared with each name's. */
+ * Its case-folded word picks one slot of a table by a multiplicative hash
+ * (the multiplier found by search: no two names share a slot), whose
+ * word is compared with it. */
 static tag_kind classify(const char *s, apr_size_t n, const char *end,
                          int is_end, const char **raw_name)
 {
+#define TAG_SLOT(w) ((unsigned)(((w) * 0xa17a4340f9c08fefULL) >> 59))
     static const struct {
         const char *name;
         apr_uint64_t word;
         tag_kind kind;
-    } names[] = {
+    } names[32] = {
 #define TAG(name, kind) {name, WORD(name), kind}
-        TAG("meta", K_META), TAG("link", K_LINK), TAG("script", K_RAW),
-        TAG("style", K_RAW), TAG("title", K_RAW), TAG("base", K_BASE),
-        TAG("head", K_END_HEAD), TAG("body", K_END_HEAD),
-        TAG("html", K_END_HEAD), TAG("br", K_END_HEAD),
-        TAG("noscript", K_RAW), TAG("template", K_TEMPLATE),
-        TAG("iframe", K_RAW), TAG("textarea", K_RAW), TAG("xmp", K_RAW),
-        TAG("noembed", K_RAW), TAG("noframes", K_RAW),
-        TAG("basefont", K_HEAD_OK), TAG("bgsound", K_HEAD_OK)
+        [1] = TAG("html", K_END_HEAD), [2] = TAG("meta", K_META),
+        [3] = TAG("textarea", K_RAW), [4] = TAG("basefont", K_HEAD_OK),
+        [5] = TAG("xmp", K_RAW), [6] = TAG("noscript", K_RAW),
+        [8] = TAG("br", K_END_HEAD), [9] = TAG("template", K_TEMPLATE),
+        [10] = TAG("link", K_LINK), [12] = TAG("noembed", K_RAW),
+        [16] = TAG("bgsound", K_HEAD_OK), [21] = TAG("style", K_RAW),
+        [22] = TAG("head", K_END_HEAD), [23] = TAG("title", K_RAW),
+        [25] = TAG("body", K_END_HEAD), [26] = TAG("iframe", K_RAW),
+        [28] = TAG("noframes", K_RAW), [30] = TAG("script", K_RAW),
+        [31] = TAG("base", K_BASE)
 #undef TAG
     };
     apr_uint64_t w;
     unsigned k;
+    tag_kind kind;
 
     if (n < 2 || n > 8)
         return is_end ? K_HEAD_OK : K_OTHER;
     w = folded_word(s, n, end);
-    for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
-        tag_kind kind = names[k].kind;
-        if (names[k].word != w)
-            continue;
-        *raw_name = names[k].name;
-        if (kind == K_END_HEAD && !is_end)
-            /* <html>, <head> start tags are fine; <body>, <br> are not */
-            return (names[k].name[1] == 't' || names[k].name[1] == 'e')
-                   ? K_HEAD_OK : K_OTHER;
-        if (is_end && kind != K_END_HEAD && kind != K_TEMPLATE)
-            return K_HEAD_OK;
-        return kind;
-    }
-    return is_end ? K_HEAD_OK : K_OTHER;
+    k = TAG_SLOT(w);
+    if (names[k].word != w)
+        return is_end ? K_HEAD_OK : K_OTHER;
+    kind = names[k].kind;
+    *raw_name = names[k].name;
+    if (kind == K_END_HEAD && !is_end)
+        /* <html>, <head> start tags are fine; <body>, <br> are not */
+        return (names[k].name[1] == 't' || names[k].name[1] == 'e')
+               ? K_HEAD_OK : K_OTHER;
+    if (is_end && kind != K_END_HEAD && kind != K_TEMPLATE)
+        return K_HEAD_OK;
+    return kind;
+#undef TAG_SLOT
 }
 
 void sm_head_finish_title(sm_head *h)
@@ -327,7 +397,10 @@ static void on_tag(sm_head *h, tag_kind kind, int is_end, const attr *a)
         h->state = S_RAW;
         h->in_title = !h->res.title && strcmp(h->raw_name, "title") == 0;
         h->title_len = 0;
-        h->in_json = a && !h->published_ld && a[A_TYPE].value
+        /* JSON-LD is read only for what it may give: a time when none
+         * was found yet (an article:published_time meta wins anyway) */
+        h->in_json = a && !h->published_ld && !h->published_meta
+                     && a[A_TYPE].value
                      && sm_head_is_jsonld(a[A_TYPE].value, a[A_TYPE].len);
         if (h->in_json && !h->json)
             h->json = apr_palloc(h->p, SM_HEAD_JSONLD_MAX);
@@ -582,8 +655,13 @@ int sm_head_feed(sm_head *h, const char *d, apr_size_t len)
     while (i < len && h->state != S_DONE) {
         const char *lt;
         switch (h->state) {
-        case S_DATA:
-            lt = memchr(d + i, '<', len - i);
+        case S_DATA:            /* tags a newline apart: no memchr call */
+            if (d[i] == '<')
+                lt = d + i;
+            else if (i + 1 < len && d[i + 1] == '<')
+                lt = d + i + 1;
+            else
+                lt = memchr(d + i, '<', len - i);
             if (!lt) {
                 i = len;
                 break;

@@ -25,7 +25,8 @@
  *     name="description">, <meta property="article:published_time"> and
  *     the text of <script type="application/ld+json"> (its first
  *     SM_HEAD_JSONLD_MAX bytes; a <script> tag's attributes are read only
- *     when it holds a '+').
+ *     when it holds a '+'; not read after a published_time meta, which
+ *     wins over it).
  * HTML as browsers tokenise it: tag and attribute names in any case,
  * double, single or no quotes, attributes in any order (the first of a
  * duplicated attribute wins), character references in values (numeric and

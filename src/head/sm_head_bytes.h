@@ -134,6 +134,40 @@ static APR_INLINE apr_uint64_t folded_word(const char *s, apr_size_t n,
     return (w | 0x2020202020202020ULL) & keep;
 }
 
+/* The high bit of each byte of x that is zero, exactly (no borrow from a
+ * lower byte, unlike EQ_BYTES: any flagged byte is true, not only the
+ * lowest). */
+#define ZERO_BYTES(x) (~((((x) & 0x7f7f7f7f7f7f7f7fULL) \
+                          + 0x7f7f7f7f7f7f7f7fULL) | (x) \
+                         | 0x7f7f7f7f7f7f7f7fULL))
+
+/* May v[0..len) hold a word containing the two letters pair (lowercase),
+ * in any case?  Not when it has no '&' (no reference to decode) and the
+ * two letters are nowhere side by side in it.  Eight bytes a load, the
+ * loads seven bytes apart (a pair may straddle two). */
+static APR_INLINE int may_hold(const char *v, apr_size_t len,
+                               const char *pair)
+{
+    const apr_uint64_t c0 = ONES * (unsigned char)pair[0],
+                       c1 = ONES * (unsigned char)pair[1];
+    apr_size_t i = 0;
+
+    for (; i + 8 <= len; i += 7) {
+        apr_uint64_t w = load8(v + i), f = w | 0x2020202020202020ULL;
+        if (ZERO_BYTES(w ^ (ONES * '&'))
+            || (ZERO_BYTES(f ^ c0) & (ZERO_BYTES(f ^ c1) >> 8)))
+            return 1;
+    }
+    for (; i < len; i++) {
+        if (v[i] == '&' || (i + 1 < len
+                            && ((unsigned char)v[i] | 0x20) == (c0 & 0xff)
+                            && ((unsigned char)v[i + 1] | 0x20)
+                               == (c1 & 0xff)))
+            return 1;
+    }
+    return 0;
+}
+
 #define WORD_BYTE(s, i) \
     ((apr_uint64_t)((i) < sizeof(s) - 1 ? (unsigned char)(s)[(i) < sizeof(s) - 1 ? (i) : 0] : 0) \
      << (8 * (i)))

@@ -16,14 +16,62 @@ static int is_blank(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f';
 }
 
+/* The high bit of each byte of x that is zero, exactly (no borrow from a
+ * lower byte). */
+#define LOW7 0x7f7f7f7f7f7f7f7fULL
+#define HIGH 0x8080808080808080ULL
+#define BYTES(c) (0x0101010101010101ULL * (c))
+#define ZERO_BYTES(x) (~((((x) & LOW7) + LOW7) | (x) | LOW7))
+
+/* Is v[0..len) what sm_head_text makes of it already: printable ASCII
+ * without '&', words single spaces apart, no space at either end?  (Most
+ * titles and descriptions are.)  Eight bytes at a time. */
+static int plain_text(const char *v, apr_size_t len)
+{
+    apr_uint64_t space_before = 1;      /* a leading space is not plain */
+    apr_size_t i;
+
+    if (len && v[len - 1] == ' ')
+        return 0;
+    for (i = 0; i + 8 <= len; i += 8) {
+        apr_uint64_t w, sp;
+        memcpy(&w, v + i, 8);
+#if APR_IS_BIGENDIAN
+        w = __builtin_bswap64(w);
+#endif
+        sp = ZERO_BYTES(w ^ BYTES(' '));
+        if (((~((w & LOW7) + BYTES(0x60)) | w) & HIGH)  /* < 0x20, >= 0x80 */
+            | ZERO_BYTES(w ^ BYTES(0x7f)) | ZERO_BYTES(w ^ BYTES('&'))
+            | (sp & ((sp << 8) | (space_before << 7))))
+            return 0;
+        space_before = sp >> 63;
+    }
+    for (; i < len; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if (c < 0x20 || c >= 0x7f || c == '&'
+            || (c == ' ' && (i == 0 || v[i - 1] == ' ')))
+            return 0;
+    }
+    return 1;
+}
+
 /* Valid UTF-8 first, so that no dropped control byte leaves two spaces
  * side by side (found by fuzz_head). */
 char *sm_head_text(apr_pool_t *p, const char *v, apr_size_t len,
                    int max_chars)
 {
-    char *t = sm_utf8_clean(p, sm_html_decode(p, v, len)), *i, *o;
+    char *t, *i, *o;
     int space = 0, chars = 0;
 
+    if (plain_text(v, len)) {           /* a character a byte */
+        if (max_chars && len > (apr_size_t)max_chars) {
+            len = (apr_size_t)max_chars;
+            if (v[len - 1] == ' ')
+                len--;
+        }
+        return apr_pstrmemdup(p, v, len);
+    }
+    t = sm_utf8_clean(p, sm_html_decode(p, v, len));
     for (i = o = t; *i; i++) {          /* collapse whitespace */
         if (is_blank(*i)) {
             space = 1;
@@ -167,14 +215,18 @@ typedef struct {
     apr_time_t date;
 } json_frame;
 
-static int is_article_type(const char *t)
+/* Is t[0..n) (no NUL in it) one of the article types, after any prefix
+ * up to its last '/' or ':'? */
+static int is_article_type(const char *t, apr_size_t n)
 {
-    const char *slash = strrchr(t, '/'), *colon = strrchr(t, ':');
+    const char *i = t + n;
 
-    if (slash || colon)
-        t = (slash > colon ? slash : colon) + 1;
-    return strcmp(t, "NewsArticle") == 0 || strcmp(t, "Article") == 0
-           || strcmp(t, "BlogPosting") == 0;
+    while (i > t && i[-1] != '/' && i[-1] != ':')
+        i--;
+    n -= (apr_size_t)(i - t);
+    return (n == 11 && memcmp(i, "NewsArticle", 11) == 0)
+           || (n == 7 && memcmp(i, "Article", 7) == 0)
+           || (n == 11 && memcmp(i, "BlogPosting", 11) == 0);
 }
 
 /* The string starting after the '"' at s: up to JSON_STR - 1 bytes of it
@@ -195,21 +247,50 @@ static const char *json_string(const char *s, const char *end, char *buf)
     return s < end ? s + 1 : end;
 }
 
-/* A string value of the innermost frame f (depth i). */
-static void json_value(json_frame *st, int i, const char *v)
+/* A string value v[0..n) of the innermost frame f (depth i); as a C
+ * string: what a NUL in it ends. */
+static void json_value(json_frame *st, int i, const char *v, apr_size_t n)
 {
     json_frame *f = &st[i];
     int key = f->key;
 
+    if (key == KEY_OTHER)
+        return;
     if (f->is_array) {              /* its object is the frame below */
         if (i == 0 || st[i - 1].is_array)
             return;
         f = &st[i - 1];
     }
-    if (key == KEY_TYPE && is_article_type(v))
+    n = strnlen(v, n);
+    if (key == KEY_TYPE && is_article_type(v, n))
         f->article = 1;
     else if (key == KEY_DATE && !st[i].is_array)
-        f->date = sm_iso8601_time(v, strlen(v));
+        f->date = sm_iso8601_time(v, n);
+}
+
+/* Is the string v[0..n) the name word (as a C string: up to a NUL)? */
+#define JSON_IS(v, n, word) \
+    ((n) >= sizeof(word) - 1 && memcmp(v, word, sizeof(word) - 1) == 0 \
+     && ((n) == sizeof(word) - 1 || (v)[sizeof(word) - 1] == '\0'))
+
+/* The string starting after the '"' at s: *v and *n its bytes, in place
+ * when it holds no escape and is shorter than JSON_STR (most are: found
+ * with memchr), else as json_string copies them into buf.  Returns the
+ * position after its closing '"' (end when there is none). */
+static const char *json_token(const char *s, const char *end, char *buf,
+                              const char **v, apr_size_t *n)
+{
+    const char *q = memchr(s, '"', (apr_size_t)(end - s));
+
+    if (q && q - s < JSON_STR && !memchr(s, '\\', (apr_size_t)(q - s))) {
+        *v = s;
+        *n = (apr_size_t)(q - s);
+        return q + 1;
+    }
+    s = json_string(s, end, buf);
+    *v = buf;
+    *n = strlen(buf);
+    return s;
 }
 
 apr_time_t sm_jsonld_published(const char *s, apr_size_t len)
@@ -217,6 +298,8 @@ apr_time_t sm_jsonld_published(const char *s, apr_size_t len)
     const char *end = s + len;
     json_frame st[JSON_DEPTH];
     char buf[JSON_STR];
+    const char *v;
+    apr_size_t n;
     int top = -1;
 
     while (s < end) {
@@ -252,15 +335,15 @@ apr_time_t sm_jsonld_published(const char *s, apr_size_t len)
                 f->expect_key = 0;
             break;
         case '"':
-            s = json_string(s, end, buf);
+            s = json_token(s, end, buf, &v, &n);
             if (!f)
                 break;
             if (!f->is_array && f->expect_key)
-                f->key = strcmp(buf, "@type") == 0 ? KEY_TYPE
-                         : strcmp(buf, "datePublished") == 0 ? KEY_DATE
+                f->key = JSON_IS(v, n, "@type") ? KEY_TYPE
+                         : JSON_IS(v, n, "datePublished") ? KEY_DATE
                          : KEY_OTHER;
             else
-                json_value(st, top, buf);
+                json_value(st, top, v, n);
             break;
         default:                    /* blanks, numbers, literals */
             break;

@@ -104,6 +104,31 @@ static void test_description(void **state)
     /* past the head: not read */
     assert_string_equal(scan(p, "<body><meta name=description content=x>"),
                         "-|0");
+    /* plain text is taken as it is (a word at a time): anything else not,
+     * wherever in a word of eight bytes it is */
+    assert_string_equal(sm_head_text(p, "a b", 3, 0), "a b");
+    assert_string_equal(sm_head_text(p, "abcdefg  h", 10, 0), "abcdefg h");
+    assert_string_equal(sm_head_text(p, "abcdefgh  ijklmnop", 18, 0),
+                        "abcdefgh ijklmnop");
+    assert_string_equal(sm_head_text(p, "abcdefgh ijk\x7fmnopqrs", 20, 0),
+                        "abcdefgh ijkmnopqrs");
+    assert_string_equal(sm_head_text(p, "abcdefgh\tijklmnop", 17, 0),
+                        "abcdefgh ijklmnop");
+    assert_string_equal(sm_head_text(p, " abcdefghijk", 12, 0),
+                        "abcdefghijk");
+    assert_string_equal(sm_head_text(p, "abcdefghijk ", 12, 0),
+                        "abcdefghijk");
+    assert_string_equal(sm_head_text(p, "abcdefgh x &amp; y", 18, 0),
+                        "abcdefgh x & y");
+    memset(doc, 'a', 320);
+    doc[299] = ' ';
+    r = sm_head_text(p, doc, 320, 300);
+    assert_int_equal(strlen(r), 299);
+    assert_int_equal(strlen(sm_head_text(p, doc, 300, 300)), 299);
+    doc[319] = '\t';                    /* the general path: the same */
+    assert_string_equal(sm_head_text(p, doc, 320, 300), r);
+    doc[299] = 'a';
+    assert_int_equal(strlen(sm_head_text(p, doc, 320, 300)), 300);
 }
 
 static void test_published_meta(void **state)
@@ -188,6 +213,21 @@ static void test_published_jsonld(void **state)
     assert_int_equal(apr_time_sec(sm_jsonld_published(
         "{\"@type\":\"Article\",\"datePublished\":\"2026-11-26T10:00Z\"}",
         56)), 1795687200);
+    /* strings read in place and copied (escapes, 64 bytes and longer)
+     * give the same: an escape drops its backslash, a long one is cut */
+#define LD(type, date) sm_jsonld_published("{\"@t\\ype\":\"" type "\"," \
+        "\"datePublished\":\"" date "\"}", strlen("{\"@t\\ype\":\"" \
+        type "\",\"datePublished\":\"" date "\"}"))
+    assert_int_equal(apr_time_sec(LD("http:\\/\\/schema.org\\/Article",
+                                     "2026-11-26T10:00Z")), 1795687200);
+    assert_int_equal(apr_time_sec(LD("Article", "2026-11-26T10:00\\Z")),
+                     1795687200);
+    assert_int_equal(LD("https://vocabulary.example/a-prefix-long-enough"
+                        "-to-be-cut/Article", "2026-11-26T10:00Z"), 0);
+    assert_int_equal(apr_time_sec(LD("https://vocabulary.example/a-prefix-"
+                                     "not-cut/Article", "2026-11-26")),
+                     1795651200);
+#undef LD
 }
 
 int main(void)

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Unit tests of the head scanner's attribute reader (sm_head_parse_attrs,
+ * src/head/sm_head.c), against the reader it replaced, kept here as the
+ * reference: on tags in the shapes pages write and on random bytes of
+ * the tokenizer's alphabet, both must find the same '>' and the same
+ * values. */
+#include "unit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "head/sm_head_bytes.h"
+#include "head/sm_head_int.h"
+
+/* ---- the reference: the reader before it read names from one word ------- */
+
+static int ref_attr_id(const char *s, apr_size_t n, const char *end)
+{
+    apr_uint64_t w;
+
+    if (n < 3 || n > 8)
+        return -1;
+    w = folded_word(s, n, end);
+    if (w == WORD("rel"))
+        return A_REL;
+    if (w == WORD("href"))
+        return A_HREF;
+    if (w == WORD("name"))
+        return A_NAME;
+    if (w == WORD("content"))
+        return A_CONTENT;
+    if (w == WORD("hreflang"))
+        return A_HREFLANG;
+    if (w == WORD("property"))
+        return A_PROPERTY;
+    if (w == WORD("type"))
+        return A_TYPE;
+    return -1;
+}
+
+/* The attributes of a tag, from s (just after its name) as the HTML
+ * tokenizer reads them (before/after attribute name, attribute value
+ * states), up to the '>' that ends the tag: returned, NULL when end comes
+ * first.  Names and unquoted values are walked a word at a time
+ * (find_class), quoted values skipped with find_byte.  The values of the
+ * names attr_id knows are noted in a[A_COUNT]. */
+static const char *ref_parse_attrs(const char *s, const char *end, attr *a)
+{
+    for (;;) {
+        const char *name, *value = NULL;
+        apr_size_t value_len = 0;
+        int id;
+
+        while (s < end && IN_CLASS(*s, C_SPACE | C_SLASH))
+            s++;
+        if (s == end)
+            return NULL;
+        if (*s == '>')
+            return s;
+        name = s;                               /* may be '=' */
+        s = find_class(s + 1, end, C_SPACE | C_SLASH | C_EQ | C_GT);
+        id = ref_attr_id(name, (apr_size_t)(s - name), end);
+        while (s < end && IS_SPACE(*s))
+            s++;
+        if (s < end && *s == '=') {
+            s++;
+            while (s < end && IS_SPACE(*s))
+                s++;
+            if (s == end)
+                return NULL;
+            if (*s == '"' || *s == '\'') {
+                const char *q = find_byte(s + 1, end, *s);
+                if (!q)
+                    return NULL;
+                value = s + 1;
+                value_len = (apr_size_t)(q - value);
+                s = q + 1;
+            }
+            else {
+                value = s;
+                s = find_class(s, end, C_SPACE | C_GT);
+                value_len = (apr_size_t)(s - value);
+            }
+        }
+        if (id >= 0 && !a[id].value) {
+            a[id].value = value ? value : "";
+            a[id].len = value_len;
+        }
+    }
+}
+
+/* ---- the comparison -------------------------------------------------------- */
+
+static unsigned long seed = 42;
+
+static unsigned rnd(unsigned n)
+{
+    seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+    return (unsigned)(seed >> 33) % n;
+}
+
+/* Both readers over buf[0..len): the same end, the same values.  Read
+ * from a copy of exactly len bytes, for ASan and valgrind to see any
+ * read past it. */
+static void same(const char *text, apr_size_t len)
+{
+    attr a[A_COUNT], b[A_COUNT];
+    const char *x, *y;
+    char *buf = malloc(len ? len : 1);
+    int k;
+
+    memcpy(buf, text, len);
+    ATTRS_CLEAR(a);
+    ATTRS_CLEAR(b);
+    x = sm_head_parse_attrs(buf, buf + len, a);
+    y = ref_parse_attrs(buf, buf + len, b);
+    if (x != y)
+        fail_msg("end %ld, reference %ld: \"%.*s\"", x ? (long)(x - buf) : -1,
+                 y ? (long)(y - buf) : -1, (int)len, buf);
+    for (k = 0; k < A_COUNT; k++) {
+        if (!a[k].value != !b[k].value
+            || (a[k].value && (a[k].len != b[k].len
+                               || memcmp(a[k].value, b[k].value, a[k].len))))
+            fail_msg("attribute %d differs: \"%.*s\"", k, (int)len, buf);
+    }
+    free(buf);
+}
+
+static void test_shapes(void **state)
+{
+    unit_ctx *unused = *state;
+    static const char *const shapes[] = {
+        " rel=\"canonical\" href=\"http://x/\">",
+        " name='description' content='a > b' />",
+        " property=\"og:image\" content=\"/i.png\">",
+        " REL=alternate HREFLANG=de href=/de>",
+        " rel = \"x\" href= 'y' hreflang =z>",
+        " async rel=\"a\">", " rel>", " =rel=\"x\">", " rel==\"x\">",
+        " rel=\"a\"href=\"b\">", " a/rel=\"x\"/>", " rel\t=\n'x'\f>",
+        " relx=\"1\" hreflangs=\"2\" typ=\"3\" contents=\"4\">",
+        " data-a-long-name=\"x\" rel=\"y\">", " re\x01l=\"x\">",
+        " rel=\"x", " rel=", " rel", "", ">", " name=\"a\" name=\"b\">",
+        " type=\"application/ld+json\" property=p content=c name=n>",
+    };
+    unsigned i, cut;
+
+    (void)unused;
+    for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+        for (cut = 0; cut <= strlen(shapes[i]); cut++)
+            same(shapes[i], cut);
+}
+
+/* Random tags of the bytes and words that matter, every length. */
+static void test_random(void **state)
+{
+    static const char *const parts[] = {
+        " ", "\t", "/", "=", "\"", "'", ">", "a", "x-y", "\x01", "\xc3\xa9",
+        "rel", "href", "name", "type", "content", "property", "hreflang",
+        "REL", "Href", "contents", "hreflan", "=\"", "\" ", "='", "' ",
+        "canonical", "http://example.com/a/long/enough/value/of/a/url",
+    };
+    char buf[256];
+    unsigned i;
+
+    (void)state;
+    for (i = 0; i < 300000; i++) {
+        apr_size_t len = 0;
+        unsigned n = 1 + rnd(24);
+        while (n--) {
+            const char *s = parts[rnd(sizeof(parts) / sizeof(parts[0]))];
+            apr_size_t l = strlen(s);
+            if (len + l >= sizeof(buf))
+                break;
+            memcpy(buf + len, s, l);
+            len += l;
+        }
+        same(buf, len);
+    }
+}
+
+/* Every name the scanner knows is found (in any case), by its own
+ * slot; others are not. */
+static void test_classify(void **state)
+{
+    static const struct {
+        const char *name;
+        tag_kind start, end;
+    } known[] = {
+        {"meta", K_META, K_HEAD_OK}, {"LINK", K_LINK, K_HEAD_OK},
+        {"Base", K_BASE, K_HEAD_OK}, {"script", K_RAW, K_HEAD_OK},
+        {"style", K_RAW, K_HEAD_OK}, {"title", K_RAW, K_HEAD_OK},
+        {"noscript", K_RAW, K_HEAD_OK}, {"TEXTAREA", K_RAW, K_HEAD_OK},
+        {"iframe", K_RAW, K_HEAD_OK}, {"xmp", K_RAW, K_HEAD_OK},
+        {"noembed", K_RAW, K_HEAD_OK}, {"noframes", K_RAW, K_HEAD_OK},
+        {"template", K_TEMPLATE, K_TEMPLATE},
+        {"basefont", K_HEAD_OK, K_HEAD_OK}, {"bgsound", K_HEAD_OK, K_HEAD_OK},
+        {"html", K_HEAD_OK, K_END_HEAD}, {"head", K_HEAD_OK, K_END_HEAD},
+        {"body", K_OTHER, K_END_HEAD}, {"br", K_OTHER, K_END_HEAD},
+        {"div", K_OTHER, K_HEAD_OK}, {"metas", K_OTHER, K_HEAD_OK},
+        {"lin", K_OTHER, K_HEAD_OK}, {"a", K_OTHER, K_HEAD_OK},
+        {"scripts", K_OTHER, K_HEAD_OK}, {"templates", K_OTHER, K_HEAD_OK},
+    };
+    unsigned i;
+
+    (void)state;
+    for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+        const char *n = known[i].name, *raw = NULL;
+        char buf[16];
+        apr_size_t len = strlen(n);
+        memcpy(buf, n, len);            /* no bytes after it to read */
+        assert_int_equal(sm_head_classify(buf, len, buf + len, 0, &raw),
+                         known[i].start);
+        assert_int_equal(sm_head_classify(n, len, n + len, 1, &raw),
+                         known[i].end);
+        if (known[i].start == K_RAW)
+            assert_true(raw && strcasecmp(raw, n) == 0);
+    }
+}
+
+/* may_hold against the plain reading: a '&', or the pair in any case. */
+static void test_may_hold(void **state)
+{
+    static const char alphabet[] = "aAlLbBoOnN &x;";
+    unsigned i;
+
+    (void)state;
+    for (i = 0; i < 200000; i++) {
+        char buf[40], *v;
+        apr_size_t len = rnd(sizeof(buf)), k;
+        int want = 0;
+        for (k = 0; k < len; k++)
+            buf[k] = alphabet[rnd(sizeof(alphabet) - 1)];
+        for (k = 0; k < len; k++)
+            if (buf[k] == '&' || (k + 1 < len && (buf[k] | 0x20) == 'a'
+                                  && (buf[k + 1] | 0x20) == 'l'))
+                want = 1;
+        v = malloc(len ? len : 1);      /* nothing after it to read */
+        memcpy(v, buf, len);
+        if (may_hold(v, len, "al") != want)
+            fail_msg("may_hold \"%.*s\" is not %d", (int)len, v, want);
+        free(v);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_shapes, unit_setup,
+                                        unit_teardown),
+        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_classify),
+        cmocka_unit_test(test_may_hold),
+    };
+    apr_initialize();
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
