@@ -99,6 +99,7 @@ enum {
     /* starts a document's snapshot (sm_store_sqlite_sitecache.c) */
     STMT_DATA_VERSION,
     /* the news sitemap and llms.txt (sm_store_sqlite_news.c) */
+    STMT_NEWS_GET,
     STMT_NEWS_PUT,
     STMT_NEWS_URLS,
     STMT_LLMS_URLS,

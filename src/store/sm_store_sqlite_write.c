@@ -408,6 +408,12 @@ static int add_url(sqlite_store *s, const sm_change *c, sm_tx_site *ts,
     sm_sqlite_text(q, 9, SM_TX_TITLE(c));
     sm_sqlite_text(q, 10, SM_TX_ALTERNATES(c));
     sqlite3_bind_int64(q, 11, held = sm_tx_held_new(c));
+    /* (the news sitemap's: written with the row, so that
+     * sm_sqlite_news_put finds it unchanged and writes nothing) */
+    sm_sqlite_text(q, 12, c->description && *c->description
+                          ? c->description : NULL);
+    sqlite3_bind_int64(q, 13, c->published > 0 ? apr_time_sec(c->published)
+                                               : 0);
     if ((rc = sm_sqlite_run(s, q, "cannot add a URL")) != SQLITE_OK
         || sqlite3_changes(s->db) == 0)
         return rc;
@@ -694,6 +700,8 @@ apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
         return sm_sqlite_status(rc);
     }
     for (i = 0; i < n; i++) {
+        int added = stats->added;
+
         rc = changes[i].op == SM_CHANGE_FORGET
            ? forget(s, &changes[i], stats)
            : changes[i].op == SM_CHANGE_NOTE ? note(s, &changes[i])
@@ -704,8 +712,9 @@ apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
         if (rc == SQLITE_OK && changes[i].op == SM_CHANGE_RECORD
             && changes[i].images)
             rc = images(s, &changes[i]);
+        /* (a URL just added has them from its INSERT) */
         if (rc == SQLITE_OK && changes[i].op == SM_CHANGE_RECORD
-            && changes[i].description)
+            && changes[i].description && stats->added == added)
             rc = news(s, &changes[i]);
         if (rc != SQLITE_OK)
             goto fail;
