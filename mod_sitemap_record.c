@@ -208,14 +208,17 @@ static const char *script_url(apr_pool_t *p, const sitemap_server_conf *conf,
     return url;
 }
 
-/* Is url (stored form) the own URL of the file that served last: no path
- * info, not rewritten (sm_change.file_url)? */
+/* Is url (stored form) the own URL of the script that served last: no
+ * path info, not rewritten (sm_change.file_url)?  Never for a file served
+ * as a file: its path-info URLs are never recorded (the path-info rule),
+ * so it has no copies to look for (5,600 instructions a new URL). */
 static int file_own_url(apr_pool_t *p, const sitemap_server_conf *conf,
                         const request_rec *last, const char *url)
 {
     char *path, *own;
 
     if (final_path_info(last) || last->finfo.filetype != APR_REG
+        || sitemap_served_as_file(last)
         || sm_url_from_target(p, last->uri, conf->allow_query, 0, &path,
                               &own) != SM_URL_OK)
         return 0;
