@@ -813,6 +813,7 @@ def test_hreflang_postgresql_schema_3_upgraded_in_place(make_server, pg_db):
     assert r.returncode == 0, r.stderr
     pg_db.sql("DROP TABLE sitemap_verdicts, sitemap_images;"
               " DROP TABLE sitemap_robots;"
+              " ALTER TABLE sitemap_pages DROP COLUMN oldest_seen;"
               " DROP TABLE sitemap_crawls, sitemap_crawlers,"
               " sitemap_crawl_unlisted, sitemap_crawl_days;"
               " ALTER TABLE sitemap_urls DROP COLUMN held;"

@@ -143,6 +143,7 @@ def test_schema_1_upgraded_in_place(make_server, pg_db):
     pg_db.sql("DROP TABLE sitemap_indexnow_pending, sitemap_indexnow_state;"
               " DROP TABLE sitemap_verdicts, sitemap_images;"
               " DROP TABLE sitemap_robots;"
+              " ALTER TABLE sitemap_pages DROP COLUMN oldest_seen;"
               " DROP TABLE sitemap_crawls, sitemap_crawlers,"
               " sitemap_crawl_unlisted, sitemap_crawl_days;"
               " DROP TABLE sitemap_removed_days;"
