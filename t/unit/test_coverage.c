@@ -548,52 +548,17 @@ static void test_recorder_crawl(void **state)
     sm_store_close(st);
 }
 
-static void pg_variant(void **state, void (*test)(void **))
-{
-    unit_ctx *u = *state;
-    static int seq;
-    const char *uri = getenv("SM_UNIT_PG_URI");
-    const char *base = site.base;
+UNIT_PG_VARIANT(test_figures)
 
-    if (!uri || !*uri)
-        skip();
-    pg_uri = uri;
-    site.base = apr_psprintf(u->pool, "https://c%d-%ld.example", ++seq,
-                             (long)getpid());
-    test(state);
-    site.base = base;
-    pg_uri = NULL;
-}
+UNIT_PG_VARIANT(test_stale_until_fetched)
 
-static void test_figures_pg(void **state)
-{
-    pg_variant(state, test_figures);
-}
+UNIT_PG_VARIANT(test_same_batch_and_removal)
 
-static void test_stale_until_fetched_pg(void **state)
-{
-    pg_variant(state, test_stale_until_fetched);
-}
+UNIT_PG_VARIANT(test_unlisted_bounded)
 
-static void test_same_batch_and_removal_pg(void **state)
-{
-    pg_variant(state, test_same_batch_and_removal);
-}
+UNIT_PG_VARIANT(test_days)
 
-static void test_unlisted_bounded_pg(void **state)
-{
-    pg_variant(state, test_unlisted_bounded);
-}
-
-static void test_days_pg(void **state)
-{
-    pg_variant(state, test_days);
-}
-
-static void test_indexnow_stale_pg(void **state)
-{
-    pg_variant(state, test_indexnow_stale);
-}
+UNIT_PG_VARIANT(test_indexnow_stale)
 
 int main(void)
 {

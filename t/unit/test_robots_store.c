@@ -293,42 +293,13 @@ static void test_other_process_learns(void **state)
     sm_store_close(st);
 }
 
-static void pg_variant(void **state, void (*test)(void **))
-{
-    unit_ctx *u = *state;
-    static int seq;
-    const char *uri = getenv("SM_UNIT_PG_URI");
-    const char *base = site.base;
+UNIT_PG_VARIANT(test_kept_when_changed)
 
-    if (!uri || !*uri)
-        skip();
-    pg_uri = uri;
-    site.base = apr_psprintf(u->pool, "https://r%d-%ld.example", ++seq,
-                             (long)getpid());
-    test(state);
-    site.base = base;
-    pg_uri = NULL;
-}
+UNIT_PG_VARIANT(test_urls_after)
 
-static void test_kept_when_changed_pg(void **state)
-{
-    pg_variant(state, test_kept_when_changed);
-}
+UNIT_PG_VARIANT(test_sweep_and_refuse)
 
-static void test_urls_after_pg(void **state)
-{
-    pg_variant(state, test_urls_after);
-}
-
-static void test_sweep_and_refuse_pg(void **state)
-{
-    pg_variant(state, test_sweep_and_refuse);
-}
-
-static void test_other_process_learns_pg(void **state)
-{
-    pg_variant(state, test_other_process_learns);
-}
+UNIT_PG_VARIANT(test_other_process_learns)
 
 int main(void)
 {

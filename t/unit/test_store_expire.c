@@ -209,37 +209,11 @@ static void test_stop(void **state)
     sm_store_close(st);
 }
 
-static void pg_variant(void **state, void (*test)(void **))
-{
-    unit_ctx *u = *state;
-    static int seq;
-    const char *uri = getenv("SM_UNIT_PG_URI");
-    const char *base = site.base;
+UNIT_PG_VARIANT(test_exact)
 
-    if (!uri || !*uri)
-        skip();
-    pg_uri = uri;
-    site.base = apr_psprintf(u->pool, "https://x%d-%ld.example", ++seq,
-                             (long)getpid());
-    test(state);
-    site.base = base;
-    pg_uri = NULL;
-}
+UNIT_PG_VARIANT(test_refreshed)
 
-static void test_exact_pg(void **state)
-{
-    pg_variant(state, test_exact);
-}
-
-static void test_refreshed_pg(void **state)
-{
-    pg_variant(state, test_refreshed);
-}
-
-static void test_stop_pg(void **state)
-{
-    pg_variant(state, test_stop);
-}
+UNIT_PG_VARIANT(test_stop)
 
 int main(void)
 {

@@ -271,32 +271,9 @@ static void test_recorder(void **state)
     sm_store_close(st);
 }
 
-static void pg_variant(void **state, void (*test)(void **))
-{
-    unit_ctx *u = *state;
-    static int seq;
-    const char *uri = getenv("SM_UNIT_PG_URI");
-    const char *base = site.base;
+UNIT_PG_VARIANT(test_head_and_referer)
 
-    if (!uri || !*uri)
-        skip();
-    pg_uri = uri;
-    site.base = apr_psprintf(u->pool, "https://i%d-%ld.example", ++seq,
-                             (long)getpid());
-    test(state);
-    site.base = base;
-    pg_uri = NULL;
-}
-
-static void test_head_and_referer_pg(void **state)
-{
-    pg_variant(state, test_head_and_referer);
-}
-
-static void test_bounded_pg(void **state)
-{
-    pg_variant(state, test_bounded);
-}
+UNIT_PG_VARIANT(test_bounded)
 
 int main(void)
 {

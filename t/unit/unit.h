@@ -6,6 +6,8 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -48,6 +50,35 @@ static int unit_teardown(void **state)
     free(u);
     return 0;
 }
+
+/* Run test against the PostgreSQL database SM_UNIT_PG_URI names (the
+ * test is skipped without it; t/integration/test_unit_pg.py sets it):
+ * *pg_uri is the URI while it runs (the test opens its store there), and
+ * *base, its site's base, a new one each run so that runs and earlier
+ * runs share the database without seeing each other's rows. */
+static inline void unit_pg_variant(void **state, void (*test)(void **),
+                                   const char **pg_uri, const char **base)
+{
+    unit_ctx *u = *state;
+    static int seq;
+    const char *uri = getenv("SM_UNIT_PG_URI"), *was = *base;
+
+    if (!uri || !*uri)
+        skip();
+    *pg_uri = uri;
+    *base = apr_psprintf(u->pool, "https://pg%d-%ld.example", ++seq,
+                         (long)getpid());
+    test(state);
+    *base = was;
+    *pg_uri = NULL;
+}
+
+/* name##_pg: name run by unit_pg_variant (the file's pg_uri and site). */
+#define UNIT_PG_VARIANT(name) \
+    static void name##_pg(void **state) \
+    { \
+        unit_pg_variant(state, name, &pg_uri, &site.base); \
+    }
 
 /* SQL that takes a store back to before schema 13 (each page's oldest
  * last_seen, for expiry), for the tests that make an older store from a
