@@ -220,6 +220,12 @@ apr_status_t sm_pg_page_images(sm_store *st, const char *base,
  * fetch to write says so in the log once when not): 1 yes, 0 no, -1
  * error. */
 int sm_pg_crawls_allowed(pg_store *s);
+/* fn(s, baton) in a transaction of its own, committed when it gives 0, on
+ * a store whose schema keeps crawl days and whose role may write the
+ * crawl tables: APR_SUCCESS; APR_ENOTIMPL when either is not so (nothing
+ * logged); APR_EGENERAL (errmsg set, rolled back). */
+apr_status_t sm_pg_crawl_tx(pg_store *s, int (*fn)(pg_store *, void *),
+                           void *baton);
 apr_status_t sm_pg_coverage(sm_store *st, const char *base,
                             const char *crawler, apr_time_t now,
                             sm_coverage *out);

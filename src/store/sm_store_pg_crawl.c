@@ -31,6 +31,31 @@ int sm_pg_crawls_allowed(pg_store *s)
     return s->crawls_ok > 0;
 }
 
+apr_status_t sm_pg_crawl_tx(pg_store *s, int (*fn)(pg_store *, void *),
+                           void *baton)
+{
+    PGresult *res;
+    int has;
+
+    if (sm_pg_ready(s, SM_PG_SCHEMA_CRAWL_DAYS, &has) != 0)
+        return APR_EGENERAL;
+    if (!has)
+        return APR_ENOTIMPL;
+    /* A role not granted the crawl tables keeps no coverage (said once,
+     * when a crawl is written): nothing here either, and nothing to log. */
+    if ((has = sm_pg_crawls_allowed(s)) <= 0)
+        return has < 0 ? APR_EGENERAL : APR_ENOTIMPL;
+    if (sm_pg_start(s, "", NULL) != 0)
+        return APR_EGENERAL;
+    if (fn(s, baton) != 0
+        || !(res = sm_pg_exec(s, "cannot commit", "COMMIT"))) {
+        sm_pg_rollback(s);
+        return APR_EGENERAL;
+    }
+    PQclear(res);
+    return APR_SUCCESS;
+}
+
 /* The same, for a fetch to write: said in the log once (-2: said). */
 static int may_write(pg_store *s)
 {

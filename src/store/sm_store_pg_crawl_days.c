@@ -85,36 +85,28 @@ static int take(pg_store *s, const char *base, apr_int64_t day,
     return 0;
 }
 
+typedef struct {
+    const char *base;
+    apr_int64_t day, now_s;
+    int *taken;
+} take_args;
+
+static int take_in_tx(pg_store *s, void *baton)
+{
+    take_args *a = baton;
+    return take(s, a->base, a->day, a->now_s, a->taken);
+}
+
 apr_status_t sm_pg_crawl_days_note(sm_store *st, const char *base,
                                    apr_int64_t day, apr_int64_t now_s,
                                    int *taken)
 {
-    pg_store *s = (pg_store *)st;
-    PGresult *res;
-    int has;
+    take_args a = { base, day, now_s, taken };
+    apr_status_t rv = sm_pg_crawl_tx((pg_store *)st, take_in_tx, &a);
 
-    if (sm_pg_ready(s, SM_PG_SCHEMA_CRAWL_DAYS, &has) != 0)
-        return APR_EGENERAL;
-    if (!has)
-        return APR_ENOTIMPL;
-    /* A role not granted the crawl tables keeps no coverage (said once,
-     * when a crawl is written): no day either, and nothing to log. */
-    if ((has = sm_pg_crawls_allowed(s)) <= 0)
-        return has < 0 ? APR_EGENERAL : APR_ENOTIMPL;
-    if (sm_pg_start(s, "", NULL) != 0)
-        return APR_EGENERAL;
-    if (take(s, base, day, now_s, taken) != 0) {
+    if (rv != APR_SUCCESS)
         *taken = 0;
-        sm_pg_rollback(s);
-        return APR_EGENERAL;
-    }
-    if (!(res = sm_pg_exec(s, "cannot commit", "COMMIT"))) {
-        *taken = 0;
-        sm_pg_rollback(s);
-        return APR_EGENERAL;
-    }
-    PQclear(res);
-    return APR_SUCCESS;
+    return rv;
 }
 
 apr_status_t sm_pg_crawl_days(sm_store *st, apr_pool_t *p, const char *base,

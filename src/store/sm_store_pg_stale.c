@@ -62,32 +62,26 @@ static int run(pg_store *s, const char *base, apr_time_t now, int *queued)
     return sm_pg_run(s, "cannot queue stale URLs", MARK_SQL, &ps, NULL);
 }
 
+typedef struct {
+    const char *base;
+    apr_time_t now;
+    int *queued;
+} run_args;
+
+static int run_in_tx(pg_store *s, void *baton)
+{
+    run_args *a = baton;
+    return run(s, a->base, a->now, a->queued);
+}
+
 apr_status_t sm_pg_indexnow_stale(sm_store *st, const char *base,
                                   apr_time_t now, int *queued)
 {
-    pg_store *s = (pg_store *)st;
-    PGresult *res;
-    int has;
+    run_args a = { base, now, queued };
+    apr_status_t rv;
 
     *queued = 0;
-    if (sm_pg_ready(s, SM_PG_SCHEMA_CRAWL_DAYS, &has) != 0)
-        return APR_EGENERAL;
-    if (!has)
-        return APR_ENOTIMPL;
-    if ((has = sm_pg_crawls_allowed(s)) <= 0)
-        return has < 0 ? APR_EGENERAL : APR_ENOTIMPL;
-    if (sm_pg_start(s, "", NULL) != 0)
-        return APR_EGENERAL;
-    if (run(s, base, now, queued) != 0) {
+    if ((rv = sm_pg_crawl_tx((pg_store *)st, run_in_tx, &a)) != APR_SUCCESS)
         *queued = 0;
-        sm_pg_rollback(s);
-        return APR_EGENERAL;
-    }
-    if (!(res = sm_pg_exec(s, "cannot commit", "COMMIT"))) {
-        *queued = 0;
-        sm_pg_rollback(s);
-        return APR_EGENERAL;
-    }
-    PQclear(res);
-    return APR_SUCCESS;
+    return rv;
 }
