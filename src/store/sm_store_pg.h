@@ -51,6 +51,7 @@ typedef struct {
     int crawls_ok;      /* the same for the crawl coverage's tables
                            (-2: no, and the log said so) */
     int robots_ok;      /* the same for sitemap_robots */
+    int images_ok;      /* the same for sitemap_images */
 } pg_store;
 
 /* ---- statements (sm_store_pg_conn.c) ----------------------------------- */

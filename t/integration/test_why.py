@@ -315,17 +315,25 @@ def test_postgresql_role_without_the_verdicts_grant(make_server, pg_cluster):
     assert r.returncode == 1 and "may not read and write all of the" \
         in r.stdout, r.stdout + r.stderr
     s = make_server(db=uri, conf=f"SitemapBaseURL {base}\n"
-                    "SitemapExclude ^/hidden/\n")
+                    "SitemapExclude ^/hidden/\nSitemapImages On\n")
     s.expect_log(r"may not write sitemap_verdicts: no verdicts are kept")
     s.expect_log(r"may not use sitemap_robots")
+    s.expect_log(r"may not write sitemap_images: no images are kept")
     s.write("htdocs/hidden/x.html", HTML)
+    s.write("htdocs/img.html", "<!DOCTYPE html><html><head><title>I</title>"
+            '<meta property="og:image" content="/a.png"></head>'
+            "<body><p>i</p></body></html>")
     s.start()
     s.get_ok("/hidden/x.html")
     s.get_ok("/page.html")
+    s.get_ok("/img.html")
     deadline = time.monotonic() + 15
-    while ["/page.html"] not in pg_cluster.sql(
-            "SELECT url FROM sitemap_urls", db=name):
+    while not {("/page.html",), ("/img.html",)} <= {
+            tuple(row) for row in pg_cluster.sql(
+                "SELECT url FROM sitemap_urls", db=name)}:
         assert time.monotonic() < deadline, s.log_tail()
         time.sleep(0.2)
     s.wait_log(r"may not write sitemap_verdicts")
+    # Pages with images are still recorded, without them (said once).
+    s.wait_log(r"may not write sitemap_images: no images are kept")
     assert PASSWORD not in s.log_text()
