@@ -102,6 +102,12 @@ PGresult *sm_pg_exec(pg_store *s, const char *what, const char *sql);
  * database's time in seconds. */
 int sm_pg_begin(pg_store *s, const char *mode, apr_int64_t *now);
 void sm_pg_rollback(pg_store *s);
+/* May the role use table with privileges ("SELECT, INSERT, ...")?  Asked
+ * once per store (*ok: 0 not asked, 1 yes, -1 no): a role whose grants
+ * predate the table goes on without it, and the log says once "this role
+ * may not write TABLE: WITHOUT".  1 yes, 0 no, -1 error (errmsg). */
+int sm_pg_table_allowed(pg_store *s, int *ok, const char *table,
+                        const char *privileges, const char *without);
 /* The connection, made again when it broke. */
 int sm_pg_connection(pg_store *s);
 /* The same for a read or check that may run inside the caller's

@@ -390,6 +390,31 @@ int sm_pg_connection(pg_store *s)
     return 0;
 }
 
+int sm_pg_table_allowed(pg_store *s, int *ok, const char *table,
+                        const char *privileges, const char *without)
+{
+    params ps = { .n = 0 };
+    PGresult *res;
+
+    if (*ok)
+        return *ok > 0;
+    p_str(&ps, table);
+    p_str(&ps, privileges);
+    if (!(res = sm_pg_q(s, "cannot read the role's privileges", "SELECT"
+                        " to_regclass($1) IS NOT NULL AND"
+                        " has_table_privilege($1, $2)", &ps)))
+        return -1;
+    *ok = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0
+          ? 1 : -1;
+    PQclear(res);
+    if (*ok < 0)
+        sm_log(s->base.log, SM_LOG_WARN, 0, "store %s: this role may not "
+               "%s %s: %s (see docs/operations.md for the grants)",
+               s->base.path, strchr(privileges, ',') ? "write" : "read",
+               table, without);
+    return *ok > 0;
+}
+
 int sm_pg_connected(pg_store *s)
 {
     PGTransactionStatusType t = s->conn ? PQtransactionStatus(s->conn)

@@ -171,28 +171,11 @@ static int image_gone(pg_store *s, sm_tx_site *ts, const sm_change *c)
     return 0;
 }
 
-/* May the role use sitemap_images?  Asked once per store: a role whose
- * grants predate the table keeps recording pages, without their images,
- * and the log says so once.  1 yes, 0 no, -1 error. */
 static int images_allowed(pg_store *s)
 {
-    PGresult *res;
-
-    if (s->images_ok)
-        return s->images_ok > 0;
-    if (!(res = sm_pg_q(s, "cannot read the role's privileges", "SELECT"
-                        " to_regclass('sitemap_images') IS NOT NULL AND"
-                        " has_table_privilege('sitemap_images',"
-                        " 'SELECT, INSERT, UPDATE, DELETE')", NULL)))
-        return -1;
-    s->images_ok = PQntuples(res) == 1
-                   && strcmp(PQgetvalue(res, 0, 0), "t") == 0 ? 1 : -1;
-    PQclear(res);
-    if (s->images_ok < 0)
-        sm_log(s->base.log, SM_LOG_WARN, 0, "store %s: this role may not "
-               "write sitemap_images: no images are kept (see "
-               "docs/operations.md for the grants)", s->base.path);
-    return s->images_ok > 0;
+    return sm_pg_table_allowed(s, &s->images_ok, "sitemap_images",
+                               "SELECT, INSERT, UPDATE, DELETE",
+                               "no images are kept");
 }
 
 int sm_pg_images_put(pg_store *s, sm_tx_site *ts, const sm_change *c)

@@ -7,29 +7,15 @@
 
 #include <string.h>
 
-/* May the role use sitemap_robots?  Asked once per store: a role whose
- * grants predate the table keeps recording URLs, without the stored
- * rules, and the log says so once.  1 yes, 0 no, -1 error. */
+/* A role whose grants predate sitemap_robots keeps recording URLs,
+ * without the stored rules. */
 static int robots_allowed(pg_store *s)
 {
-    PGresult *res;
-
-    if (s->robots_ok)
-        return s->robots_ok > 0;
-    if (!(res = sm_pg_q(s, "cannot read the role's privileges", "SELECT"
-                        " to_regclass('sitemap_robots') IS NOT NULL AND"
-                        " has_table_privilege('sitemap_robots',"
-                        " 'SELECT, INSERT, UPDATE')", NULL)))
-        return -1;
-    s->robots_ok = PQntuples(res) == 1
-                   && strcmp(PQgetvalue(res, 0, 0), "t") == 0 ? 1 : -1;
-    PQclear(res);
-    if (s->robots_ok < 0)
-        sm_log(s->base.log, SM_LOG_WARN, 0, "store %s: this role may not "
-               "use sitemap_robots: a robots.txt an application makes is "
-               "followed only by the process that served it (see "
-               "docs/operations.md for the grants)", s->base.path);
-    return s->robots_ok > 0;
+    return sm_pg_table_allowed(s, &s->robots_ok, "sitemap_robots",
+                               "SELECT, INSERT, UPDATE",
+                               "a robots.txt an application makes is "
+                               "followed only by the process that served "
+                               "it");
 }
 
 /* Connected, with the table usable: 1; 0 not usable; -1 error. */

@@ -317,7 +317,7 @@ def test_postgresql_role_without_the_verdicts_grant(make_server, pg_cluster):
     s = make_server(db=uri, conf=f"SitemapBaseURL {base}\n"
                     "SitemapExclude ^/hidden/\nSitemapImages On\n")
     s.expect_log(r"may not write sitemap_verdicts: no verdicts are kept")
-    s.expect_log(r"may not use sitemap_robots")
+    s.expect_log(r"may not write sitemap_robots")
     s.expect_log(r"may not write sitemap_images: no images are kept")
     s.write("htdocs/hidden/x.html", HTML)
     s.write("htdocs/img.html", "<!DOCTYPE html><html><head><title>I</title>"
