@@ -173,8 +173,8 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
     /* 11 -> 12: each page's oldest last_seen, which expiry reads (see
      * sm_store_sqlite_schema.c; 0: not known, walked at the next
      * expiry).  A constant default: no row is rewritten. */
-    "ALTER TABLE sitemap_pages ADD COLUMN oldest_seen bigint NOT NULL"
-    "  DEFAULT 0;",
+    ("ALTER TABLE sitemap_pages ADD COLUMN oldest_seen bigint NOT NULL"
+     "  DEFAULT 0;"),
 };
 
 /* ---- statements -------------------------------------------------------- */

@@ -26,7 +26,8 @@ static const char *const take_sql[] = {
     " SELECT ?1, crawler, ?2, (SELECT listed FROM crawl_days"
     "  WHERE site_id = ?1 AND crawler = '' AND day = ?2), 0"
     " FROM crawlers WHERE site_id = ?1",
-    "DELETE FROM crawl_days WHERE day <= ?2 - " APR_STRINGIFY(SM_CRAWL_DAYS),
+    ("DELETE FROM crawl_days WHERE day <= ?2 - "
+     APR_STRINGIFY(SM_CRAWL_DAYS)),
 };
 #define N_TAKE (sizeof(take_sql) / sizeof(take_sql[0]))
 
