@@ -35,6 +35,7 @@ import zlib
 
 import pytest
 
+import reaper
 from conftest import IS_ROOT, KEEP, RUN_GID, RUN_UID, Server, http_request
 
 PHP = shutil.which("php") or "/usr/bin/php"
@@ -126,6 +127,7 @@ class MariaDB:
              "--innodb-flush-log-at-trx-commit=0", "--innodb-buffer-pool-size=32M",
              "--skip-name-resolve", f"--log-error={self.dir}/error.log", *user],
             stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        reaper.register(id(self), self.stop)
         deadline = time.monotonic() + 60
         while True:
             if self.proc.poll() is not None:
@@ -153,6 +155,7 @@ class MariaDB:
                     "-e", sql], timeout=60)
 
     def stop(self):
+        reaper.unregister(id(self))
         p = self.proc
         if p is not None and p.poll() is None:
             with contextlib.suppress(ProcessLookupError):

@@ -67,6 +67,7 @@ import pytest
 
 from ports import free_port  # noqa: F401 (tests take it from here)
 import pg  # noqa: E402 (password_in_logs)
+import reaper  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HTTPD = os.environ.get("HTTPD") or "/usr/sbin/apache2"
@@ -541,6 +542,7 @@ LogLevel {loglevel}
                 f"stdout: {r.stdout}\nstderr: {r.stderr}\n"
                 f"error_log:\n{self.log_tail()}")
         self.started = True
+        reaper.register(id(self), self._reap)
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             if self.pid is None:
@@ -570,9 +572,15 @@ LogLevel {loglevel}
             time.sleep(0.05)
         return False
 
+    def _reap(self):
+        """At exit (reaper): stop it, children and all, without waiting."""
+        with contextlib.suppress(Exception):
+            self.stop(timeout=5)
+
     def stop(self, graceful=False, timeout=30):
         """Stop httpd (graceful-stop when asked) and wait for the parent
         process to be gone."""
+        reaper.unregister(id(self))
         if not self.started:
             return
         pid = self.pid

@@ -24,6 +24,7 @@ import subprocess
 import tempfile
 import time
 
+import reaper
 from ports import free_port
 
 try:
@@ -70,10 +71,12 @@ class Cluster:
                               cwd=self.dir, timeout=120)
 
     def start(self):
+        reaper.register(id(self), self.stop)
         self._run("pg_ctl", "-D", self.data, "-l",
                   os.path.join(self.dir, "log"), "-w", "-t", "60", "start")
 
     def stop(self):
+        reaper.unregister(id(self))
         self._run("pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop",
                   check=False)
 

@@ -101,3 +101,57 @@ def test_the_sanitizer_is_loaded(server):
     r = subprocess.run(["ldd", SITEMAPCTL], stdout=subprocess.PIPE,
                        text=True)
     assert "libasan" in r.stdout, (SITEMAPCTL, r.stdout)
+
+
+INNER_TEST = '''
+import time
+
+
+def test_killed_while_serving(make_server):
+    s = make_server()
+    s.start()
+    s.get_ok("/page.html")
+    with open({out!r}, "w") as f:
+        f.write(s.conf_path)
+    time.sleep(300)
+'''
+
+
+def test_servers_stopped_when_pytest_is_terminated(tmp_path):
+    """A run killed with SIGTERM (timeout(1), make, CI) in the middle of a
+    test still stops the httpd it started: no apache2 is left with its
+    configuration."""
+    out = tmp_path / "conf_path"
+    inner = tmp_path / "test_inner.py"
+    inner.write_text(INNER_TEST.format(out=str(out)))
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = subprocess.Popen(
+        [os.environ.get("PYTHON3", "/usr/bin/python3"), "-m", "pytest", "-q",
+         "-p", "no:cacheprovider", "--rootdir", here, "--confcutdir", here,
+         "-c", os.devnull, str(inner)],
+        cwd=here, env=dict(os.environ, PYTHONPATH=here),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not out.exists():
+            assert p.poll() is None and time.monotonic() < deadline, \
+                p.stdout.read() if p.poll() is not None else "no server"
+            time.sleep(0.1)
+        conf = out.read_text()
+
+        def left():
+            r = subprocess.run(["pgrep", "-f", "--", f"-f {conf}"],
+                               capture_output=True, text=True)
+            return r.stdout.split()
+        assert left(), "the inner test's httpd is not running"
+        p.send_signal(signal.SIGTERM)
+        p.wait(60)
+        deadline = time.monotonic() + 10
+        while left():
+            assert time.monotonic() < deadline, \
+                f"httpd left running after SIGTERM: {left()}"
+            time.sleep(0.1)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
