@@ -176,9 +176,27 @@ static void test_one_thread_for_many_stores(void **state)
 }
 
 /* A writer that falls behind while it commits (here: transactions of 10
- * changes against a producer that never pauses) is waited for once 2 x
- * batch_size changes are queued beside the batch it writes: the queue, so
- * the store's lag, stays about a batch instead of growing to queue_max. */
+ * changes, each commit held 2 ms, against a producer that never pauses)
+ * is waited for once 2 x batch_size changes are queued beside the batch
+ * it writes: the queue, so the store's lag, stays about a batch instead
+ * of growing to queue_max. */
+static int slow_commit(void *baton)
+{
+    (void)baton;
+    apr_sleep(apr_time_from_msec(2));
+    return 0;
+}
+
+/* Every connection opened from now on (the writer's) commits slowly. */
+static int slow_commits(sqlite3 *db, char **err,
+                        const struct sqlite3_api_routines *api)
+{
+    (void)err; (void)api;
+    sqlite3_commit_hook(db, slow_commit, NULL);
+    return SQLITE_OK;
+}
+#define SLOW_COMMITS ((void (*)(void))slow_commits)
+
 static void test_requests_wait_for_a_writer_behind(void **state)
 {
     unit_ctx *u = *state;
@@ -191,6 +209,7 @@ static void test_requests_wait_for_a_writer_behind(void **state)
     int i, most = 0;
     char url[32];
 
+    assert_int_equal(sqlite3_auto_extension(SLOW_COMMITS), SQLITE_OK);
     assert_int_equal(sm_writer_create(&w, u->pool, 10, 5000), APR_SUCCESS);
     memset(&site, 0, sizeof(site));
     site.base = "http://behind.example";
@@ -212,6 +231,7 @@ static void test_requests_wait_for_a_writer_behind(void **state)
         most = n > most ? n : most;
     }
     sm_recorder_stop(rec);
+    sqlite3_cancel_auto_extension(SLOW_COMMITS);
     sm_recorder_get_stats(rec, &st);
     assert_int_equal(count(path, "SELECT count(*) FROM urls"), 3000);
     assert_int_equal(st.dropped, 0);
