@@ -352,7 +352,11 @@ class Server:
         self.conf_path = os.path.join(root, "conf", "httpd.conf")
         self.error_log = os.path.join(root, "logs", "error_log")
         self.pid_file = os.path.join(root, "run", "httpd.pid")
-        self.expected = []
+        # httpd's event MPM, not the module, once under load (CI at
+        # 0021da3, a CGI test, a graceful stop): a connection's socket
+        # gone before its lingering close was queued.  The module never
+        # touches a client's socket.
+        self.expected = [re.compile(r"AH03092: process_lingering_close")]
         self.started = False
         self.pid = None
         self._sentinels = 0
