@@ -42,7 +42,7 @@ static int ref_attr_id(const char *s, apr_size_t n, const char *end)
  * tokenizer reads them (before/after attribute name, attribute value
  * states), up to the '>' that ends the tag: returned, NULL when end comes
  * first.  Names and unquoted values are walked a word at a time
- * (find_class), quoted values skipped with find_byte.  The values of the
+ * (find_class), quoted values skipped with memchr.  The values of the
  * names attr_id knows are noted in a[A_COUNT]. */
 static const char *ref_parse_attrs(const char *s, const char *end, attr *a)
 {
@@ -69,7 +69,7 @@ static const char *ref_parse_attrs(const char *s, const char *end, attr *a)
             if (s == end)
                 return NULL;
             if (*s == '"' || *s == '\'') {
-                const char *q = find_byte(s + 1, end, *s);
+                const char *q = memchr(s + 1, *s, (apr_size_t)(end - s - 1));
                 if (!q)
                     return NULL;
                 value = s + 1;
@@ -141,6 +141,14 @@ static void test_shapes(void **state)
         " data-a-long-name=\"x\" rel=\"y\">", " re\x01l=\"x\">",
         " rel=\"x", " rel=", " rel", "", ">", " name=\"a\" name=\"b\">",
         " type=\"application/ld+json\" property=p content=c name=n>",
+        /* long enough for 16 bytes at once (SSE2) and for the word */
+        " data-long-attribute-name=\"x\" rel=\"canonical\" href=\"/a\">",
+        " crossorigin rel=\"preconnect\" href=\"https://example.com/\">",
+        " re\x01l=\"canonical\" href=\"http://example.com/a/b\">",
+        " rel\x01=\"canonical\" hreflang\x0b=\"de\" href=\"/a/b/c\">",
+        " abcdefghijklmnop=\"16\" abcdefghijklmnopq=\"17\" rel=\"x\" >",
+        " content=\"a value longer than sixteen bytes, with a > in it\">",
+        " content='a \" inside single quotes, long enough' name=x>",
     };
     unsigned i, cut;
 
