@@ -146,22 +146,12 @@ static APR_INLINE const char *attr_name(const char *s, const char *end,
     const char *e;
 
 #if defined(__SSE2__)
-    if (end - s >= 17) {
-        const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)
-                                          (s + 1));
-        __m128i d = _mm_or_si128(
-            _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x20)), x),
-            _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('/')),
-                         _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('=')),
-                                      _mm_cmpeq_epi8(x, _mm_set1_epi8('>')))));
-        unsigned m = (unsigned)_mm_movemask_epi8(d);
-        apr_size_t n = 1 + (apr_size_t)__builtin_ctz(m | 0x10000);
-        if (m && IN_CLASS(s[n], set)) {
-            *id = n < 3 || n > 8 ? -1
-                  : attr_of((load8(s) | 0x2020202020202020ULL)
-                            & (n == 8 ? ~0ULL : (1ULL << (8 * n)) - 1), n);
-            return s + n;
-        }
+    if ((e = name_end16(s + 1, end, 1))) {
+        apr_size_t n = (apr_size_t)(e - s);
+        *id = n < 3 || n > 8 ? -1
+              : attr_of((load8(s) | 0x2020202020202020ULL)
+                        & (n == 8 ? ~0ULL : (1ULL << (8 * n)) - 1), n);
+        return e;
     }
 #else
     if (end - s >= 9) {
@@ -479,7 +469,10 @@ static apr_size_t tag_in_place(sm_head *h, const char *d, apr_size_t len)
     if (p == end || !IS_ALPHA(*p))
         return 0;
     name = p;
-    p = find_class(p + 1, end, C_SPACE | C_SLASH | C_GT);
+#if defined(__SSE2__)
+    if (!(p = name_end16(name + 1, end, 0)))
+#endif
+        p = find_class(name + 1, end, C_SPACE | C_SLASH | C_GT);
     if (p == end)
         return 0;
     kind = classify(name, (apr_size_t)(p - name), end, is_end,

@@ -102,6 +102,34 @@ static APR_INLINE const char *find_class(const char *p, const char *end,
     return p;
 }
 
+#if defined(__SSE2__)
+/* With SSE2 (x86-64): the first byte of p[0..16) that ends a name (a
+ * blank, '/', '>', and '=' when eq is set), or NULL when none does, when
+ * fewer than 16 bytes are left, or when the first byte up to 0x20 is a
+ * control byte that is no blank (find_class decides then).  One min
+ * (bytes up to 0x20), three compares and a movemask. */
+static APR_INLINE const char *name_end16(const char *p, const char *end,
+                                         int eq)
+{
+    __m128i x, d;
+    unsigned m;
+
+    if (end - p < 16)
+        return NULL;
+    x = _mm_loadu_si128((const __m128i *)(const void *)p);
+    d = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x20)), x),
+                     _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('/')),
+                                  _mm_cmpeq_epi8(x, _mm_set1_epi8('>'))));
+    if (eq)
+        d = _mm_or_si128(d, _mm_cmpeq_epi8(x, _mm_set1_epi8('=')));
+    m = (unsigned)_mm_movemask_epi8(d);
+    if (!m)
+        return NULL;
+    p += __builtin_ctz(m);
+    return IN_CLASS(*p, C_SPACE | C_SLASH | C_GT | C_EQ) ? p : NULL;
+}
+#endif
+
 /* The first c at or after p, or NULL.  With SSE2 (x86-64), 16 bytes a
  * compare inline, memchr for the last 15 of the chunk; elsewhere the two
  * words ahead inline (most attribute values are short), memchr beyond. */
