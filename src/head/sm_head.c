@@ -478,7 +478,7 @@ static apr_size_t tag_in_place(sm_head *h, const char *d, apr_size_t len)
     kind = classify(name, (apr_size_t)(p - name), end, is_end,
                     &h->raw_name);
     if (is_end || !READS_ATTRS(kind)) {
-        gt = memchr(p, '>', (apr_size_t)(end - p));  /* its first '>' */
+        gt = find_byte(p, end, '>');  /* its first '>' */
         if (!gt)
             return 0;
         on_tag(h, kind, is_end, kind == K_RAW && !is_end
@@ -577,7 +577,7 @@ static long raw_end_in_place(sm_head *h, const char *d, apr_size_t len)
     if (d[0] != '/' || !ci_is(d + 1, n, h->raw_name, n)
         || !IN_CLASS(d[n + 1], C_SPACE | C_SLASH | C_GT))
         return -1;
-    gt = memchr(d + n + 1, '>', len - n - 1);
+    gt = find_byte(d + n + 1, d + len, '>');
     if (!gt)
         return 0;
     if (h->in_title)
