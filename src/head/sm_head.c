@@ -6,9 +6,9 @@
  * builds a tree, buffers and guesses encodings).  Text is skipped with
  * memchr; tags, comments and the ends of raw-text elements are read after
  * the tokenizer of the HTML standard (section 13.2.5), reduced to what
- * decides where a tag ends, their names and values a word at a time
- * (sm_head_bytes.h).  A tag split between two chunks is read byte by
- * byte. */
+ * decides where a tag ends, their names and values a word at a time,
+ * or 16 bytes at a time with SSE2 (sm_head_bytes.h).  A tag split
+ * between two chunks is read byte by byte. */
 #include "head/sm_head_int.h"
 
 #include <stddef.h>
