@@ -3,11 +3,19 @@
  * src/head/sm_head.c), against the reader it replaced, kept here as the
  * reference: on tags in the shapes pages write and on random bytes of
  * the tokenizer's alphabet, both must find the same '>' and the same
- * values. */
+ * values; so must they on every <meta>, <link>, <base> and <script> tag
+ * of real heads (bench/cms_page.html, t/fuzz/corpus/head), cut at every byte,
+ * and the whole scanner must give one answer for those heads however
+ * they are cut (the reader under test takes 16 bytes at once with SSE2;
+ * the reference never does). */
 #include "unit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <apr_file_info.h>
+#include <apr_strings.h>
 
 #include "head/sm_head_bytes.h"
 #include "head/sm_head_int.h"
@@ -42,7 +50,7 @@ static int ref_attr_id(const char *s, apr_size_t n, const char *end)
  * tokenizer reads them (before/after attribute name, attribute value
  * states), up to the '>' that ends the tag: returned, NULL when end comes
  * first.  Names and unquoted values are walked a word at a time
- * (find_class), quoted values skipped with find_byte.  The values of the
+ * (find_class), quoted values skipped with memchr.  The values of the
  * names attr_id knows are noted in a[A_COUNT]. */
 static const char *ref_parse_attrs(const char *s, const char *end, attr *a)
 {
@@ -69,7 +77,7 @@ static const char *ref_parse_attrs(const char *s, const char *end, attr *a)
             if (s == end)
                 return NULL;
             if (*s == '"' || *s == '\'') {
-                const char *q = find_byte(s + 1, end, *s);
+                const char *q = memchr(s + 1, *s, (apr_size_t)(end - s - 1));
                 if (!q)
                     return NULL;
                 value = s + 1;
@@ -141,6 +149,14 @@ static void test_shapes(void **state)
         " data-a-long-name=\"x\" rel=\"y\">", " re\x01l=\"x\">",
         " rel=\"x", " rel=", " rel", "", ">", " name=\"a\" name=\"b\">",
         " type=\"application/ld+json\" property=p content=c name=n>",
+        /* long enough for 16 bytes at once (SSE2) and for the word */
+        " data-long-attribute-name=\"x\" rel=\"canonical\" href=\"/a\">",
+        " crossorigin rel=\"preconnect\" href=\"https://example.com/\">",
+        " re\x01l=\"canonical\" href=\"http://example.com/a/b\">",
+        " rel\x01=\"canonical\" hreflang\x0b=\"de\" href=\"/a/b/c\">",
+        " abcdefghijklmnop=\"16\" abcdefghijklmnopq=\"17\" rel=\"x\" >",
+        " content=\"a value longer than sixteen bytes, with a > in it\">",
+        " content='a \" inside single quotes, long enough' name=x>",
     };
     unsigned i, cut;
 
@@ -176,6 +192,125 @@ static void test_random(void **state)
         }
         same(buf, len);
     }
+}
+
+/* ---- real heads ------------------------------------------------------------ */
+
+/* The file at TOP_SRCDIR (or .) / rel, NUL-terminated, from p; NULL when
+ * it cannot be read. */
+static char *read_src(apr_pool_t *p, const char *rel, apr_size_t *len)
+{
+    const char *top = getenv("TOP_SRCDIR");
+    FILE *f = fopen(apr_pstrcat(p, top ? top : ".", "/", rel, NULL), "rb");
+    char *buf;
+
+    if (!f)
+        return NULL;
+    buf = apr_palloc(p, 256 * 1024 + 1);
+    *len = fread(buf, 1, 256 * 1024, f);
+    fclose(f);
+    buf[*len] = '\0';
+    return buf;
+}
+
+/* What the scanner answers for doc[0..len) cut at cut and at cut2 (len:
+ * not cut), as one string. */
+static const char *answer_of(apr_pool_t *p, const char *doc, apr_size_t len,
+                             apr_size_t cut, apr_size_t cut2)
+{
+    sm_head *h = sm_head_create(p);
+    const sm_head_result *r;
+    const char *s;
+    int i;
+
+    if (!sm_head_feed(h, doc, cut) && !sm_head_feed(h, doc + cut, cut2 - cut))
+        sm_head_feed(h, doc + cut2, len - cut2);
+    r = sm_head_result_get(h);
+    s = apr_psprintf(p, "%d %d %d [%s] [%s] [%s] [%s] %" APR_TIME_T_FMT,
+                     r->done, r->truncated, r->noindex,
+                     r->canonical ? r->canonical : "-",
+                     r->base_href ? r->base_href : "-",
+                     r->title ? r->title : "-",
+                     r->description ? r->description : "-", r->published);
+    for (i = 0; i < r->alternates->nelts; i++)
+        s = apr_pstrcat(p, s, " ", APR_ARRAY_IDX(r->alternates, i,
+                                                 sm_head_alternate).hreflang,
+                        "=", APR_ARRAY_IDX(r->alternates, i,
+                                           sm_head_alternate).href, NULL);
+    for (i = 0; r->images && i < r->images->nelts; i++)
+        s = apr_pstrcat(p, s, " img=", APR_ARRAY_IDX(r->images, i,
+                                                     sm_head_image).href,
+                        NULL);
+    return s;
+}
+
+/* One real head: its tags' attributes against the reference, cut at
+ * every byte (up to 600 bytes on), and the scanner's answer cut at every
+ * byte and at every pair 61 bytes apart against the answer whole. */
+static void real_head(apr_pool_t *p, const char *name, const char *doc,
+                      apr_size_t len)
+{
+    static const char *const names[] = {"<meta", "<link", "<base",
+                                        "<script"};
+    const char *whole = answer_of(p, doc, len, len, len);
+    apr_size_t i, k, cut, tags = 0;
+
+    for (i = 0; i + 8 < len; i++) {
+        for (k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+            apr_size_t n = strlen(names[k]);
+            if (strncasecmp(doc + i, names[k], n) == 0
+                && IS_SPACE(doc[i + n])) {
+                apr_size_t upto = len - i - n < 600 ? len - i - n : 600;
+                for (cut = 0; cut <= upto; cut++)
+                    same(doc + i + n, cut);
+                tags++;
+            }
+        }
+    }
+    for (cut = 0; cut <= len; cut++) {
+        apr_pool_t *q;
+        apr_pool_create(&q, p);
+        if (strcmp(answer_of(q, doc, len, cut, len), whole) != 0
+            || strcmp(answer_of(q, doc, len, cut,
+                                cut + 61 < len ? cut + 61 : len), whole) != 0)
+            fail_msg("%s cut at %lu: not \"%s\"", name, (unsigned long)cut,
+                     whole);
+        apr_pool_destroy(q);
+    }
+    print_message("%s: %lu tags, %lu bytes\n", name, (unsigned long)tags,
+                  (unsigned long)len);
+}
+
+static void test_real_heads(void **state)
+{
+    unit_ctx *ctx = *state;
+    const char *top = getenv("TOP_SRCDIR");
+    apr_dir_t *dir;
+    apr_finfo_t fi;
+    apr_size_t len;
+    char *doc = read_src(ctx->pool, "bench/cms_page.html", &len);
+    int files = 0;
+
+    assert_non_null(doc);               /* in the tarball too */
+    real_head(ctx->pool, "bench/cms_page.html", doc, len);
+    /* the fuzz corpus, in a git checkout */
+    if (apr_dir_open(&dir, apr_pstrcat(ctx->pool, top ? top : ".",
+                                       "/t/fuzz/corpus/head", NULL),
+                     ctx->pool) != APR_SUCCESS)
+        return;
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, dir)
+           == APR_SUCCESS) {
+        const char *rel;
+        if (fi.filetype != APR_REG)
+            continue;
+        rel = apr_pstrcat(ctx->pool, "t/fuzz/corpus/head/", fi.name, NULL);
+        doc = read_src(ctx->pool, rel, &len);
+        assert_non_null(doc);
+        real_head(ctx->pool, rel, doc, len);
+        files++;
+    }
+    apr_dir_close(dir);
+    assert_true(files > 0);
 }
 
 /* Every name the scanner knows is found (in any case), by its own
@@ -248,6 +383,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shapes, unit_setup,
                                         unit_teardown),
         cmocka_unit_test(test_random),
+        cmocka_unit_test_setup_teardown(test_real_heads, unit_setup,
+                                        unit_teardown),
         cmocka_unit_test(test_classify),
         cmocka_unit_test(test_may_hold),
     };
