@@ -6,7 +6,8 @@
  * Inserted for main GET requests of vhosts with Sitemap On and
  * SitemapReadHead On.  When the body begins it asks whether
  * log_transaction would decide this response (200, a listed type, not a
- * repeat of what the recorder knows) and removes itself at once when not.
+ * repeat of what the recorder knows) and, when not, passes everything on
+ * untouched from then on.
  * log_transaction takes that answer when the headers it hashed are still
  * the same, so a repeat is checked once; filters after this one may change
  * them (mod_deflate's ETag suffix), and mod_sitemap_record.c remembers the
@@ -122,6 +123,13 @@ static head_ctx *head_begin(ap_filter_t *f)
     return ctx;
 }
 
+/* The ctx of a filter that decided at the body's start not to read (a
+ * repeat, a response not to be recorded): it passes every brigade on as
+ * it came.  It stays in the chain: ap_remove_output_filter (a walk of the
+ * request's filters) cost a steady request more than the one or two
+ * further calls a file's or a short page's body makes. */
+static char passing;
+
 static apr_status_t head_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 {
     head_ctx *ctx = f->ctx;
@@ -129,8 +137,10 @@ static apr_status_t head_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     apr_status_t rv;
     int over = 0;
 
+    if (ctx == (head_ctx *)&passing)
+        return ap_pass_brigade(f->next, bb);
     if (!ctx && !(ctx = head_begin(f))) {
-        ap_remove_output_filter(f);
+        f->ctx = &passing;
         return ap_pass_brigade(f->next, bb);
     }
     for (e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb) && !over;
