@@ -6,7 +6,8 @@
  * Inserted for main GET requests of vhosts with Sitemap On and
  * SitemapReadHead On.  When the body begins it asks whether
  * log_transaction would decide this response (200, a listed type, not a
- * repeat of what the recorder knows) and removes itself at once when not.
+ * repeat of what the recorder knows) and, when not, passes everything on
+ * untouched from then on.
  * log_transaction takes that answer when the headers it hashed are still
  * the same, so a repeat is checked once; filters after this one may change
  * them (mod_deflate's ETag suffix), and mod_sitemap_record.c remembers the
@@ -36,7 +37,7 @@ APLOG_USE_MODULE(sitemap);
 static ap_filter_rec_t *head_filter_handle;
 
 typedef struct {
-    sitemap_head_note note;
+    sitemap_head_note *note;    /* the request's (sitemap_request_note) */
     apr_bucket_brigade *rest;   /* reused for the split before a wait */
     sm_inflate *z;              /* a gzip or deflate body (sm_inflate.h) */
     int over;
@@ -59,12 +60,12 @@ static int content_coding(request_rec *r)
  * more is wanted. */
 static int take(head_ctx *ctx, const char *data, apr_size_t len)
 {
-    if (ctx->note.state != SITEMAP_HEAD_READ
-        && sm_head_feed(ctx->note.scanner, data, len))
-        ctx->note.state = SITEMAP_HEAD_READ;
-    if (ctx->note.fp)
-        return sm_fingerprint_feed(ctx->note.fp, data, len);
-    return ctx->note.state == SITEMAP_HEAD_READ;
+    if (ctx->note->state != SITEMAP_HEAD_READ
+        && sm_head_feed(ctx->note->scanner, data, len))
+        ctx->note->state = SITEMAP_HEAD_READ;
+    if (ctx->note->fp)
+        return sm_fingerprint_feed(ctx->note->fp, data, len);
+    return ctx->note->state == SITEMAP_HEAD_READ;
 }
 
 /* The decoder's sink. */
@@ -87,37 +88,47 @@ SM_HOT void sitemap_head_insert_filter(request_rec *r)
     ap_add_output_filter_handle(head_filter_handle, NULL, r, r->connection);
 }
 
-/* The first call: read this response's head? */
+/* The first call: read this response's head?  The note is the request's
+ * (made by the prefetch at translate_name, usually): a repeat allocates
+ * nothing more here. */
 static head_ctx *head_begin(ap_filter_t *f)
 {
     request_rec *r = f->r;
-    head_ctx *ctx = apr_pcalloc(r->pool, sizeof(*ctx));
+    sitemap_head_note *note = sitemap_request_note(r);
+    head_ctx *ctx;
     int repeat, coding;
 
-    f->ctx = ctx;
-    ap_set_module_config(r->request_config, &sitemap_module, &ctx->note);
-    if (!sitemap_record_wants_head(r, &repeat, &ctx->note)) {
-        ctx->note.state = repeat ? SITEMAP_HEAD_REPEAT : SITEMAP_HEAD_UNREAD;
+    if (!sitemap_record_wants_head(r, &repeat, note)) {
+        note->state = repeat ? SITEMAP_HEAD_REPEAT : SITEMAP_HEAD_UNREAD;
         return NULL;
     }
     if ((coding = content_coding(r)) < 0) {
-        ctx->note.state = SITEMAP_HEAD_UNREADABLE;
+        note->state = SITEMAP_HEAD_UNREADABLE;
         return NULL;
     }
+    f->ctx = ctx = apr_pcalloc(r->pool, sizeof(*ctx));
+    ctx->note = note;
     if (coding && sm_inflate_create(&ctx->z, r->pool, coding, head_decoded,
                                     ctx) != APR_SUCCESS) {
-        ctx->note.state = SITEMAP_HEAD_UNREADABLE;
+        note->state = SITEMAP_HEAD_UNREADABLE;
         return NULL;
     }
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "reading the head of %s",
                   r->unparsed_uri);
-    ctx->note.state = SITEMAP_HEAD_UNREAD;     /* until the head is over */
-    ctx->note.scanner = sm_head_create(r->pool);
-    if (ctx->note.fingerprinting)
-        ctx->note.fp = sm_fingerprint_create(r->pool);
+    note->state = SITEMAP_HEAD_UNREAD;     /* until the head is over */
+    note->scanner = sm_head_create(r->pool);
+    if (note->fingerprinting)
+        note->fp = sm_fingerprint_create(r->pool);
     ctx->rest = apr_brigade_create(r->pool, f->c->bucket_alloc);
     return ctx;
 }
+
+/* The ctx of a filter that decided at the body's start not to read (a
+ * repeat, a response not to be recorded): it passes every brigade on as
+ * it came.  It stays in the chain: ap_remove_output_filter (a walk of the
+ * request's filters) cost a steady request more than the one or two
+ * further calls a file's or a short page's body makes. */
+static char passing;
 
 static apr_status_t head_filter(ap_filter_t *f, apr_bucket_brigade *bb)
 {
@@ -126,8 +137,10 @@ static apr_status_t head_filter(ap_filter_t *f, apr_bucket_brigade *bb)
     apr_status_t rv;
     int over = 0;
 
+    if (ctx == (head_ctx *)&passing)
+        return ap_pass_brigade(f->next, bb);
     if (!ctx && !(ctx = head_begin(f))) {
-        ap_remove_output_filter(f);
+        f->ctx = &passing;
         return ap_pass_brigade(f->next, bb);
     }
     for (e = APR_BRIGADE_FIRST(bb); e != APR_BRIGADE_SENTINEL(bb) && !over;
@@ -168,8 +181,8 @@ static apr_status_t head_filter(ap_filter_t *f, apr_bucket_brigade *bb)
         else if ((rv = sm_inflate_feed(ctx->z, data, len)) != APR_SUCCESS
                  && rv != APR_EOF) {
             /* Not gzip after all: judged by its headers alone. */
-            ctx->note.state = SITEMAP_HEAD_UNREADABLE;
-            ctx->note.fp = NULL;
+            ctx->note->state = SITEMAP_HEAD_UNREADABLE;
+            ctx->note->fp = NULL;
             ap_remove_output_filter(f);
             return ap_pass_brigade(f->next, bb);
         }
@@ -177,9 +190,9 @@ static apr_status_t head_filter(ap_filter_t *f, apr_bucket_brigade *bb)
             over = ctx->over || sm_inflate_done(ctx->z);
     }
     if (over) {
-        ctx->note.state = SITEMAP_HEAD_READ;
-        if (ctx->note.fp)
-            ctx->note.fingerprint = sm_fingerprint_end(ctx->note.fp);
+        ctx->note->state = SITEMAP_HEAD_READ;
+        if (ctx->note->fp)
+            ctx->note->fingerprint = sm_fingerprint_end(ctx->note->fp);
         ap_remove_output_filter(f);
     }
     return ap_pass_brigade(f->next, bb);

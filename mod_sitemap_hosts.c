@@ -21,7 +21,7 @@
 
 #include <apr_strings.h>
 
-#include "mod_sitemap.h"
+#include "mod_sitemap_record.h"
 #include "store/sm_readers.h"
 #include "record/sm_sites.h"
 
@@ -165,15 +165,24 @@ static int allowed_name(request_rec *r, const sitemap_server_conf *conf,
            && sm_regex_match(conf->host_re, name);
 }
 
+/* Asked by up to four hooks of a request (the prefetch, the head
+ * filter, log_transaction twice): the Host's normal form, its pattern
+ * and the registry's lookup are paid once, the answer kept in r's note
+ * (mod_sitemap_record.h) once there is one.  A site lives as long as the
+ * registry; no answer (a Host without a place yet) is asked again, as
+ * sitemap_site_claim may make one later in the request. */
 const sm_site_conf *sitemap_site(request_rec *r,
                                  const sitemap_server_conf *conf)
 {
     char name[SM_HOST_MAX + 1];
+    sitemap_head_note *note;
 
     if (!conf->host_re)
         return &conf->site;
-    return allowed_name(r, conf, name) ? sm_sites_find(conf->proc->hosts, name)
-                                       : NULL;
+    note = sitemap_request_note(r);
+    if (!note->site && allowed_name(r, conf, name))
+        note->site = sm_sites_find(conf->proc->hosts, name);
+    return note->site;
 }
 
 const sm_site_conf *sitemap_site_claim(request_rec *r,

@@ -103,6 +103,68 @@ SM_HOT static void find_headers(request_rec *last,
     h->cache_control = all_values(last, errs, "Cache-Control");
 }
 
+/* A repeat's headers_out as the body began (its entries: the key and
+ * value pointers), when err_headers_out is empty: then log_transaction
+ * compares them (entries_unchanged) instead of reading the four headers
+ * again. */
+SM_HOT static void keep_entries(const request_rec *r, sitemap_head_note *n)
+{
+    const apr_array_header_t *a = apr_table_elts(r->headers_out);
+
+    n->entries = NULL;
+    if (!apr_is_empty_table(r->err_headers_out))
+        return;
+    n->nentries = a->nelts;
+    n->entries = apr_pmemdup(r->pool, a->elts,
+                             (apr_size_t)a->nelts * sizeof(*n->entries));
+}
+
+/* Is k one of the four headers find_headers reads?  Its first letter
+ * first, as there. */
+static APR_INLINE int hashed_header(const char *k)
+{
+    switch (k[0] | 0x20) {
+    case 'l':
+        return strcasecmp(k, "Last-Modified") == 0;
+    case 'e':
+        return strcasecmp(k, "ETag") == 0;
+    case 'x':
+        return strcasecmp(k, "X-Robots-Tag") == 0;
+    case 'c':
+        return (k[1] | 0x20) == 'a' && strcasecmp(k, "Cache-Control") == 0;
+    }
+    return 0;
+}
+
+/* 1 when last's headers still have the four headers a repeat's note
+ * hashed (keep_entries): nothing in err_headers_out, the keys then still
+ * first, in the same places (a header removed moves the ones after it),
+ * the values of the four there the same (a header set again or merged
+ * gets a new one), and none of the four among the entries added since.
+ * Other values may change (the CONTENT_LENGTH filter sets
+ * Content-Length again).  0: not known; find_headers and same_headers
+ * decide. */
+SM_HOT static int entries_unchanged(const request_rec *last,
+                                    const sitemap_head_note *n)
+{
+    const apr_array_header_t *a = apr_table_elts(last->headers_out);
+    const apr_table_entry_t *e = (const apr_table_entry_t *)a->elts;
+    const apr_table_entry_t *end = e + a->nelts, *then = n->entries;
+    const apr_table_entry_t *kept = e + n->nentries;
+
+    if (!then || a->nelts < n->nentries
+        || !apr_is_empty_table(last->err_headers_out))
+        return 0;
+    for (; e < kept; e++, then++)
+        if (e->key != then->key
+            || (e->val != then->val && hashed_header(e->key)))
+            return 0;
+    for (; e < end; e++)
+        if (hashed_header(e->key))
+            return 0;
+    return 1;
+}
+
 /* Was a header's value the same then (both absent, the same string)? */
 static int same_value(const char *a, const char *b)
 {
@@ -118,42 +180,66 @@ static int same_headers(const sitemap_response_headers *a,
            && same_value(a->cache_control, b->cache_control);
 }
 
+SM_HOT sitemap_head_note *sitemap_request_note(request_rec *r)
+{
+    sitemap_head_note *n = ap_get_module_config(r->request_config,
+                                                &sitemap_module);
+
+    if (!n) {
+        n = apr_pcalloc(r->pool, sizeof(*n));
+        ap_set_module_config(r->request_config, &sitemap_module, n);
+    }
+    return n;
+}
+
 /* The raw facts known when the request arrives: the site's configuration,
  * (the site's: a mass vhost's hosts each have their own), the method and
  * the request target.  They pick the recorder's memory line
- * (sm_recorder_raw), which sitemap_record_prefetch starts loading then. */
-SM_HOT static apr_uint64_t raw_facts_first(const sm_site_conf *site,
+ * (sm_recorder_raw), which sitemap_record_prefetch starts loading then.
+ * Hashed once a request: kept in the note of r (orig's final request, or
+ * orig itself) for the filter's check and log_transaction. */
+SM_HOT static apr_uint64_t raw_facts_first(sitemap_head_note *n, /* or NULL */
+                                           const sm_site_conf *site,
                                            const request_rec *orig)
 {
-    apr_uint64_t x = ((apr_uint64_t)(apr_uintptr_t)site << 16)
-                     ^ (apr_uint64_t)orig->method_number
-                     ^ ((apr_uint64_t)sitemap_disallow_generation << 40);
+    apr_uint32_t gen = sitemap_disallow_generation;
+    apr_uint64_t x;
 
-    return sm_hash_str(x ^ SM_HASH_SEED, orig->unparsed_uri);
+    if (n && n->first_site == site && n->first_generation == gen)
+        return n->first;
+    x = ((apr_uint64_t)(apr_uintptr_t)site << 16)
+        ^ (apr_uint64_t)orig->method_number ^ ((apr_uint64_t)gen << 40);
+    x = sm_hash_str(x ^ SM_HASH_SEED, orig->unparsed_uri);
+    if (n) {
+        n->first_site = site;
+        n->first_generation = gen;
+        n->first = x;
+    }
+    return x;
 }
 
-SM_HOT void sitemap_record_prefetch(const request_rec *r,
+SM_HOT void sitemap_record_prefetch(const request_rec *cr,
                                     const sitemap_server_conf *conf)
 {
+    request_rec *r = (request_rec *)cr;
     const sm_site_conf *site;
 
     if (conf->proc->recorder && !r->prev && r->unparsed_uri
-        && (site = sitemap_site((request_rec *)r, conf)))
-        sm_recorder_prefetch(conf->proc->recorder, raw_facts_first(site, r));
+        && (site = sitemap_site(r, conf)))
+        sm_recorder_prefetch(conf->proc->recorder,
+                             raw_facts_first(sitemap_request_note(r), site,
+                                             r));
 }
 
 /* Everything that still decides the verdict and the change once the cheap
  * checks (sm_rules_worth_deciding) have passed: the first part above, the
  * status and the headers.  Not the content type: past those checks it is
  * one of the listed types, and sm_rules_decide looks at it no further. */
-SM_HOT static apr_uint64_t raw_facts_hash(const sm_site_conf *site,
-                                          const request_rec *orig,
-                                          int status,
+SM_HOT static apr_uint64_t raw_facts_hash(apr_uint64_t first, int status,
                                           const sitemap_response_headers *h,
                                           apr_uint64_t fingerprint)
 {
     const char *strs[4];
-    apr_uint64_t first = raw_facts_first(site, orig);
 
     strs[0] = h->last_modified;
     strs[1] = h->etag;
@@ -574,6 +660,7 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
     sitemap_response_headers h;
     sm_response resp;
     apr_uint64_t raw;
+    sitemap_head_note *facts;
     const sitemap_head_note *note;
     const sm_site_conf *site;
     const char *why = NULL;
@@ -605,8 +692,11 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
     /* The head filter found a repeat when the body began: that answer
      * stands when no filter after it changed a header it hashed (most
      * responses: mod_deflate's ETag suffix is the usual change). */
-    note = ap_get_module_config(last->request_config, &sitemap_module);
+    facts = ap_get_module_config(last->request_config, &sitemap_module);
+    note = facts && facts->state != SITEMAP_HEAD_NONE ? facts : NULL;
     if (note && note->state == SITEMAP_HEAD_REPEAT && status == HTTP_OK) {
+        if (entries_unchanged(last, note))
+            return OK;
         find_headers(last, &h);
         if (same_headers(&note->headers, &h))
             return OK;
@@ -627,7 +717,8 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
 
     if (!have_headers)
         find_headers(last, &h);
-    raw = raw_facts_hash(site, orig, status, &h, content_facts(last, note));
+    raw = raw_facts_hash(raw_facts_first(facts, site, orig), status, &h,
+                         content_facts(last, note));
     if (sm_recorder_repeat(conf->proc->recorder, raw, r->request_time))
         return OK;
     return decide(r, conf, site, orig, last, &resp, &h, raw, note);
@@ -700,7 +791,8 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
     if (!sm_rules_worth_deciding(&conf->rules, &resp, &why))
         return 0;
     find_headers(r, &note->headers);
-    note->raw = raw_facts_hash(site, orig, HTTP_OK, &note->headers, 0);
+    note->raw = raw_facts_hash(raw_facts_first(note, site, orig), HTTP_OK,
+                               &note->headers, 0);
     /* A response without validators of its own is never a repeat before
      * its content is known: its head is read each time, so a noindex, a
      * canonical, a title or alternates it gains are seen at the next GET;
@@ -708,8 +800,10 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
     note->fingerprinting = !note->headers.etag;
     if (has_validators(&note->headers, r->request_time)
         && (*repeat = sm_recorder_repeat(conf->proc->recorder, note->raw,
-                                         r->request_time)))
+                                         r->request_time))) {
+        keep_entries(r, note);
         return 0;
+    }
     /* A page the rules leave out whatever its head says (an excluded
      * path, a refused query, credentials) is not read: being ignored, it
      * is never a repeat.  Its headers are left out of this check: filters

@@ -9,9 +9,11 @@
 #include "mod_sitemap.h"
 
 /* What the head filter (mod_sitemap_head.c) leaves for log_transaction,
- * in the final request's request_config.  No note: the filter was not
- * inserted, and the response is judged by its headers. */
+ * in the final request's request_config.  No note, or a note in state
+ * SITEMAP_HEAD_NONE (made for the facts below by an earlier hook): the
+ * filter did not run, and the response is judged by its headers. */
 typedef enum {
+    SITEMAP_HEAD_NONE = 0,      /* the filter has not run */
     SITEMAP_HEAD_REPEAT = 1,    /* a repeat when the body began: not
                                    read; by headers if filters after the
                                    reader made it new */
@@ -45,7 +47,23 @@ typedef struct {
     /* The headers hashed then: when log_transaction finds the same ones,
      * a repeat's answer stands without hashing them again. */
     sitemap_response_headers headers;
+    /* What every hook of the request would otherwise compute again, kept
+     * here by whichever asks first: sitemap_site's answer (when not NULL),
+     * the raw facts' first part (0: not yet) for first_site under the
+     * robots.txt rules' first_generation. */
+    const sm_site_conf *site;
+    const sm_site_conf *first_site;
+    apr_uint64_t first;
+    apr_uint32_t first_generation;
+    /* A repeat's headers_out entries when the body began (NULL: not
+     * kept), so that log_transaction sees them unchanged without reading
+     * the headers again. */
+    int nentries;
+    const apr_table_entry_t *entries;
 } sitemap_head_note;
+
+/* r's note (above), made empty (SITEMAP_HEAD_NONE) when it has none. */
+sitemap_head_note *sitemap_request_note(request_rec *r);
 
 /* For the head filter, when the body begins: 1 when log_transaction would
  * decide this response (a main GET answered 200 with a listed type), the
