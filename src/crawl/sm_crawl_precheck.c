@@ -359,7 +359,7 @@ static int scan_fused(const sm_crawl_list *l, const char *agent)
 }
 #endif
 
-int sm_crawl_precheck(const sm_crawl_list *l, const char *agent)
+static APR_INLINE int precheck(const sm_crawl_list *l, const char *agent)
 {
 #ifdef SM_HAVE_AVX2
     if (__builtin_expect(l->fast, 1) && agent)
@@ -374,4 +374,66 @@ int sm_crawl_precheck(const sm_crawl_list *l, const char *agent)
     }
     /* No crawler (0), or one with no literal (the patterns decide). */
     return agent && l->always;
+}
+
+int sm_crawl_precheck(const sm_crawl_list *l, const char *agent)
+{
+    return precheck(l, agent);
+}
+
+/* Is key "User-Agent" (ASCII case-insensitively, as strcasecmp)?  Its
+ * first byte is known to be u or U.  A byte at a time: nothing past the
+ * key's end is read. */
+static APR_INLINE int ua_key_bytes(const char *k)
+{
+    return (k[1] | 0x20) == 's' && (k[2] | 0x20) == 'e'
+           && (k[3] | 0x20) == 'r' && k[4] == '-' && (k[5] | 0x20) == 'a'
+           && (k[6] | 0x20) == 'g' && (k[7] | 0x20) == 'e'
+           && (k[8] | 0x20) == 'n' && (k[9] | 0x20) == 't' && !k[10];
+}
+
+#ifdef __SSE2__
+/* The same in one SSE2 compare of the key's 11 bytes (the NUL too) where
+ * the 16 bytes from the key cannot cross into the next page: the load may
+ * read past a shorter key's NUL, as scan_fused does, never into a page
+ * the key does not start in, and only the first 11 lanes count (a shorter
+ * key's NUL is among them, and differs from the byte wanted there).
+ * Hence no_sanitize_address.  Near a page's end, a byte at a time. */
+__attribute__((no_sanitize_address))
+static APR_INLINE int ua_key(const char *k)
+{
+    static const char want[16] = "user-agent";      /* NUL-padded */
+    static const char fold[16] = {
+        0x20, 0x20, 0x20, 0x20, 0, 0x20, 0x20, 0x20, 0x20, 0x20, 0
+    };
+
+    if (__builtin_expect(((apr_uintptr_t)k & 4095) <= 4096 - 16, 1)) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)k);
+        __m128i f = _mm_loadu_si128((const __m128i *)(const void *)fold);
+        __m128i w = _mm_loadu_si128((const __m128i *)(const void *)want);
+        unsigned eq = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_or_si128(x, f), w));
+        return (eq & 0x7ffu) == 0x7ffu;
+    }
+    return ua_key_bytes(k);
+}
+#else
+#define ua_key ua_key_bytes
+#endif
+
+/* One pass over the fields that looks at the first byte of most keys
+ * (apr_table_get's key checksum and strcasecmp cost 102 instructions),
+ * then the pre-check, inlined: measured by bench/instr's steady-crawlers
+ * row (the module's visitor cost) and t/unit/test_crawl's visitor_cost. */
+const char *sm_crawl_visitor(const sm_crawl_list *l,
+                             const apr_table_t *headers)
+{
+    const apr_array_header_t *a = apr_table_elts(headers);
+    const apr_table_entry_t *e = (const apr_table_entry_t *)a->elts;
+    const apr_table_entry_t *end = e + a->nelts;
+
+    for (; e < end; e++)
+        if ((e->key[0] | 0x20) == 'u' && ua_key(e->key))
+            return precheck(l, e->val) ? e->val : NULL;
+    return NULL;
 }
