@@ -643,7 +643,8 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
      * the pre-check first, so that an ordinary visitor's request runs no
      * pattern. */
     if (conf->crawlers && conf->enabled == 1 && conf->proc->recorder) {
-        const char *ua = sm_crawl_visitor(conf->crawlers, r->headers_in);
+        const char *ua = sm_crawl_visitor(conf->crawlers,
+                                          apr_table_elts(r->headers_in));
         if (ua)
             sitemap_crawl_fetch(r, conf, ua);
     }

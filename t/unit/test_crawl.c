@@ -329,21 +329,21 @@ static void test_visitor(void **state)
             apr_table_addn(t, keys[j], browsers[0]);
             apr_table_addn(t, "Accept", "*/*");
             want = visitor_ref(l, t);
-            got = sm_crawl_visitor(l, t);
+            got = sm_crawl_visitor(l, apr_table_elts(t));
             if (want != got)
                 fail_msg("keys '%s', '%s': %s, apr_table_get %s", keys[i],
                          keys[j], got ? got : "NULL", want ? want : "NULL");
             found += got != NULL;
         }
     assert_int_equal(found, 5 * nk);    /* the five spellings first */
-    assert_null(sm_crawl_visitor(l, apr_table_make(u->pool, 1)));
+    assert_null(sm_crawl_visitor(l, apr_table_elts(apr_table_make(u->pool, 1))));
     {
         apr_table_t *t = apr_table_make(u->pool, 2);
         apr_table_addn(t, "User-Agent", bingbot);
-        assert_ptr_equal(sm_crawl_visitor(l, t), bingbot);
+        assert_ptr_equal(sm_crawl_visitor(l, apr_table_elts(t)), bingbot);
         apr_table_addn(t, "User-Agent", browsers[2]);   /* the first counts */
-        assert_ptr_equal(sm_crawl_visitor(l, t), bingbot);
-        assert_null(sm_crawl_visitor(sm_crawl_list_make(u->pool), t));
+        assert_ptr_equal(sm_crawl_visitor(l, apr_table_elts(t)), bingbot);
+        assert_null(sm_crawl_visitor(sm_crawl_list_make(u->pool), apr_table_elts(t)));
     }
 }
 
@@ -376,7 +376,7 @@ static void test_visitor_key_page_edges(void **state)
             memcpy(key, keys[k], n + 1);
             apr_table_addn(t, key, googlebot);
             want = strcasecmp(keys[k], "User-Agent") == 0 ? googlebot : NULL;
-            if (sm_crawl_visitor(l, t) != want)
+            if (sm_crawl_visitor(l, apr_table_elts(t)) != want)
                 fail_msg("key '%s' %d before the page's end", keys[k], gap);
             tried++;
         }
@@ -394,7 +394,7 @@ __attribute__((noinline)) const char *visitor_cost(const sm_crawl_list *l,
 __attribute__((noinline)) const char *visitor_cost(const sm_crawl_list *l,
                                                    const apr_table_t *t)
 {
-    return sm_crawl_visitor(l, t);
+    return sm_crawl_visitor(l, apr_table_elts(t));
 }
 
 static void test_visitor_cost(void **state)
