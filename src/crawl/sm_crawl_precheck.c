@@ -8,11 +8,13 @@
  * sample below) first: Googlebot and bingbot share "bot".  The scan
  * compares 16 bytes at a time (SSE2; 32 with AVX2 where the CPU has it,
  * and with one key in a single pass that finds the NUL as it goes:
- * scan_fused) against the needles' first two bytes, case-insensitively,
+ * fused) against the needles' first two bytes, case-insensitively,
  * and compares a whole needle only where they are.  A User-Agent with no
- * needle in it cannot match any pattern: no regex runs.  Measured with
- * callgrind on t/unit/test_crawl's precheck_cost: see src/crawl/README.md.
- */
+ * needle in it cannot match any pattern: no regex runs.
+ * sm_crawl_visitor, the request path's one call, finds the User-Agent
+ * field and asks the same.  Measured with callgrind on t/unit/test_crawl's
+ * precheck_cost and visitor_cost and by bench/instr's steady-crawlers
+ * row: see src/crawl/README.md. */
 #include "crawl/sm_crawl_int.h"
 
 #include <apr_lib.h>
@@ -408,7 +410,7 @@ static APR_INLINE int ua_key_bytes(const char *k)
 #ifdef __SSE2__
 /* The same in one SSE2 compare of the key's 11 bytes (the NUL too) where
  * the 16 bytes from the key cannot cross into the next page: the load may
- * read past a shorter key's NUL, as scan_fused does, never into a page
+ * read past a shorter key's NUL, as fused does, never into a page
  * the key does not start in, and only the first 11 lanes count (a shorter
  * key's NUL is among them, and differs from the byte wanted there).
  * Hence no_sanitize_address.  Near a page's end, a byte at a time. */
