@@ -5,9 +5,10 @@
  * unverified and pending claims counted per vhost and crawler in shared
  * memory for the status page.
  *
- * The request path: sm_crawl_precheck first (no regex, no allocation), so
- * an ordinary visitor's request costs about 140 instructions more (the
- * User-Agent read included: bench/RESULTS.md, issue 36); the patterns
+ * The request path: sm_crawl_visitor first (the User-Agent field and the
+ * pre-check: no regex, no allocation), so an ordinary visitor's request
+ * costs 112 instructions more (bench/instr --check fails past 150:
+ * bench/RESULTS.md, issue 36); the patterns
  * and the verification only for a User-Agent that may be a crawler's.
  * No DNS lookup runs here: a dns: source is answered from this process's
  * cache, filled off the request path. */

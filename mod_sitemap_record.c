@@ -724,34 +724,6 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
     return decide(r, conf, site, orig, last, &resp, &h, raw, note);
 }
 
-/* Is key "User-Agent", ASCII case-insensitively (as strcasecmp)?  A
- * byte at a time, so nothing past the key's end is read. */
-static APR_INLINE int user_agent_key(const char *k)
-{
-    return (k[1] | 0x20) == 's' && (k[2] | 0x20) == 'e'
-           && (k[3] | 0x20) == 'r' && k[4] == '-' && (k[5] | 0x20) == 'a'
-           && (k[6] | 0x20) == 'g' && (k[7] | 0x20) == 'e'
-           && (k[8] | 0x20) == 'n' && (k[9] | 0x20) == 't' && !k[10];
-}
-
-/* The request's User-Agent, as apr_table_get(headers_in, "User-Agent")
- * answers (the first such field; NULL: none), in one pass over the
- * fields that looks at one byte of most keys: apr_table_get's key
- * checksum and strcasecmp cost 102 instructions, this pass and the
- * hook's crawler glue 71 (bench/RESULTS.md, issue 36).  Read only when
- * crawlers are configured. */
-static SM_HOT const char *user_agent(const request_rec *r)
-{
-    const apr_array_header_t *a = apr_table_elts(r->headers_in);
-    const apr_table_entry_t *e = (const apr_table_entry_t *)a->elts;
-    const apr_table_entry_t *end = e + a->nelts;
-
-    for (; e < end; e++)
-        if ((e->key[0] | 0x20) == 'u' && user_agent_key(e->key))
-            return e->val;
-    return NULL;
-}
-
 SM_HOT int sitemap_log_transaction(request_rec *r)
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
@@ -762,8 +734,9 @@ SM_HOT int sitemap_log_transaction(request_rec *r)
      * the pre-check first, so that an ordinary visitor's request runs no
      * pattern. */
     if (conf->crawlers && conf->enabled == 1 && conf->proc->recorder) {
-        const char *ua = user_agent(r);
-        if (sm_crawl_precheck(conf->crawlers, ua))
+        const char *ua = sm_crawl_visitor(conf->crawlers,
+                                          apr_table_elts(r->headers_in));
+        if (ua)
             sitemap_crawl_fetch(r, conf, ua);
     }
     return rc;

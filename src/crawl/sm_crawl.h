@@ -191,6 +191,13 @@ void sm_crawl_list_refresh(sm_crawl_list *l, apr_pool_t *p, apr_time_t now,
 /* May this User-Agent be any crawler's?  0: certainly not (no regex
  * needed); 1: ask sm_crawl_match.  NULL: 0. */
 int sm_crawl_precheck(const sm_crawl_list *l, const char *ua);
+/* The request path's whole question, in one call: the first field named
+ * User-Agent (ASCII case-insensitively, as apr_table_get answers) among
+ * fields (apr_table_elts of a request's headers_in), when
+ * sm_crawl_precheck says it may be a crawler's; NULL otherwise (no such
+ * field, or an ordinary visitor). */
+const char *sm_crawl_visitor(const sm_crawl_list *l,
+                             const apr_array_header_t *fields);
 /* The first crawler whose pattern matches ua (run the pre-check first),
  * or NULL. */
 const sm_crawler *sm_crawl_match(const sm_crawl_list *l, const char *ua);

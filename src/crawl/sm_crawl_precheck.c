@@ -8,11 +8,13 @@
  * sample below) first: Googlebot and bingbot share "bot".  The scan
  * compares 16 bytes at a time (SSE2; 32 with AVX2 where the CPU has it,
  * and with one key in a single pass that finds the NUL as it goes:
- * scan_fused) against the needles' first two bytes, case-insensitively,
+ * fused) against the needles' first two bytes, case-insensitively,
  * and compares a whole needle only where they are.  A User-Agent with no
- * needle in it cannot match any pattern: no regex runs.  Measured with
- * callgrind on t/unit/test_crawl's precheck_cost: see src/crawl/README.md.
- */
+ * needle in it cannot match any pattern: no regex runs.
+ * sm_crawl_visitor, the request path's one call, finds the User-Agent
+ * field and asks the same.  Measured with callgrind on t/unit/test_crawl's
+ * precheck_cost and visitor_cost and by bench/instr's steady-crawlers
+ * row: see src/crawl/README.md. */
 #include "crawl/sm_crawl_int.h"
 
 #include <apr_lib.h>
@@ -313,18 +315,22 @@ static int scan_avx2(const sm_crawl_list *l, const char *agent)
 
 #ifdef SM_HAVE_AVX2
 /* The usual case (AVX2, one key) in one pass, without strlen: 32 bytes
- * at a time from the start, the NUL looked for in the same block, so a
- * browser's User-Agent of 70 bytes is three blocks of 15 instructions.
- * A block's two loads (33 bytes) may read past the NUL, never past the
- * page the string starts in (lim; pages are 4 KB or more on the CPUs
- * that have AVX2); the bytes past the NUL never count.
- * Hence no_sanitize_address: what it reads past the string cannot fault
- * and is masked off.  Anything else (the key's two bytes before the NUL,
- * the page's end) goes to scan_avx2 from the block on, which takes the
- * rest's length and compares the needles; a tail call, so the loop saves
- * no register. */
+ * at a time from the start, the key's two bytes and the NUL looked for
+ * in the same block with one test, 13 instructions a block: a browser's
+ * User-Agent of 70 bytes is three blocks.  A block's loads (33 bytes) may
+ * read past the NUL, never past the page the string starts in (lim;
+ * pages are 4 KB or more on the CPUs that have AVX2); the bytes past the
+ * NUL never count.  Hence no_sanitize_address: what it reads past the
+ * string cannot fault and is masked off (the loads are written here, not
+ * in keys32: an inlined function keeps its own sanitizer checks, clang).
+ * NULL: no crawler's; else the block from which scan_avx2 must say (the
+ * key's two bytes before the NUL, or the page's end): it takes the rest's
+ * length and compares the needles.  (Looking first for one of the key's
+ * bytes, 10 instructions a block, cost Safari and Chrome on phones more
+ * than it saved: "b" is in their "WebKit" and "Mobile".) */
 __attribute__((target("avx2"), no_sanitize_address))
-static int scan_fused(const sm_crawl_list *l, const char *agent)
+static APR_INLINE const char *fused(const sm_crawl_list *l,
+                                    const char *agent)
 {
     const unsigned char *p = (const unsigned char *)agent;
     const unsigned char *lim =
@@ -336,30 +342,39 @@ static int scan_fused(const sm_crawl_list *l, const char *agent)
     const __m256i zero = _mm256_setzero_si256();
 
     for (; p <= lim; p += 32) {
-        /* The loads here, not in keys32: an inlined function keeps its
-         * own sanitizer checks (clang). */
         const __m256i *q = (const __m256i *)(const void *)p;
         __m256i a = _mm256_loadu_si256(q);
         __m256i b = _mm256_loadu_si256(
             (const __m256i *)(const void *)(p + 1));
-        unsigned bits = (unsigned)_mm256_movemask_epi8(_mm256_and_si256(
+        __m256i h = _mm256_and_si256(
             _mm256_cmpeq_epi8(_mm256_or_si256(a, m0), k0),
-            _mm256_cmpeq_epi8(_mm256_or_si256(b, m1), k1)));
-        unsigned z = (unsigned)_mm256_movemask_epi8(
-            _mm256_cmpeq_epi8(a, zero));
+            _mm256_cmpeq_epi8(_mm256_or_si256(b, m1), k1));
+        __m256i z = _mm256_cmpeq_epi8(a, zero);
+        __m256i any = _mm256_or_si256(h, z);
 
-        if (__builtin_expect((bits | z) != 0, 0)) {
+        if (__builtin_expect(!_mm256_testz_si256(any, any), 0)) {
+            unsigned zs = (unsigned)_mm256_movemask_epi8(z);
+
             /* The key before the NUL (all 32 when none)? */
-            if (!(bits & ((z & (0u - z)) - 1u)))
-                return 0;
+            if (!((unsigned)_mm256_movemask_epi8(h)
+                  & ((zs & (0u - zs)) - 1u)))
+                return NULL;
             break;
         }
     }
-    return scan_avx2(l, (const char *)p);
+    return (const char *)p;
+}
+
+__attribute__((target("avx2"), no_sanitize_address))
+static int scan_fused(const sm_crawl_list *l, const char *agent)
+{
+    const char *rest = fused(l, agent);
+
+    return rest ? scan_avx2(l, rest) : 0;
 }
 #endif
 
-int sm_crawl_precheck(const sm_crawl_list *l, const char *agent)
+static APR_INLINE int precheck(const sm_crawl_list *l, const char *agent)
 {
 #ifdef SM_HAVE_AVX2
     if (__builtin_expect(l->fast, 1) && agent)
@@ -374,4 +389,107 @@ int sm_crawl_precheck(const sm_crawl_list *l, const char *agent)
     }
     /* No crawler (0), or one with no literal (the patterns decide). */
     return agent && l->always;
+}
+
+int sm_crawl_precheck(const sm_crawl_list *l, const char *agent)
+{
+    return precheck(l, agent);
+}
+
+/* Is key "User-Agent" (ASCII case-insensitively, as strcasecmp)?  Its
+ * first byte is known to be u or U.  A byte at a time: nothing past the
+ * key's end is read. */
+static APR_INLINE int ua_key_bytes(const char *k)
+{
+    return (k[1] | 0x20) == 's' && (k[2] | 0x20) == 'e'
+           && (k[3] | 0x20) == 'r' && k[4] == '-' && (k[5] | 0x20) == 'a'
+           && (k[6] | 0x20) == 'g' && (k[7] | 0x20) == 'e'
+           && (k[8] | 0x20) == 'n' && (k[9] | 0x20) == 't' && !k[10];
+}
+
+#ifdef __SSE2__
+/* The same in one SSE2 compare of the key's 11 bytes (the NUL too) where
+ * the 16 bytes from the key cannot cross into the next page: the load may
+ * read past a shorter key's NUL, as fused does, never into a page
+ * the key does not start in, and only the first 11 lanes count (a shorter
+ * key's NUL is among them, and differs from the byte wanted there).
+ * Hence no_sanitize_address.  Near a page's end, a byte at a time. */
+__attribute__((no_sanitize_address))
+static APR_INLINE int ua_key(const char *k)
+{
+    static const char want[16] = "user-agent";      /* NUL-padded */
+    static const char fold[16] = {
+        0x20, 0x20, 0x20, 0x20, 0, 0x20, 0x20, 0x20, 0x20, 0x20, 0
+    };
+
+    if (__builtin_expect(((apr_uintptr_t)k & 4095) <= 4096 - 16, 1)) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)k);
+        __m128i f = _mm_loadu_si128((const __m128i *)(const void *)fold);
+        __m128i w = _mm_loadu_si128((const __m128i *)(const void *)want);
+        unsigned eq = (unsigned)_mm_movemask_epi8(
+            _mm_cmpeq_epi8(_mm_or_si128(x, f), w));
+        return (eq & 0x7ffu) == 0x7ffu;
+    }
+    return ua_key_bytes(k);
+}
+#else
+#define ua_key ua_key_bytes
+#endif
+
+/* The first field named User-Agent among fields, in one pass that looks
+ * at the first byte of most keys (apr_table_get's key checksum and
+ * strcasecmp cost 102 instructions); NULL: none. */
+static APR_INLINE const char *ua_field(const apr_array_header_t *fields)
+{
+    const apr_table_entry_t *e = (const apr_table_entry_t *)fields->elts;
+    const apr_table_entry_t *end = e + fields->nelts;
+
+    for (; e < end; e++)
+        if ((e->key[0] | 0x20) == 'u' && ua_key(e->key))
+            return e->val;
+    return NULL;
+}
+
+#ifdef SM_HAVE_AVX2
+/* The rare end of visitor_fused, apart so that the usual path saves no
+ * register. */
+__attribute__((noinline, target("avx2")))
+static const char *visitor_rest(const sm_crawl_list *l, const char *rest,
+                                const char *ua)
+{
+    return scan_avx2(l, rest) ? ua : NULL;
+}
+
+/* The usual case: the pass and the one-pass scan in one leaf function. */
+__attribute__((noinline, target("avx2"), no_sanitize_address))
+static const char *visitor_fused(const sm_crawl_list *l,
+                                 const apr_array_header_t *fields)
+{
+    const char *ua = ua_field(fields), *rest;
+
+    if (!ua || !(rest = fused(l, ua)))
+        return NULL;
+    return visitor_rest(l, rest, ua);
+}
+#endif
+
+__attribute__((noinline))
+static const char *visitor_any(const sm_crawl_list *l,
+                               const apr_array_header_t *fields)
+{
+    const char *ua = ua_field(fields);
+
+    return precheck(l, ua) ? ua : NULL;
+}
+
+/* Measured by bench/instr's steady-crawlers row (the module's visitor
+ * cost) and t/unit/test_crawl's visitor_cost. */
+const char *sm_crawl_visitor(const sm_crawl_list *l,
+                             const apr_array_header_t *fields)
+{
+#ifdef SM_HAVE_AVX2
+    if (__builtin_expect(l->fast, 1))
+        return visitor_fused(l, fields);
+#endif
+    return visitor_any(l, fields);
 }

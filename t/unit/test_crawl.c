@@ -297,6 +297,126 @@ static void test_precheck_cost(void **state)
     assert_int_equal(n, 0);
 }
 
+/* sm_crawl_visitor answers as apr_table_get(headers, "User-Agent") and
+ * the pre-check do: the first such field (any case), keys alike but not
+ * the same never taken for it. */
+static const char *visitor_ref(const sm_crawl_list *l, apr_table_t *t)
+{
+    const char *ua = apr_table_get(t, "User-Agent");
+
+    return sm_crawl_precheck(l, ua) ? ua : NULL;
+}
+
+static void test_visitor(void **state)
+{
+    unit_ctx *u = *state;
+    sm_crawl_list *l = two_crawlers(u);
+    static const char *keys[] = {
+        "User-Agent", "user-agent", "USER-AGENT", "uSeR-aGeNt", "User-Agen",
+        "User-Agentx", "User_Agent", "UserAgent", "User-Agent ", "Usar-Agent",
+        "Upgrade-Insecure-Requests", "U", "u", "", "Host", "Accept",
+        "User-Agent\xff", "Vser-Agent", "User\x0d" "Agent", "UsEr-AgenT",
+    };
+    const int nk = (int)(sizeof(keys) / sizeof(keys[0]));
+    int i, j, found = 0;
+
+    for (i = 0; i < nk; i++)
+        for (j = 0; j < nk; j++) {
+            apr_table_t *t = apr_table_make(u->pool, 4);
+            const char *want, *got;
+            apr_table_addn(t, "Host", "example.com");
+            apr_table_addn(t, keys[i], googlebot);
+            apr_table_addn(t, keys[j], browsers[0]);
+            apr_table_addn(t, "Accept", "*/*");
+            want = visitor_ref(l, t);
+            got = sm_crawl_visitor(l, apr_table_elts(t));
+            if (want != got)
+                fail_msg("keys '%s', '%s': %s, apr_table_get %s", keys[i],
+                         keys[j], got ? got : "NULL", want ? want : "NULL");
+            found += got != NULL;
+        }
+    assert_int_equal(found, 5 * nk);    /* the five spellings first */
+    assert_null(sm_crawl_visitor(l, apr_table_elts(apr_table_make(u->pool, 1))));
+    {
+        apr_table_t *t = apr_table_make(u->pool, 2);
+        apr_table_addn(t, "User-Agent", bingbot);
+        assert_ptr_equal(sm_crawl_visitor(l, apr_table_elts(t)), bingbot);
+        apr_table_addn(t, "User-Agent", browsers[2]);   /* the first counts */
+        assert_ptr_equal(sm_crawl_visitor(l, apr_table_elts(t)), bingbot);
+        assert_null(sm_crawl_visitor(sm_crawl_list_make(u->pool), apr_table_elts(t)));
+    }
+}
+
+/* The key's compare may read 16 bytes from it, never into the next page:
+ * every key above ends at every distance from an unreadable page, with
+ * "User-Agent" past its NUL. */
+static void test_visitor_key_page_edges(void **state)
+{
+    unit_ctx *u = *state;
+    sm_crawl_list *l = two_crawlers(u);
+    long pg = sysconf(_SC_PAGESIZE);
+    char *map = mmap(NULL, (size_t)pg * 2, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    static const char *keys[] = {
+        "User-Agent", "user-AGENT", "User-Agen", "User-Agentx", "U", "u",
+        "Us", "User-", "User-Agent-", "UserXAgent", "",
+    };
+    int k, gap, tried = 0;
+
+    assert_true(map != MAP_FAILED);
+    assert_int_equal(mprotect(map + pg, (size_t)pg, PROT_NONE), 0);
+    for (k = 0; k < (int)(sizeof(keys) / sizeof(keys[0])); k++)
+        for (gap = 0; gap < 40; gap++) {
+            size_t n = strlen(keys[k]);
+            char *key = map + pg - 1 - gap - n;
+            apr_table_t *t = apr_table_make(u->pool, 1);
+            const char *want;
+            memset(map + pg - 80, 'x', 80);
+            memcpy(map + pg - 10, "User-Agent", 10);
+            memcpy(key, keys[k], n + 1);
+            apr_table_addn(t, key, googlebot);
+            want = strcasecmp(keys[k], "User-Agent") == 0 ? googlebot : NULL;
+            if (sm_crawl_visitor(l, apr_table_elts(t)) != want)
+                fail_msg("key '%s' %d before the page's end", keys[k], gap);
+            tried++;
+        }
+    assert_true(tried > 400);
+    munmap(map, (size_t)pg * 2);
+}
+
+/* The request path's whole crawler cost, for callgrind
+ * (--toggle-collect=visitor_cost): a browser's request (Host, User-Agent,
+ * Accept, Accept-Language, Accept-Encoding, Connection, Upgrade-Insecure-
+ * Requests) with SM_CRAWL_COST_UA's User-Agent (default 2: Firefox),
+ * Googlebot and Bingbot configured, 1000 times. */
+__attribute__((noinline)) const char *visitor_cost(const sm_crawl_list *l,
+                                                   const apr_table_t *t);
+__attribute__((noinline)) const char *visitor_cost(const sm_crawl_list *l,
+                                                   const apr_table_t *t)
+{
+    return sm_crawl_visitor(l, apr_table_elts(t));
+}
+
+static void test_visitor_cost(void **state)
+{
+    unit_ctx *u = *state;
+    sm_crawl_list *l = two_crawlers(u);
+    const char *only = getenv("SM_CRAWL_COST_UA");
+    apr_table_t *t = apr_table_make(u->pool, 8);
+    int i, n = 0;
+
+    apr_table_addn(t, "Host", "www.example.com");
+    apr_table_addn(t, "User-Agent", browsers[only ? atoi(only) & 3 : 2]);
+    apr_table_addn(t, "Accept", "text/html,application/xhtml+xml");
+    apr_table_addn(t, "Accept-Language", "en-US,en;q=0.5");
+    apr_table_addn(t, "Accept-Encoding", "gzip, deflate, br");
+    apr_table_addn(t, "Connection", "keep-alive");
+    apr_table_addn(t, "Upgrade-Insecure-Requests", "1");
+    for (i = 0; i < 1000; i++)
+        n += visitor_cost(l, t) != NULL;
+    assert_int_equal(n, 0);
+}
+
 /* ---- ranges ------------------------------------------------------------------ */
 
 static const char google_json[] =
@@ -573,6 +693,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_precheck_off, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_precheck_page_edges, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_precheck_cost, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_visitor, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_visitor_key_page_edges, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_visitor_cost, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_ranges_parse_and_match, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_ranges_hostile, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_ranges_file_reread, unit_setup, unit_teardown),
