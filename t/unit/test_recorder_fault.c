@@ -119,11 +119,13 @@ static void test_failing_store_backs_off(void **state)
     assert_true(last_log_has("works again"));
     assert_true(last_log_has("1000 changes kept while it failed were "
                              "written, 0 lost"));
-    /* A stop is not delayed by a retry's wait. */
+    /* A stop is not delayed by a retry's wait (the backoff had grown to
+     * seconds): 2 s, as under valgrind at a load of 5 the stop's own work
+     * took over 500 ms (CI's tools/check, 2026-11-27). */
     rmdir(dir);
     t0 = apr_time_now();
     sm_recorder_stop(rec);
-    assert_true(apr_time_now() - t0 < apr_time_from_msec(500));
+    assert_true(apr_time_now() - t0 < apr_time_from_sec(2));
 }
 
 /* Changes lost while a store fails are logged with their count within
