@@ -77,7 +77,6 @@ enum {
     STMT_READ_BEGIN,
     STMT_READ_END,
     /* crawl coverage (sm_store_sqlite_crawl.c) */
-    STMT_CRAWL_URL_ID,
     STMT_CRAWL_PUT,
     STMT_CRAWL_SITEMAP,
     STMT_CRAWL_UNLISTED_HIT,
@@ -87,7 +86,6 @@ enum {
     STMT_COVERAGE_COUNTS,
     STMT_COVERAGE_UNLISTED,
     /* SitemapImages (sm_store_sqlite_images.c) */
-    STMT_IMG_URL,
     STMT_IMG_HEAD_GET,
     STMT_IMG_HEAD_DEL,
     STMT_IMG_PUT,
@@ -99,10 +97,11 @@ enum {
     /* starts a document's snapshot (sm_store_sqlite_sitecache.c) */
     STMT_DATA_VERSION,
     /* the news sitemap and llms.txt (sm_store_sqlite_news.c) */
-    STMT_NEWS_GET,
     STMT_NEWS_PUT,
     STMT_NEWS_URLS,
     STMT_LLMS_URLS,
+    /* a stored URL by (site, url): sm_sqlite_url_find */
+    STMT_URL_FIND,
     STMT_COUNT
 };
 
@@ -203,6 +202,19 @@ int sm_sqlite_run(sqlite_store *s, sqlite3_stmt *q, const char *what);
 int sm_sqlite_finish(sqlite_store *s, sqlite3_stmt *q, int rc,
                      const char *what);
 void sm_sqlite_close(sm_store *st);
+
+/* A stored URL found by its site and text (sm_sqlite_url_find): id 0 when
+ * it is not stored.  news_differs: with a news_of given, whether the row's
+ * description and publication time differ from the change's. */
+typedef struct {
+    sqlite3_int64 id, page;
+    int news_differs;
+} sm_sqlite_url_ref;
+/* The one lookup of a URL's row by (site, url) that crawl coverage,
+ * images and the news columns share (one prepared statement). */
+int sm_sqlite_url_find(sqlite_store *s, sqlite3_int64 site_id,
+                       const char *url, const sm_change *news_of,
+                       sm_sqlite_url_ref *out);
 
 /* ---- writing (sm_store_sqlite_write.c) ------------------------------------ */
 
