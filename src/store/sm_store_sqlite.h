@@ -102,6 +102,10 @@ enum {
     STMT_LLMS_URLS,
     /* a stored URL by (site, url): sm_sqlite_url_find */
     STMT_URL_FIND,
+    /* new URLs several to an INSERT (sm_store_sqlite_batch.c) */
+    STMT_URL_ADD_4,
+    STMT_URL_ADD_16,
+    STMT_URL_UNDO,
     STMT_COUNT
 };
 
@@ -134,6 +138,9 @@ typedef struct {
     sm_tx tx;                   /* the write transaction's summaries */
     sm_sqlite_site_slot site_cache[SITE_CACHE_SLOTS];
     int site_cache_next;        /* the slot the next summary replaces */
+    /* the write's changes before this index go one by one (a run met a
+     * URL stored already: sm_store_sqlite_batch.c) */
+    int runs_from;
 } sqlite_store;
 
 /* ---- the site summaries a connection keeps (sm_store_sqlite_sitecache.c)
@@ -222,8 +229,29 @@ int sm_sqlite_url_find(sqlite_store *s, sqlite3_int64 site_id,
  * file's own URL is stored (sm_change.file_url; sm_store_sqlite_copies.c). */
 int sm_sqlite_forget(sqlite_store *s, const sm_change *c,
                      sm_apply_stats *stats);
+/* url added, its lastmod moved or removed: on the site's IndexNow pending
+ * list when the site has SitemapIndexNow On (sm_store_sqlite_indexnow.c). */
+int sm_sqlite_indexnow_note(sqlite_store *s, sm_tx_site *ts, const char *url);
+/* One change of a write and what follows it (sm_store_sqlite_write.c); i:
+ * its index in the write's list (held_v). */
+int sm_sqlite_apply_one(sqlite_store *s, const sm_change *c, int i,
+                        sm_apply_stats *stats);
+/* ts->last_count and last_bytes read for the transaction, once. */
+int sm_sqlite_last_page_known(sqlite_store *s, sm_tx_site *ts);
+/* New URLs from changes[i] on, several to one INSERT
+ * (sm_store_sqlite_batch.c): *done the changes it wrote, with what
+ * follows each (0: changes[i] starts no such run). */
+int sm_sqlite_add_run(sqlite_store *s, const sm_change *changes, int n,
+                      int i, sm_apply_stats *stats, int *done);
 int sm_sqlite_copies_leave(sqlite_store *s, const sm_change *c,
                            sqlite3_int64 site_id, sm_apply_stats *stats);
+/* The same in two steps: the copies of c stored (*found NULL when c is
+ * not a file's own URL), then their removal. */
+int sm_sqlite_copies_find(sqlite_store *s, const sm_change *c,
+                          sqlite3_int64 site_id, apr_array_header_t **found);
+int sm_sqlite_copies_forget(sqlite_store *s, const sm_change *c,
+                            const apr_array_header_t *found,
+                            sm_apply_stats *stats);
 apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
                              sm_apply_stats *stats);
 apr_status_t sm_sqlite_expire(sm_store *st, const sm_site_conf *site,
