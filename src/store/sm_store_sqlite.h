@@ -105,6 +105,7 @@ enum {
     /* new URLs several to an INSERT (sm_store_sqlite_batch.c) */
     STMT_URL_ADD_4,
     STMT_URL_ADD_16,
+    STMT_URL_ADD_32,
     STMT_URL_UNDO,
     STMT_COUNT
 };

@@ -5,12 +5,13 @@
  * instructions, most of them SQLite's: the statement's start and end
  * (cursors opened and closed, the statement journal, reset) and a descent
  * of the urls_by_url index from its root for the conflict probe.  One
- * statement of 4 or 16 rows pays the start and end once, and its cursors
- * stay where the last row left them, so a key after the last one on the
+ * statement of 4, 16 or 32 rows pays the start and end once, and its
+ * cursors stay where the last row left them, so a key after the last one on the
  * same leaf is found without a descent (bench/RESULTS.md, issue 35).
  *
- * A run is a stretch of the write's changes that are RECORDs of one site
- * without same_as (which may make a record a forget), no two of them a
+ * A run is a stretch of the write's changes (up to 32) that are RECORDs
+ * of one site without same_as (which may make a record a forget), no two
+ * of them a
  * file's own URL and a URL under it (sm_sqlite_copies_leave), and ending
  * at a file's own URL whose copies leave.  Its rows get
  * their ids and pages as add_url would give them one by one.  ON CONFLICT
@@ -25,7 +26,8 @@
 #include <string.h>
 
 #define RUN_MIN 4
-#define RUN_MAX 16
+#define RUN_MID 16
+#define RUN_MAX 32
 #define ROW_VALUES 14
 #define RUNS_OFF (4 * RUN_MAX)
 
@@ -66,13 +68,15 @@ static int entangled(const sm_change *changes, int from, int k)
     return 0;
 }
 
-/* A run's length: RUN_MAX or RUN_MIN if cut at least that long, else 0. */
+/* A run's length: RUN_MAX, RUN_MID or RUN_MIN if cut at least that long,
+ * else 0. */
 static int run_size(int cut)
 {
-    return cut >= RUN_MAX ? RUN_MAX : cut >= RUN_MIN ? RUN_MIN : 0;
+    return cut >= RUN_MAX ? RUN_MAX : cut >= RUN_MID ? RUN_MID
+           : cut >= RUN_MIN ? RUN_MIN : 0;
 }
 
-/* How many of changes[i..] make a run: 0, RUN_MIN or RUN_MAX. */
+/* How many of changes[i..] make a run: 0 or a run_size. */
 static int run_length(const sm_change *changes, int n, int i)
 {
     int len;
@@ -217,13 +221,20 @@ int sm_sqlite_add_run(sqlite_store *s, const sm_change *changes, int n,
         return rc;
     if (!len || !plan_run(&changes[i], ts, len, plan))
         return SQLITE_OK;
-    if (!(q = sm_sqlite_stmt(s, len == RUN_MAX ? STMT_URL_ADD_16
-                                               : STMT_URL_ADD_4)))
+    if (!(q = sm_sqlite_stmt(s, len == RUN_MAX ? STMT_URL_ADD_32
+                                : len == RUN_MID ? STMT_URL_ADD_16
+                                : STMT_URL_ADD_4)))
         return SQLITE_ERROR;
     for (k = 0; k < len; k++)
         bind_row(q, k, &changes[i + k], ts, &plan[k]);
-    if ((rc = sm_sqlite_run(s, q, "cannot add URLs")) != SQLITE_OK)
+    /* Reset without clearing the bindings: every one is bound again
+     * before the statement runs next (clearing 448 cost 2-3% a URL). */
+    rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (rc != SQLITE_DONE) {
+        sm_sqlite_set_error(&s->base, "cannot add URLs", s->db);
         return rc;
+    }
     if (sqlite3_changes(s->db) != len) {
         if ((rc = undo_run(s, plan, len)) != SQLITE_OK)
             return rc;
