@@ -542,9 +542,16 @@ static void page_details(request_rec *r, const sitemap_server_conf *conf,
         /* Its images (SitemapImages), resolved likewise. */
         change->images = sitemap_head_images(r, conf, site, orig, head);
         /* Its description and publication time likewise ("" and 0 for
-         * none), for the news sitemap and llms.txt. */
-        change->description = head->description ? head->description : "";
-        change->published = head->published;
+         * none), for the news sitemap and llms.txt; left unread (NULL)
+         * when the site has neither, so that the writer stores neither:
+         * a published time costs an index entry a page (urls_published),
+         * and the news sitemap or llms.txt turned on later learns them
+         * as pages are served again (bench/RESULTS.md, issue 35). */
+        if (conf->news_path || conf->llms_path) {
+            change->description = head->description ? head->description
+                                                    : "";
+            change->published = head->published;
+        }
     }
 }
 

@@ -37,6 +37,17 @@
     "  (id + 1) << " SITE_ID_SHIFT_SQL " AS hi FROM sites" \
     "  WHERE base = ?1) r"
 
+/* Several new URLs in one INSERT (sm_store_sqlite_batch.c): a row's 14
+ * values in the column order below. */
+#define URL_ADD_ROWS \
+    "INSERT INTO urls(id, site_id, url, page, lastmod, etag, first_seen," \
+    " last_seen, xml_len, title, alternates, held, description," \
+    " published) VALUES "
+#define URL_ROW "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+#define URL_ROWS_4 URL_ROW "," URL_ROW "," URL_ROW "," URL_ROW
+#define URL_ROWS_16 URL_ROWS_4 "," URL_ROWS_4 "," URL_ROWS_4 "," URL_ROWS_4
+#define URL_ADD_END " ON CONFLICT(site_id, url) DO NOTHING"
+
 static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_SITE_GET] =
         "SELECT id, last_page, url_count, next_id FROM sites WHERE base = ?1",
@@ -187,8 +198,6 @@ static const char *const stmt_sql[STMT_COUNT] = {
     /* the cheapest read that starts a snapshot: no table is searched */
     [STMT_DATA_VERSION] = "PRAGMA data_version",
     /* crawl coverage: a fetch older than the one kept changes nothing */
-    [STMT_CRAWL_URL_ID] =
-        "SELECT id FROM urls WHERE site_id = ?1 AND url = ?2",
     [STMT_CRAWL_PUT] =
         "INSERT INTO crawls(url_id, crawler, fetched, status)"
         " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(url_id, crawler) DO UPDATE"
@@ -232,8 +241,6 @@ static const char *const stmt_sql[STMT_COUNT] = {
         " JOIN crawl_unlisted c ON c.site_id = s.id"
         " WHERE s.base = ?1 AND c.crawler = ?2 ORDER BY c.seq DESC",
     /* SitemapImages: a page's images by id, the head's (source 1) first */
-    [STMT_IMG_URL] =
-        "SELECT id, page FROM urls WHERE site_id = ?1 AND url = ?2",
     [STMT_IMG_HEAD_GET] =
         "SELECT image FROM images WHERE url_id = ?1 AND source = 1"
         " ORDER BY image",
@@ -262,9 +269,6 @@ static const char *const stmt_sql[STMT_COUNT] = {
      * URL's id and page, and whether its description or publication time
      * differ; then the change by id (no RETURNING: SQLite would open an
      * ephemeral table for it each time, 30k instructions a new URL) */
-    [STMT_NEWS_GET] =
-        "SELECT id, page, description IS NOT ?3 OR published IS NOT ?4"
-        " FROM urls WHERE site_id = ?1 AND url = ?2",
     [STMT_NEWS_PUT] =
         "UPDATE urls SET description = ?2, published = ?3 WHERE id = ?1",
     /* published > 0 lets the partial index urls_published serve it */
@@ -279,6 +283,19 @@ static const char *const stmt_sql[STMT_COUNT] = {
         ", urls u WHERE u.id >= r.lo AND u.id < r.hi"
         " ORDER BY length(u.url) - length(replace(u.url, '/', '')),"
         " u.url <> '/', u.lastmod DESC, u.id LIMIT ?2",
+    /* the news columns are read only when asked for (sm_sqlite_url_find) */
+    [STMT_URL_FIND] =
+        "SELECT id, page, published, description FROM urls"
+        " WHERE site_id = ?1 AND url = ?2",
+    /* STMT_URL_ADD's columns, 4, 16 or 32 rows a statement (64: its
+     * prepare, 1.7 million instructions at each open, outweighs it) */
+    [STMT_URL_ADD_4] = URL_ADD_ROWS URL_ROWS_4 URL_ADD_END,
+    [STMT_URL_ADD_16] = URL_ADD_ROWS URL_ROWS_16 URL_ADD_END,
+    [STMT_URL_ADD_32] = URL_ADD_ROWS URL_ROWS_16 "," URL_ROWS_16
+        URL_ADD_END,
+    /* a run's rows taken back (its ids are new: any there went in) */
+    [STMT_URL_UNDO] =
+        "DELETE FROM urls WHERE id >= ?1 AND id <= ?2",
 };
 
 
@@ -370,6 +387,38 @@ static int sqlite_is_current(sm_store *st)
 
     return stat(st->path, &sb) == 0 && sb.st_dev == s->dev
            && sb.st_ino == s->ino;
+}
+
+int sm_sqlite_url_find(sqlite_store *s, sqlite3_int64 site_id,
+                       const char *url, const sm_change *news_of,
+                       sm_sqlite_url_ref *out)
+{
+    sqlite3_stmt *q = sm_sqlite_stmt(s, STMT_URL_FIND);
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (!q)
+        return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, site_id);
+    sm_sqlite_text(q, 2, url);
+    if ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        out->id = sqlite3_column_int64(q, 0);
+        out->page = sqlite3_column_int64(q, 1);
+        if (news_of) {
+            const char *want = news_of->description
+                               && *news_of->description
+                               ? news_of->description : NULL;
+            const char *had = (const char *)sqlite3_column_text(q, 3);
+            sqlite3_int64 published = news_of->published > 0
+                                      ? apr_time_sec(news_of->published) : 0;
+
+            out->news_differs = sqlite3_column_int64(q, 2) != published
+                                || (!want != !had)
+                                || (want && strcmp(want, had) != 0);
+        }
+        rc = sqlite3_step(q);
+    }
+    return sm_sqlite_finish(s, q, rc, "cannot read a URL");
 }
 
 void sm_sqlite_close(sm_store *st)

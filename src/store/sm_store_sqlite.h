@@ -77,7 +77,6 @@ enum {
     STMT_READ_BEGIN,
     STMT_READ_END,
     /* crawl coverage (sm_store_sqlite_crawl.c) */
-    STMT_CRAWL_URL_ID,
     STMT_CRAWL_PUT,
     STMT_CRAWL_SITEMAP,
     STMT_CRAWL_UNLISTED_HIT,
@@ -87,7 +86,6 @@ enum {
     STMT_COVERAGE_COUNTS,
     STMT_COVERAGE_UNLISTED,
     /* SitemapImages (sm_store_sqlite_images.c) */
-    STMT_IMG_URL,
     STMT_IMG_HEAD_GET,
     STMT_IMG_HEAD_DEL,
     STMT_IMG_PUT,
@@ -99,10 +97,16 @@ enum {
     /* starts a document's snapshot (sm_store_sqlite_sitecache.c) */
     STMT_DATA_VERSION,
     /* the news sitemap and llms.txt (sm_store_sqlite_news.c) */
-    STMT_NEWS_GET,
     STMT_NEWS_PUT,
     STMT_NEWS_URLS,
     STMT_LLMS_URLS,
+    /* a stored URL by (site, url): sm_sqlite_url_find */
+    STMT_URL_FIND,
+    /* new URLs several to an INSERT (sm_store_sqlite_batch.c) */
+    STMT_URL_ADD_4,
+    STMT_URL_ADD_16,
+    STMT_URL_ADD_32,
+    STMT_URL_UNDO,
     STMT_COUNT
 };
 
@@ -135,6 +139,9 @@ typedef struct {
     sm_tx tx;                   /* the write transaction's summaries */
     sm_sqlite_site_slot site_cache[SITE_CACHE_SLOTS];
     int site_cache_next;        /* the slot the next summary replaces */
+    /* the write's changes before this index go one by one (a run met a
+     * URL stored already: sm_store_sqlite_batch.c) */
+    int runs_from;
 } sqlite_store;
 
 /* ---- the site summaries a connection keeps (sm_store_sqlite_sitecache.c)
@@ -204,14 +211,48 @@ int sm_sqlite_finish(sqlite_store *s, sqlite3_stmt *q, int rc,
                      const char *what);
 void sm_sqlite_close(sm_store *st);
 
+/* A stored URL found by its site and text (sm_sqlite_url_find): id 0 when
+ * it is not stored.  news_differs: with a news_of given, whether the row's
+ * description and publication time differ from the change's. */
+typedef struct {
+    sqlite3_int64 id, page;
+    int news_differs;
+} sm_sqlite_url_ref;
+/* The one lookup of a URL's row by (site, url) that crawl coverage,
+ * images and the news columns share (one prepared statement). */
+int sm_sqlite_url_find(sqlite_store *s, sqlite3_int64 site_id,
+                       const char *url, const sm_change *news_of,
+                       sm_sqlite_url_ref *out);
+
 /* ---- writing (sm_store_sqlite_write.c) ------------------------------------ */
 
 /* The writer's forget (sm_store_sqlite_write.c), and what leaves when a
  * file's own URL is stored (sm_change.file_url; sm_store_sqlite_copies.c). */
 int sm_sqlite_forget(sqlite_store *s, const sm_change *c,
                      sm_apply_stats *stats);
+/* url added, its lastmod moved or removed: on the site's IndexNow pending
+ * list when the site has SitemapIndexNow On (sm_store_sqlite_indexnow.c). */
+int sm_sqlite_indexnow_note(sqlite_store *s, sm_tx_site *ts, const char *url);
+/* One change of a write and what follows it (sm_store_sqlite_write.c); i:
+ * its index in the write's list (held_v). */
+int sm_sqlite_apply_one(sqlite_store *s, const sm_change *c, int i,
+                        sm_apply_stats *stats);
+/* ts->last_count and last_bytes read for the transaction, once. */
+int sm_sqlite_last_page_known(sqlite_store *s, sm_tx_site *ts);
+/* New URLs from changes[i] on, several to one INSERT
+ * (sm_store_sqlite_batch.c): *done the changes it wrote, with what
+ * follows each (0: changes[i] starts no such run). */
+int sm_sqlite_add_run(sqlite_store *s, const sm_change *changes, int n,
+                      int i, sm_apply_stats *stats, int *done);
 int sm_sqlite_copies_leave(sqlite_store *s, const sm_change *c,
                            sqlite3_int64 site_id, sm_apply_stats *stats);
+/* The same in two steps: the copies of c stored (*found NULL when c is
+ * not a file's own URL), then their removal. */
+int sm_sqlite_copies_find(sqlite_store *s, const sm_change *c,
+                          sqlite3_int64 site_id, apr_array_header_t **found);
+int sm_sqlite_copies_forget(sqlite_store *s, const sm_change *c,
+                            const apr_array_header_t *found,
+                            sm_apply_stats *stats);
 apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
                              sm_apply_stats *stats);
 apr_status_t sm_sqlite_expire(sm_store *st, const sm_site_conf *site,

@@ -33,19 +33,26 @@ static int copies_find(sqlite_store *s, const sm_change *c,
     return sm_sqlite_finish(s, q, rc, "cannot read the URLs under a URL");
 }
 
-int sm_sqlite_copies_leave(sqlite_store *s, const sm_change *c,
-                           sqlite3_int64 site_id, sm_apply_stats *stats)
+int sm_sqlite_copies_find(sqlite_store *s, const sm_change *c,
+                          sqlite3_int64 site_id, apr_array_header_t **found)
 {
-    apr_array_header_t *found;
-    sm_change gone;
-    int i, rc;
-
+    *found = NULL;
     if (c->op != SM_CHANGE_RECORD || !c->file_url || !c->etag
         || strchr(c->url, '?'))
         return SQLITE_OK;
-    found = apr_array_make(s->tx.pool, 4, sizeof(const char *));
-    if ((rc = copies_find(s, c, site_id, found)) != SQLITE_OK)
-        return rc;
+    *found = apr_array_make(s->tx.pool, 4, sizeof(const char *));
+    return copies_find(s, c, site_id, *found);
+}
+
+int sm_sqlite_copies_forget(sqlite_store *s, const sm_change *c,
+                            const apr_array_header_t *found,
+                            sm_apply_stats *stats)
+{
+    sm_change gone;
+    int i, rc;
+
+    if (!found || !found->nelts)
+        return SQLITE_OK;
     memset(&gone, 0, sizeof(gone));
     gone.op = SM_CHANGE_FORGET;
     gone.site = c->site;
@@ -59,4 +66,13 @@ int sm_sqlite_copies_leave(sqlite_store *s, const sm_change *c,
             return rc;
     }
     return SQLITE_OK;
+}
+
+int sm_sqlite_copies_leave(sqlite_store *s, const sm_change *c,
+                           sqlite3_int64 site_id, sm_apply_stats *stats)
+{
+    apr_array_header_t *found;
+    int rc = sm_sqlite_copies_find(s, c, site_id, &found);
+
+    return rc != SQLITE_OK ? rc : sm_sqlite_copies_forget(s, c, found, stats);
 }

@@ -7,25 +7,6 @@
 
 #include <string.h>
 
-/* The listed URL's id, 0 when it is not listed. */
-static int url_id(sqlite_store *s, sqlite3_int64 site_id, const char *url,
-                  sqlite3_int64 *id)
-{
-    sqlite3_stmt *q;
-    int rc;
-
-    *id = 0;
-    if (!(q = sm_sqlite_stmt(s, STMT_CRAWL_URL_ID)))
-        return SQLITE_ERROR;
-    sqlite3_bind_int64(q, 1, site_id);
-    sm_sqlite_text(q, 2, url);
-    if ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        *id = sqlite3_column_int64(q, 0);
-        rc = sqlite3_step(q);
-    }
-    return sm_sqlite_finish(s, q, rc, "cannot read a URL");
-}
-
 static int unlisted(sqlite_store *s, sqlite3_int64 site_id,
                     const sm_change *c)
 {
@@ -61,6 +42,7 @@ int sm_sqlite_crawl_put(sqlite_store *s, sqlite3_int64 site_id,
                         const sm_change *c)
 {
     sqlite3_stmt *q;
+    sm_sqlite_url_ref ref;
     sqlite3_int64 id;
     int rc;
 
@@ -74,8 +56,10 @@ int sm_sqlite_crawl_put(sqlite_store *s, sqlite3_int64 site_id,
         sqlite3_bind_int64(q, 3, apr_time_sec(c->seen));
         return sm_sqlite_run(s, q, "cannot count a sitemap fetch");
     }
-    if ((rc = url_id(s, site_id, c->url, &id)) != SQLITE_OK)
+    if ((rc = sm_sqlite_url_find(s, site_id, c->url, NULL, &ref))
+        != SQLITE_OK)
         return rc;
+    id = ref.id;
     if (!id)
         return unlisted(s, site_id, c);
     if (!(q = sm_sqlite_stmt(s, STMT_CRAWL_PUT)))

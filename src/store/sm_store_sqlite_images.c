@@ -18,20 +18,12 @@
 static int page_of(sqlite_store *s, sqlite3_int64 site_id, const char *url,
                    sqlite3_int64 *id, sqlite3_int64 *page)
 {
-    sqlite3_stmt *q;
-    int rc;
+    sm_sqlite_url_ref ref;
+    int rc = sm_sqlite_url_find(s, site_id, url, NULL, &ref);
 
-    *id = *page = 0;
-    if (!(q = sm_sqlite_stmt(s, STMT_IMG_URL)))
-        return SQLITE_ERROR;
-    sqlite3_bind_int64(q, 1, site_id);
-    sm_sqlite_text(q, 2, url);
-    if ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        *id = sqlite3_column_int64(q, 0);
-        *page = sqlite3_column_int64(q, 1);
-        rc = sqlite3_step(q);
-    }
-    return sm_sqlite_finish(s, q, rc, "cannot read a URL");
+    *id = ref.id;
+    *page = ref.page;
+    return rc;
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sm_store_sqlite_indexnow.c: IndexNow's pending list and per-site state in
  * the SQLite store.  The list is written by the store's own transactions
- * (indexnow_note in sm_store_sqlite.c); this file is the sender's side:
+ * (sm_sqlite_indexnow_note, at this file's end, called by the writer in
+ * sm_store_sqlite_write.c); the rest of this file is the sender's side:
  * claim a batch under a lease, finish it, and what sitemapctl reads or
  * queues.  These run a few times a minute, so their statements are
  * prepared per call. */
+#include "store/sm_store_sqlite.h"
 #include "store/sm_store_sqlite_indexnow.h"
 
 #include <apr_strings.h>
@@ -310,4 +312,57 @@ apr_status_t sm_sqlite_indexnow_stats(sm_store *st, apr_pool_t *p,
         return APR_EGENERAL;
     }
     return APR_SUCCESS;
+}
+
+/* ---- IndexNow's pending list ----------------------------------------------
+ *
+ * The one place where the store tells IndexNow about a change: a URL added,
+ * its lastmod moved, or removed (forgotten or expired).  Written in the
+ * transaction that makes the change, so a change and its submission are
+ * never apart.  The tables are created by every writer's open
+ * (sm_sqlite_indexnow_tables); the backlog is bounded per site. */
+int sm_sqlite_indexnow_note(sqlite_store *s, sm_tx_site *ts, const char *url)
+{
+    sqlite3_stmt *q;
+    int rc;
+
+    if (!ts->conf || !ts->conf->indexnow)
+        return SQLITE_OK;
+    if (!(q = sm_sqlite_stmt(s, STMT_IN_REQUEUE)))
+        return SQLITE_ERROR;
+    sm_sqlite_text(q, 1, ts->conf->base);
+    sm_sqlite_text(q, 2, url);
+    sqlite3_bind_int64(q, 3, apr_time_now());
+    if ((rc = sm_sqlite_run(s, q, "cannot queue a URL for IndexNow")) != SQLITE_OK
+        || sqlite3_changes(s->db) > 0)
+        return rc;
+    if (ts->in_pending < 0) {
+        if (!(q = sm_sqlite_stmt(s, STMT_IN_COUNT)))
+            return SQLITE_ERROR;
+        sm_sqlite_text(q, 1, ts->conf->base);
+        rc = sqlite3_step(q);
+        ts->in_pending = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
+        sqlite3_reset(q);
+        sqlite3_clear_bindings(q);
+        if (rc != SQLITE_ROW) {
+            sm_sqlite_set_error(&s->base,
+                                "cannot count IndexNow's pending URLs", s->db);
+            return rc;
+        }
+    }
+    if (ts->in_pending >= SM_INDEXNOW_BACKLOG_MAX) {
+        /* Counted, and logged by the sender (never per URL here). */
+        if (!(q = sm_sqlite_stmt(s, STMT_IN_OVERFLOW)))
+            return SQLITE_ERROR;
+        sm_sqlite_text(q, 1, ts->conf->base);
+        return sm_sqlite_run(s, q, "cannot count IndexNow's overflow");
+    }
+    if (!(q = sm_sqlite_stmt(s, STMT_IN_ADD)))
+        return SQLITE_ERROR;
+    sm_sqlite_text(q, 1, ts->conf->base);
+    sm_sqlite_text(q, 2, url);
+    sqlite3_bind_int64(q, 3, apr_time_now());
+    if ((rc = sm_sqlite_run(s, q, "cannot queue a URL for IndexNow")) == SQLITE_OK)
+        ts->in_pending++;
+    return rc;
 }

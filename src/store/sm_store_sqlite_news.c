@@ -9,36 +9,23 @@
 
 int sm_sqlite_news_put(sqlite_store *s, sm_tx_site *ts, const sm_change *c)
 {
-    sqlite3_stmt *get = sm_sqlite_stmt(s, STMT_NEWS_GET), *put;
-    const char *description = *c->description ? c->description : NULL;
-    sqlite3_int64 published = c->published > 0 ? apr_time_sec(c->published)
-                                                : 0, id, page;
-    int rc, differs;
+    sqlite3_stmt *put;
+    sm_sqlite_url_ref ref;
+    int rc;
 
-    if (!get)
-        return SQLITE_ERROR;
-    sqlite3_bind_int64(get, 1, ts->row.id);
-    sm_sqlite_text(get, 2, c->url);
-    sm_sqlite_text(get, 3, description);
-    sqlite3_bind_int64(get, 4, published);
-    if ((rc = sqlite3_step(get)) != SQLITE_ROW)
-        return sm_sqlite_finish(s, get, rc, "cannot read a URL's description");
-    id = sqlite3_column_int64(get, 0);
-    page = sqlite3_column_int64(get, 1);
-    differs = sqlite3_column_int(get, 2);
-    sqlite3_reset(get);
-    sqlite3_clear_bindings(get);
-    if (!differs)
-        return SQLITE_OK;
+    if ((rc = sm_sqlite_url_find(s, ts->row.id, c->url, c, &ref))
+        != SQLITE_OK || !ref.id || !ref.news_differs)
+        return rc;
     if (!(put = sm_sqlite_stmt(s, STMT_NEWS_PUT)))
         return SQLITE_ERROR;
-    sqlite3_bind_int64(put, 1, id);
-    sm_sqlite_text(put, 2, description);
-    sqlite3_bind_int64(put, 3, published);
+    sqlite3_bind_int64(put, 1, ref.id);
+    sm_sqlite_text(put, 2, *c->description ? c->description : NULL);
+    sqlite3_bind_int64(put, 3, c->published > 0 ? apr_time_sec(c->published)
+                                                : 0);
     if ((rc = sm_sqlite_run(s, put, "cannot update a URL's description"))
         != SQLITE_OK)
         return rc;
-    sm_tx_count(&s->tx, ts, page, 0, 0, 0);
+    sm_tx_count(&s->tx, ts, ref.page, 0, 0, 0);
     return SQLITE_OK;
 }
 

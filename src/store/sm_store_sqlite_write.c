@@ -303,59 +303,6 @@ static void tx_rollback(sqlite_store *s)
         apr_hash_clear(s->settings_kept);
 }
 
-/* ---- IndexNow's pending list ----------------------------------------------
- *
- * The one place where the store tells IndexNow about a change: a URL added,
- * its lastmod moved, or removed (forgotten or expired).  Written in the
- * transaction that makes the change, so a change and its submission are
- * never apart.  The tables are created by every writer's open
- * (sm_sqlite_indexnow_tables); the backlog is bounded per site. */
-static int indexnow_note(sqlite_store *s, sm_tx_site *ts, const char *url)
-{
-    sqlite3_stmt *q;
-    int rc;
-
-    if (!ts->conf || !ts->conf->indexnow)
-        return SQLITE_OK;
-    if (!(q = sm_sqlite_stmt(s, STMT_IN_REQUEUE)))
-        return SQLITE_ERROR;
-    sm_sqlite_text(q, 1, ts->conf->base);
-    sm_sqlite_text(q, 2, url);
-    sqlite3_bind_int64(q, 3, apr_time_now());
-    if ((rc = sm_sqlite_run(s, q, "cannot queue a URL for IndexNow")) != SQLITE_OK
-        || sqlite3_changes(s->db) > 0)
-        return rc;
-    if (ts->in_pending < 0) {
-        if (!(q = sm_sqlite_stmt(s, STMT_IN_COUNT)))
-            return SQLITE_ERROR;
-        sm_sqlite_text(q, 1, ts->conf->base);
-        rc = sqlite3_step(q);
-        ts->in_pending = rc == SQLITE_ROW ? sqlite3_column_int64(q, 0) : 0;
-        sqlite3_reset(q);
-        sqlite3_clear_bindings(q);
-        if (rc != SQLITE_ROW) {
-            sm_sqlite_set_error(&s->base,
-                                "cannot count IndexNow's pending URLs", s->db);
-            return rc;
-        }
-    }
-    if (ts->in_pending >= SM_INDEXNOW_BACKLOG_MAX) {
-        /* Counted, and logged by the sender (never per URL here). */
-        if (!(q = sm_sqlite_stmt(s, STMT_IN_OVERFLOW)))
-            return SQLITE_ERROR;
-        sm_sqlite_text(q, 1, ts->conf->base);
-        return sm_sqlite_run(s, q, "cannot count IndexNow's overflow");
-    }
-    if (!(q = sm_sqlite_stmt(s, STMT_IN_ADD)))
-        return SQLITE_ERROR;
-    sm_sqlite_text(q, 1, ts->conf->base);
-    sm_sqlite_text(q, 2, url);
-    sqlite3_bind_int64(q, 3, apr_time_now());
-    if ((rc = sm_sqlite_run(s, q, "cannot queue a URL for IndexNow")) == SQLITE_OK)
-        ts->in_pending++;
-    return rc;
-}
-
 /* ---- writing -------------------------------------------------------------- */
 
 static int touch(sqlite_store *s, sqlite3_int64 id, sqlite3_int64 seen,
@@ -369,6 +316,21 @@ static int touch(sqlite_store *s, sqlite3_int64 id, sqlite3_int64 seen,
     sqlite3_bind_int64(q, 2, seen);
     stats->touched++;
     return sm_sqlite_run(s, q, "cannot refresh a URL");
+}
+
+/* The site's last page's count and bytes known to the transaction
+ * (ts->last_known), read once. */
+int sm_sqlite_last_page_known(sqlite_store *s, sm_tx_site *ts)
+{
+    page_row pr;
+    int rc;
+
+    if (ts->last_known)
+        return SQLITE_OK;
+    if ((rc = read_page(s, ts->row.id, ts->row.last_page, &pr)) != SQLITE_OK)
+        return rc;
+    sm_tx_last_page(&s->tx, ts, pr.url_count, pr.xml_bytes);
+    return SQLITE_OK;
 }
 
 /* Add c's URL unless the site is full or the URL is stored: *added says
@@ -387,13 +349,8 @@ static int add_url(sqlite_store *s, const sm_change *c, sm_tx_site *ts,
     /* 2^40 ids a site: refused as full, never reached in practice. */
     if (id >= SITE_FIRST_ID(ts->row.id + 1))
         return SQLITE_OK;
-    if (!ts->last_known) {
-        page_row pr;
-        if ((rc = read_page(s, ts->row.id, ts->row.last_page, &pr))
-            != SQLITE_OK)
-            return rc;
-        sm_tx_last_page(&s->tx, ts, pr.url_count, pr.xml_bytes);
-    }
+    if ((rc = sm_sqlite_last_page_known(s, ts)) != SQLITE_OK)
+        return rc;
     page = sm_tx_choose_page(c->site, ts, entry);
     if (!(q = sm_sqlite_stmt(s, STMT_URL_ADD)))
         return SQLITE_ERROR;
@@ -425,7 +382,7 @@ static int add_url(sqlite_store *s, const sm_change *c, sm_tx_site *ts,
         s->tx.held = 1;
         return SQLITE_OK;
     }
-    return indexnow_note(s, ts, c->url);
+    return sm_sqlite_indexnow_note(s, ts, c->url);
 }
 
 /* A stored URL's title (STMT_URL_TITLE: the HTML site map shows it) or
@@ -468,7 +425,7 @@ static int vouch(sqlite_store *s, const sm_change *c, sm_tx_site *ts,
         != SQLITE_OK)
         return rc;
     *held = 0;
-    return indexnow_note(s, ts, c->url);
+    return sm_sqlite_indexnow_note(s, ts, c->url);
 }
 
 /* Is c->same_as stored with c's ETag (the same content)?  Then c is that
@@ -571,7 +528,7 @@ static int record(sqlite_store *s, const sm_change *c, sm_apply_stats *stats)
             && new_lastmod != old_lastmod) {
             sm_tx_count(&s->tx, ts, page, 0, 0, new_lastmod);
             if (!held)
-                rc = indexnow_note(s, ts, c->url);
+                rc = sm_sqlite_indexnow_note(s, ts, c->url);
         }
         return rc;
     }
@@ -602,7 +559,7 @@ static int delete_rows(sqlite_store *s, sqlite3_stmt *q, sm_tx_site *ts,
         (*removed)++;
         /* A held URL was never submitted: its removal is not either. */
         if (sqlite3_column_int64(q, 3) == 0
-            && (in_rc = indexnow_note(s, ts, (const char *)
+            && (in_rc = sm_sqlite_indexnow_note(s, ts, (const char *)
                                       sqlite3_column_text(q, 2)))
                != SQLITE_OK) {
             sqlite3_reset(q);
@@ -688,37 +645,54 @@ static int robots(sqlite_store *s, const sm_change *c)
     return sm_sqlite_robots_put(s, c);
 }
 
+/* One change and what follows it (a record's images and news), in the
+ * order the changes came; i: its index in the write's list. */
+int sm_sqlite_apply_one(sqlite_store *s, const sm_change *c, int i,
+                        sm_apply_stats *stats)
+{
+    int added = stats->added, rc;
+
+    rc = c->op == SM_CHANGE_FORGET ? forget(s, c, stats)
+       : c->op == SM_CHANGE_NOTE ? note(s, c)
+       : c->op == SM_CHANGE_CRAWL ? crawl(s, c)
+       : c->op == SM_CHANGE_ROBOTS ? robots(s, c)
+       : c->op >= SM_CHANGE_IMAGE ? images(s, c)
+       : record(s, c, stats);
+    if (rc == SQLITE_OK && c->op == SM_CHANGE_RECORD && c->images)
+        rc = images(s, c);
+    /* (a URL just added has them from its INSERT) */
+    if (rc == SQLITE_OK && c->op == SM_CHANGE_RECORD && c->description
+        && stats->added == added)
+        rc = news(s, c);
+    if (rc == SQLITE_OK)
+        sm_tx_held_count(&s->tx, &s->base, stats, i);
+    return rc;
+}
+
 apr_status_t sm_sqlite_apply(sm_store *st, const sm_change *changes, int n,
                              sm_apply_stats *stats)
 {
     sqlite_store *s = (sqlite_store *)st;
-    int i, rc;
+    int i, rc, done;
 
     memset(stats, 0, sizeof(*stats));
     if ((rc = tx_start(s)) != SQLITE_OK) {
         sm_tx_end(&s->tx);
         return sm_sqlite_status(rc);
     }
-    for (i = 0; i < n; i++) {
-        int added = stats->added;
-
-        rc = changes[i].op == SM_CHANGE_FORGET
-           ? forget(s, &changes[i], stats)
-           : changes[i].op == SM_CHANGE_NOTE ? note(s, &changes[i])
-           : changes[i].op == SM_CHANGE_CRAWL ? crawl(s, &changes[i])
-           : changes[i].op == SM_CHANGE_ROBOTS ? robots(s, &changes[i])
-           : changes[i].op >= SM_CHANGE_IMAGE ? images(s, &changes[i])
-           : record(s, &changes[i], stats);
-        if (rc == SQLITE_OK && changes[i].op == SM_CHANGE_RECORD
-            && changes[i].images)
-            rc = images(s, &changes[i]);
-        /* (a URL just added has them from its INSERT) */
-        if (rc == SQLITE_OK && changes[i].op == SM_CHANGE_RECORD
-            && changes[i].description && stats->added == added)
-            rc = news(s, &changes[i]);
-        if (rc != SQLITE_OK)
+    s->runs_from = 0;
+    for (i = 0; i < n; i += done) {
+        /* New URLs several to a statement (sm_store_sqlite_batch.c); done
+         * 0 when changes[i] does not start such a run. */
+        if ((rc = sm_sqlite_add_run(s, changes, n, i, stats, &done))
+            != SQLITE_OK)
             goto fail;
-        sm_tx_held_count(&s->tx, st, stats, i);
+        if (!done) {
+            if ((rc = sm_sqlite_apply_one(s, &changes[i], i, stats))
+                != SQLITE_OK)
+                goto fail;
+            done = 1;
+        }
     }
     if ((rc = tx_commit(s)) != SQLITE_OK)
         goto fail;

@@ -238,6 +238,29 @@ def test_news_and_llms_sqlite(make_server):
     assert b"LD story, updated" in r.body
 
 
+def test_description_stored_only_for_news_or_llms(make_server):
+    """Without SitemapNewsPath and SitemapLLMsPath the writer stores no
+    description or publication time (an index entry a page saved, issue
+    35); turned on, a page served again has them."""
+    srv = make_server(conf="")
+    listed, left_out = site_pages(srv)
+    srv.start()
+    visit(srv, listed, left_out)
+    assert srv.query("SELECT title, description, published FROM urls"
+                     " WHERE url = '/news/og.html'") == [(OG_TITLE, None, 0)]
+    srv.stop()
+    srv.conf_text = CONF
+    srv.restart()
+    srv.get_ok("/news/og.html")
+    deadline = time.monotonic() + 15      # a positive sentinel: stored
+    while srv.query("SELECT description, published > 0 FROM urls"
+                    " WHERE url = '/news/og.html'") \
+            != [("First story.", 1)]:
+        assert time.monotonic() < deadline, "the description was not stored"
+        time.sleep(0.1)
+    assert "/news/og.html" in srv.get_ok("/news-sitemap.xml").body.decode()
+
+
 def test_news_and_llms_postgresql(make_server, pg_db):
     srv = make_server(db=pg_db.uri, conf=CONF)
     listed, left_out = site_pages(srv)
