@@ -242,7 +242,7 @@ int sitemap_anonymous_allowed(request_rec *orig, const request_rec *last)
         return 0;
     /* Nothing looks at who asks: the stand-in would be answered as the
      * visitor was (mod_sitemap_authz_conf.c). */
-    if (sitemap_authz_client_blind())
+    if (sitemap_authz_client_blind(orig, last))
         return 1;
     anon = stand_in(orig);
     /* A handler that redirected internally (an Action, a CGI script's

@@ -32,9 +32,14 @@
  *   - any other argument with an expression (%{...}), but for the
  *     logging and response-header directives'
  *
- * Anything else (a module not listed, one of these directives anywhere,
- * even in a section unrelated to the page) keeps the re-check on for
- * every page, as before; the first such directive or module is logged
+ * Such directives inside a <Location> section (a path, not a regex) keep
+ * the re-check on only for the pages whose URIs (asked for, and served
+ * under after any rewrite) start with its path: when nothing outside
+ * those sections looks at the client, the stand-in's URIs are the
+ * visitor's, so a section not applied to him is not applied to it.
+ * Anything else (a module not listed, one of these directives anywhere
+ * else, even in a section unrelated to the page) keeps the re-check on
+ * for every page, as before; the first such directive or module is logged
  * at info at start-up, with its file and line.  SetEnvIf and BrowserMatch
  * are allowed: every directive that could read what they set is refused
  * above. */
@@ -44,6 +49,7 @@
 #include "http_log.h"
 #include "util_cfgtree.h"
 
+#include <apr_lib.h>
 #include <apr_strings.h>
 
 APLOG_USE_MODULE(sitemap);
@@ -163,16 +169,53 @@ static int dependent(apr_pool_t *p, const ap_directive_t *d)
     return has(a, "%{") && !listed(format_directives, n);
 }
 
-/* The first directive in the tree from d (depth first) that can. */
+/* The path of a <Location> section (not a regex: not "~", not
+ * <LocationMatch>), NULL for any other directive.  A container's args
+ * end with its '>'. */
+static const char *location_path(apr_pool_t *p, const ap_directive_t *d)
+{
+    char *args;
+    const char *a, *w;
+    apr_size_t n;
+
+    if (strcasecmp(d->directive, "<Location") || !d->args)
+        return NULL;
+    args = apr_pstrdup(p, d->args);
+    n = strlen(args);
+    while (n && (args[n - 1] == '>' || apr_isspace(args[n - 1])))
+        args[--n] = '\0';
+    a = args;
+    w = ap_getword_conf(p, &a);
+    return w[0] == '/' && !*a ? w : NULL;
+}
+
+/* The first directive in the tree from d (depth first) that can, outside
+ * the <Location> sections it notes in guards (a section whose path the
+ * visitor's URI does not start with is not applied to him, nor to the
+ * stand-in when nothing outside such sections looks at the client: the
+ * stand-in's URI is his). */
 static const ap_directive_t *first_dependent(apr_pool_t *p,
-                                             const ap_directive_t *d)
+                                             const ap_directive_t *d,
+                                             apr_array_header_t *guards)
 {
     const ap_directive_t *hit;
+    const char *loc;
 
     for (; d; d = d->next) {
         if (d->directive && dependent(p, d))
             return d;
-        if (d->first_child && (hit = first_dependent(p, d->first_child)))
+        if (!d->first_child)
+            continue;
+        if (guards && d->directive && (loc = location_path(p, d))) {
+            if ((hit = first_dependent(p, d->first_child, NULL))) {
+                ap_log_error(APLOG_MARK, APLOG_DEBUG, 0, NULL, "anonymous "
+                             "re-check: for URIs under %s (%s %s at %s:%d)",
+                             loc, hit->directive, hit->args ? hit->args : "",
+                             hit->filename, hit->line_num);
+                APR_ARRAY_PUSH(guards, const char *) = loc;
+            }
+        }
+        else if ((hit = first_dependent(p, d->first_child, guards)))
             return hit;
     }
     return NULL;
@@ -192,17 +235,23 @@ static const char *unlisted_module(void)
     return NULL;
 }
 
-void sitemap_authz_conf_check(apr_pool_t *ptemp, server_rec *s)
+/* The guarded sections' paths (pconf), NULL for none. */
+static apr_array_header_t *guards;
+
+void sitemap_authz_conf_check(apr_pool_t *pconf, server_rec *s)
 {
     const char *mod = unlisted_module();
-    const ap_directive_t *d = mod ? NULL : first_dependent(ptemp,
-                                                           ap_conftree);
+    apr_array_header_t *g = apr_array_make(pconf, 2, sizeof(const char *));
+    const ap_directive_t *d = mod ? NULL : first_dependent(pconf,
+                                                           ap_conftree, g);
 
     client_blind = !mod && !d;
+    guards = client_blind && g->nelts ? g : NULL;
     if (client_blind)
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, "anonymous re-check: "
                      "not needed, nothing in the configuration looks at "
-                     "who asks");
+                     "who asks%s", guards ? " but in <Location> sections "
+                     "(for their URIs)" : "");
     else if (mod)
         ap_log_error(APLOG_MARK, APLOG_INFO, 0, s, "anonymous re-check: "
                      "on for every new page (module %s)", mod);
@@ -212,7 +261,44 @@ void sitemap_authz_conf_check(apr_pool_t *ptemp, server_rec *s)
                      d->args ? d->args : "", d->filename, d->line_num);
 }
 
-int sitemap_authz_client_blind(void)
+/* Does uri start with path, runs of '/' in either counted as one and
+ * letters of any case alike (more than <Location> matches: it errs
+ * towards the re-check)? */
+static int under(const char *uri, const char *path)
 {
-    return client_blind;
+    while (*path) {
+        if (!*uri || apr_tolower(*uri) != apr_tolower(*path))
+            return 0;
+        if (*path == '/') {
+            while (uri[1] == '/')
+                uri++;
+            while (path[1] == '/')
+                path++;
+        }
+        uri++;
+        path++;
+    }
+    return 1;
+}
+
+int sitemap_authz_client_blind(const request_rec *orig,
+                               const request_rec *last)
+{
+    const request_rec *r;
+    int i;
+
+    if (!client_blind)
+        return 0;
+    if (!guards)
+        return 1;
+    for (i = 0; i < guards->nelts; i++) {
+        const char *path = APR_ARRAY_IDX(guards, i, const char *);
+
+        if (orig->parsed_uri.path && under(orig->parsed_uri.path, path))
+            return 0;
+        for (r = orig; r; r = r == last ? NULL : r->next)
+            if (r->uri && under(r->uri, path))
+                return 0;
+    }
+    return 1;
 }

@@ -5,6 +5,8 @@ who asks (mod_sitemap_authz_conf.c, issue 35); one directive that can, even
 in a section the page is not in, or a module not known to be blind, keeps it
 on for every page.  test_authz*.py show that the pages such directives
 restrict stay out of the sitemap."""
+import re
+
 import pytest
 
 HTML = "<html><body>x</body></html>\n"
@@ -68,3 +70,33 @@ def test_a_directive_on_the_client_keeps_the_recheck(make_server, name):
     s.get_ok("/page.html")
     s.wait_log(LOOKUP, module="sitemap")
     s.wait_recorded("/page.html")
+
+
+def test_a_location_keeps_the_recheck_for_its_uris_only(make_server):
+    """A rule on the client inside <Location> (Debian's status.conf puts
+    `Require local` in <Location /server-status>) applies only to URIs under
+    its path, for the visitor and the stand-in alike when nothing else looks
+    at the client: the lookup runs for those, and a rewrite [PT] into the
+    section counts, not for the rest."""
+    s = make_server(loglevel="warn sitemap:trace2", modules=("authz_host",))
+    for p in ("page.html", "private/page.html", "q/page.html"):
+        s.write(f"htdocs/{p}", HTML)
+    s.conf_text = ("<Location /private>\nRequire local\n</Location>\n"
+                   '<Location "/q/">\n<RequireAny>\nRequire ip 10.0.0.0/8\n'
+                   "Require local\n</RequireAny>\n</Location>\n"
+                   "RewriteEngine On\n"
+                   "RewriteRule ^/alias/(.*) /private/$1 [PT]\n")
+    s.start()
+    s.wait_log(r"anonymous re-check: not needed.*<Location> sections",
+               module="sitemap")
+    for p in ("/private/page.html", "/alias/page.html", "//q/page.html"):
+        s.get_ok(p)
+    s.wait_log(r"anonymous lookup of /private/page\.html", module="sitemap")
+    s.wait_log(r"anonymous lookup of /alias/page\.html", module="sitemap")
+    s.wait_log(r"anonymous lookup of //q/page\.html", module="sitemap")
+    s.get_ok("/page.html")
+    s.wait_recorded("/page.html")
+    s.assert_not_recorded("/private/page.html", "/alias/page.html",
+                          "/q/page.html")
+    assert not [ln for ln in s.log_text().splitlines()
+                if re.search(LOOKUP + ":", ln)]
