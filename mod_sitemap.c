@@ -508,6 +508,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
         ap_log_error(APLOG_MARK, APLOG_ERR, 0, main_s, "cannot make the "
                      "address of an anonymous visitor: nothing is recorded");
     }
+    sitemap_authz_conf_check(pconf, main_s);
     own_confs(pconf, main_s);
 
     for (s = main_s; s; s = s->next) {

@@ -453,6 +453,14 @@ const char *sitemap_news_conf_problem(apr_pool_t *p,
 int sitemap_views_serve(request_rec *r);
 int sitemap_status_serve(request_rec *r);
 
+/* Does nothing in the configuration that applies to the visitor's
+ * requests from orig to last look at who asks (so the anonymous re-check
+ * is his own answer)?  The configuration is read at start-up
+ * (mod_sitemap_authz_conf.c). */
+void sitemap_authz_conf_check(apr_pool_t *pconf, server_rec *s);
+int sitemap_authz_client_blind(const request_rec *orig,
+                               const request_rec *last);
+
 #define SITEMAP_CONF(s) \
     ((sitemap_server_conf *)ap_get_module_config((s)->module_config, \
                                                  &sitemap_module))

@@ -240,6 +240,10 @@ int sitemap_anonymous_allowed(request_rec *orig, const request_rec *last)
         uri = strchr(uri + 3, '/');
     if (!anonymous_addr || !uri || uri[0] != '/')
         return 0;
+    /* Nothing looks at who asks: the stand-in would be answered as the
+     * visitor was (mod_sitemap_authz_conf.c). */
+    if (sitemap_authz_client_blind(orig, last))
+        return 1;
     anon = stand_in(orig);
     /* A handler that redirected internally (an Action, a CGI script's
      * local Location) did so after the request it ran for: the stand-in

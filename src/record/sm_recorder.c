@@ -158,6 +158,26 @@ void sm_rec_batch_reset(sm_rec_batch *b)
     b->kept = 0;
 }
 
+/* A new item at the end of b's items, left as it was: sm_rec_batch_put
+ * writes every field.  apr_array_push zeroes each item it hands out and
+ * the new half of the array when it grows, which the caller overwrites
+ * (270 instructions a new URL, bench/RESULTS.md); the array doubles here
+ * as there, the old one left in the pool until the reset. */
+static sm_rec_item *batch_push(sm_rec_batch *b)
+{
+    apr_array_header_t *a = b->items;
+
+    if (a->nelts == a->nalloc) {
+        int n = a->nalloc ? a->nalloc * 2 : 64;
+        char *elts = apr_palloc(b->pool, (apr_size_t)n * sizeof(sm_rec_item));
+
+        memcpy(elts, a->elts, (apr_size_t)a->nelts * sizeof(sm_rec_item));
+        a->elts = elts;
+        a->nalloc = n;
+    }
+    return &((sm_rec_item *)(void *)a->elts)[a->nelts++];
+}
+
 /* The key of an item is its store's (sm_rec_change_key seeds it with the
  * store's identity), so one URL of two stores is two items.  A record
  * whose head was not read keeps the title and alternates an earlier
@@ -183,7 +203,7 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
         }
     }
     else {
-        item = apr_array_push(b->items);
+        item = batch_push(b);
         slot->key = key;
         slot->pos = (apr_size_t)b->items->nelts;
         if (!b->first)
