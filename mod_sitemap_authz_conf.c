@@ -26,13 +26,19 @@
  *     Allow and Deny other than "from all"
  *   - AllowOverride or AllowOverrideList other than None (.htaccess
  *     files are read per request, not here)
- *   - Options naming MultiViews, a type-map handler (Accept-Language)
+ *   - Options naming MultiViews (mod_negotiation picks a file by the
+ *     request's headers in the type checker, which a lookup runs; a
+ *     type-map handler's choice is made in the handler, which no lookup
+ *     ever ran, so Debian's "AddHandler type-map var" is no reason)
+ *   - <AuthzProviderAlias> and <AuthnProviderAlias> (a provider of any
+ *     name, even one listed below in another case, may be an alias of ip)
  *   - RequestHeader; SSLRequire; SSLVerifyClient other than none;
  *     ProxyRequests or ProxyPassInterpolateEnv on
  *   - any other argument with an expression (%{...}), but for the
  *     logging and response-header directives'
  *
- * Such directives inside a <Location> section (a path, not a regex) keep
+ * Such directives inside a <Location> section (a path, not a regex; one
+ * with wildcards counts as the path before its first wildcard) keep
  * the re-check on only for the pages whose URIs (asked for, and served
  * under after any rewrite) start with its path: when nothing outside
  * those sections looks at the client, the stand-in's URIs are the
@@ -84,7 +90,9 @@ static const char *const format_directives[] = {
 };
 
 /* Require's providers that ask nothing of the client but its credentials
- * (a response for credentials is never recorded) or its method (GET). */
+ * (a response for credentials is never recorded) or its method (GET).
+ * Compared exactly: httpd looks providers up by case, and an alias
+ * (refused anyway) could be "Valid-User". */
 static const char *const blind_requires[] = {
     "all", "valid-user", "user", "group", "file-owner", "file-group",
     "method", NULL
@@ -94,6 +102,14 @@ static int listed(const char *const *list, const char *name)
 {
     for (; *list; list++)
         if (!strcasecmp(*list, name))
+            return 1;
+    return 0;
+}
+
+static int listed_exactly(const char *const *list, const char *name)
+{
+    for (; *list; list++)
+        if (!strcmp(*list, name))
             return 1;
     return 0;
 }
@@ -117,7 +133,7 @@ static int require_blind(apr_pool_t *p, const char *args)
 
     if (!strcasecmp(w, "not"))
         w = ap_getword_conf(p, &a);
-    return listed(blind_requires, w);
+    return listed_exactly(blind_requires, w);
 }
 
 /* Do mod_rewrite's flags ("[L,NS]") name nosubreq? */
@@ -147,7 +163,9 @@ static int dependent(apr_pool_t *p, const ap_directive_t *d)
     if (!strcasecmp(n, "<If") || !strcasecmp(n, "<ElseIf")
         || !strcasecmp(n, "<Else") || !strcasecmp(n, "RewriteCond")
         || !strcasecmp(n, "RewriteMap") || !strcasecmp(n, "RequestHeader")
-        || !strcasecmp(n, "SSLRequire"))
+        || !strcasecmp(n, "SSLRequire")
+        || !strcasecmp(n, "<AuthzProviderAlias")
+        || !strcasecmp(n, "<AuthnProviderAlias"))
         return 1;
     if (!strcasecmp(n, "RewriteRule"))
         return has(a, "%{") || has(a, "${") || rewrite_nosubreq(p, a);
@@ -164,14 +182,15 @@ static int dependent(apr_pool_t *p, const ap_directive_t *d)
     if (!strcasecmp(n, "ProxyRequests")
         || !strcasecmp(n, "ProxyPassInterpolateEnv"))
         return !first_word_is(p, a, "off");
-    if (has(a, "type-map"))
-        return 1;
     return has(a, "%{") && !listed(format_directives, n);
 }
 
 /* The path of a <Location> section (not a regex: not "~", not
- * <LocationMatch>), NULL for any other directive.  A container's args
- * end with its '>'. */
+ * <LocationMatch>), NULL for any other directive; a path with wildcards
+ * (httpd matches it with fnmatch) cut at the first, so that a section
+ * for "/private/" followed by a star guards "/private/", and one whose
+ * second byte is a wildcard guards every URI.  A container's args end
+ * with its '>'. */
 static const char *location_path(apr_pool_t *p, const ap_directive_t *d)
 {
     char *args;
@@ -186,7 +205,9 @@ static const char *location_path(apr_pool_t *p, const ap_directive_t *d)
         args[--n] = '\0';
     a = args;
     w = ap_getword_conf(p, &a);
-    return w[0] == '/' && !*a ? w : NULL;
+    if (w[0] != '/' || *a)
+        return NULL;
+    return apr_pstrndup(p, w, strcspn(w, "*?[\\"));
 }
 
 /* The first directive in the tree from d (depth first) that can, outside

@@ -29,7 +29,6 @@ DEPENDENT = {
     "allowoverride": ((), "AllowOverride FileInfo", "AllowOverride"),
     "multiviews": ((), "Options +MultiViews", "Options"),
     "requestheader": ((), "RequestHeader set X-A b", "RequestHeader"),
-    "type-map": ((), "AddHandler type-map .var", "AddHandler"),
     "expression": ((), "SetEnvIf Request_URI ^/x y=1\n"
                    "Header set X-W \"%{REMOTE_ADDR}e\"\n"
                    "ErrorDocument 404 \"%{REMOTE_ADDR}\"", "ErrorDocument"),
@@ -44,6 +43,9 @@ def test_blind_configuration_skips_the_recheck(make_server):
     s.write("htdocs/page.html", HTML)
     s.conf_text = (f'<Directory "{s.docroot}/elsewhere">\n'
                    "BrowserMatch ^x nokeepalive\nRequire valid-user\n"
+                   # Debian's mime.conf: a type map is read by its
+                   # handler, which no lookup runs
+                   "AddHandler type-map var\n"
                    "Header set X-A \"%{REQUEST_URI}e\"\nOptions -Indexes\n"
                    "RewriteRule ^y$ /page.html [L]\n</Directory>\n")
     s.start()
@@ -72,6 +74,27 @@ def test_a_directive_on_the_client_keeps_the_recheck(make_server, name):
     s.wait_recorded("/page.html")
 
 
+def test_a_provider_alias_keeps_the_recheck(make_server):
+    """<AuthzProviderAlias ip Valid-User ...>: `Require Valid-User` is then
+    an address check (httpd looks providers up by case), so the alias
+    itself keeps the re-check on (a review found it recorded from
+    127.0.0.1 a page refused to everyone else)."""
+    s = make_server(loglevel="warn sitemap:trace2",
+                    modules=("authz_host", "authz_user"))
+    s.write("htdocs/g/page.html", HTML)
+    s.conf_text = ("<AuthzProviderAlias ip Valid-User 127.0.0.1>\n"
+                   "</AuthzProviderAlias>\n"
+                   f'<Directory "{s.docroot}/g">\nRequire Valid-User\n'
+                   "</Directory>\n")
+    s.start()
+    line = s.wait_log(r"anonymous re-check: on for every new page",
+                      module="sitemap")[0]
+    assert "(<AuthzProviderAlias" in line, line
+    s.get_ok("/g/page.html")
+    s.wait_log(r"anonymous lookup of /g/page\.html", module="sitemap")
+    s.assert_not_recorded("/g/page.html")
+
+
 def test_a_location_keeps_the_recheck_for_its_uris_only(make_server):
     """A rule on the client inside <Location> (Debian's status.conf puts
     `Require local` in <Location /server-status>) applies only to URIs under
@@ -79,9 +102,12 @@ def test_a_location_keeps_the_recheck_for_its_uris_only(make_server):
     at the client: the lookup runs for those, and a rewrite [PT] into the
     section counts, not for the rest."""
     s = make_server(loglevel="warn sitemap:trace2", modules=("authz_host",))
-    for p in ("page.html", "private/page.html", "q/page.html"):
+    for p in ("page.html", "private/page.html", "q/page.html",
+              "wild/page.html"):
         s.write(f"htdocs/{p}", HTML)
     s.conf_text = ("<Location /private>\nRequire local\n</Location>\n"
+                   # a wildcard path (fnmatch): guards what precedes it
+                   "<Location /wild/*>\nRequire local\n</Location>\n"
                    '<Location "/q/">\n<RequireAny>\nRequire ip 10.0.0.0/8\n'
                    "Require local\n</RequireAny>\n</Location>\n"
                    "RewriteEngine On\n"
@@ -89,14 +115,16 @@ def test_a_location_keeps_the_recheck_for_its_uris_only(make_server):
     s.start()
     s.wait_log(r"anonymous re-check: not needed.*<Location> sections",
                module="sitemap")
-    for p in ("/private/page.html", "/alias/page.html", "//q/page.html"):
+    for p in ("/private/page.html", "/alias/page.html", "//q/page.html",
+              "/wild/page.html"):
         s.get_ok(p)
     s.wait_log(r"anonymous lookup of /private/page\.html", module="sitemap")
     s.wait_log(r"anonymous lookup of /alias/page\.html", module="sitemap")
     s.wait_log(r"anonymous lookup of //q/page\.html", module="sitemap")
+    s.wait_log(r"anonymous lookup of /wild/page\.html", module="sitemap")
     s.get_ok("/page.html")
     s.wait_recorded("/page.html")
     s.assert_not_recorded("/private/page.html", "/alias/page.html",
-                          "/q/page.html")
+                          "/q/page.html", "/wild/page.html")
     assert not [ln for ln in s.log_text().splitlines()
                 if re.search(LOOKUP + ":", ln)]
