@@ -20,16 +20,21 @@ const char *sm_pg_row_key(apr_pool_t *p, const sm_tx_site *ts,
     return apr_psprintf(p, "%" APR_INT64_T_FMT "/%s", ts->row.id, url);
 }
 
-void sm_pg_new_rows_init(sm_pg_new_rows *nr, apr_pool_t *p)
+void sm_pg_new_rows_init(sm_pg_new_rows *nr, apr_pool_t *p,
+                         const sm_change *changes, int n)
 {
     nr->p = p;
+    nr->changes = changes;
+    nr->n_changes = n;
+    nr->in_row = apr_pcalloc(p, n > 0 ? (apr_size_t)n : 1);
     nr->stored = apr_hash_make(p);
     nr->pending = apr_hash_make(p);
 #define I64S apr_array_make(p, 64, sizeof(apr_int64_t))
 #define STRS apr_array_make(p, 64, sizeof(char *))
     nr->site = I64S; nr->id = I64S; nr->page = I64S; nr->lastmod = I64S;
-    nr->seen = I64S; nr->len = I64S; nr->held = I64S;
+    nr->seen = I64S; nr->len = I64S; nr->held = I64S; nr->published = I64S;
     nr->url = STRS; nr->etag = STRS; nr->title = STRS; nr->alternates = STRS;
+    nr->description = STRS;
 #undef I64S
 #undef STRS
 }
@@ -71,6 +76,22 @@ int sm_pg_find_stored(pg_store *s, sm_pg_new_rows *nr,
     return 0;
 }
 
+/* The new row's description and publication time: what sm_pg_news_put
+ * would write over the defaults (NULL and 0) for c, which it then passes
+ * by (a second statement per row: each an update of the row, its index
+ * entries written again). */
+static void queue_news(sm_pg_new_rows *nr, const sm_change *c)
+{
+    int news = c->op == SM_CHANGE_RECORD && c->description;
+
+    APR_ARRAY_PUSH(nr->description, const char *) =
+        news && *c->description ? c->description : NULL;
+    APR_ARRAY_PUSH(nr->published, apr_int64_t) =
+        news && c->published > 0 ? apr_time_sec(c->published) : 0;
+    if (news && c >= nr->changes && c < nr->changes + nr->n_changes)
+        nr->in_row[c - nr->changes] = 1;
+}
+
 /* c adds a URL that is neither stored nor pending: planned, counted and
  * kept for write_new.  0, or -1 on error. */
 int sm_pg_queue_new(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
@@ -98,6 +119,7 @@ int sm_pg_queue_new(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
     APR_ARRAY_PUSH(nr->etag, const char *) = c->etag;
     APR_ARRAY_PUSH(nr->title, const char *) = SM_TX_TITLE(c);
     APR_ARRAY_PUSH(nr->alternates, const char *) = SM_TX_ALTERNATES(c);
+    queue_news(nr, c);
     apr_hash_set(nr->pending, key, APR_HASH_KEY_STRING, "");
     sm_tx_added(&s->tx, ts, page, id, entry, lastmod);
     sm_tx_seen(&s->tx, ts, page, seen);
@@ -132,16 +154,21 @@ int sm_pg_write_new(pg_store *s, sm_pg_new_rows *nr)
     p_str(&ps, TEXTS(nr->title));
     p_str(&ps, TEXTS(nr->alternates));
     p_str(&ps, INTS(nr->held));
+    p_str(&ps, TEXTS(nr->description));
+    p_str(&ps, INTS(nr->published));
 #undef INTS
 #undef TEXTS
     if (sm_pg_run(s, "cannot add URLs", "INSERT INTO sitemap_urls(id,"
                   " site_id, url, page, lastmod, etag, first_seen, last_seen,"
-                  " xml_len, title, alternates, held)"
-                  " SELECT i, si, u, pg, lm, e, se, se, l, t, a, h"
+                  " xml_len, title, alternates, held, description,"
+                  " published)"
+                  " SELECT i, si, u, pg, lm, e, se, se, l, t, a, h, d, pu"
                   " FROM unnest($1::bigint[], $2::bigint[], $3::text[],"
                   " $4::bigint[], $5::bigint[], $6::text[], $7::bigint[],"
-                  " $8::bigint[], $9::text[], $10::text[], $11::bigint[])"
-                  " AS x(i, si, u, pg, lm, e, se, l, t, a, h)", &ps, &done) != 0)
+                  " $8::bigint[], $9::text[], $10::text[], $11::bigint[],"
+                  " $12::text[], $13::bigint[])"
+                  " AS x(i, si, u, pg, lm, e, se, l, t, a, h, d, pu)", &ps,
+                  &done) != 0)
         return -1;
     if (done != n) {
         apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg), "cannot add "
@@ -152,8 +179,9 @@ int sm_pg_write_new(pg_store *s, sm_pg_new_rows *nr)
     apr_array_clear(nr->site); apr_array_clear(nr->id);
     apr_array_clear(nr->page); apr_array_clear(nr->lastmod);
     apr_array_clear(nr->seen); apr_array_clear(nr->len);
-    apr_array_clear(nr->held);
+    apr_array_clear(nr->held); apr_array_clear(nr->published);
     apr_array_clear(nr->url); apr_array_clear(nr->etag);
     apr_array_clear(nr->title); apr_array_clear(nr->alternates);
+    apr_array_clear(nr->description);
     return 0;
 }
