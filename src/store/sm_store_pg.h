@@ -6,7 +6,7 @@
  *   sm_store_pg.c        writing (apply, expire, sites) and opening
  *   sm_store_pg_read.c   reading, administration, check
  *   sm_store_pg_indexnow.c  IndexNow's pending list
- *   sm_store_pg_batch.c  a transaction's new URLs in one INSERT */
+ *   sm_store_pg_batch.c  a transaction's new URLs, by COPY */
 #ifndef SM_STORE_PG_H
 #define SM_STORE_PG_H
 
@@ -96,6 +96,10 @@ PGresult *sm_pg_q(pg_store *s, const char *what, const char *sql,
  * gets the rows it changed. */
 int sm_pg_run(pg_store *s, const char *what, const char *sql, const params *ps,
               apr_int64_t *changed);
+/* COPY ... FROM STDIN (sql) of data, len bytes in COPY's format: 0 with
+ * *rows (when not NULL) the rows added, or -1 (errmsg set). */
+int sm_pg_copy_in(pg_store *s, const char *what, const char *sql,
+                  const char *data, apr_size_t len, apr_int64_t *rows);
 /* Simple-protocol text (several statements, no parameters). */
 PGresult *sm_pg_exec(pg_store *s, const char *what, const char *sql);
 /* Start a transaction with bounded waits; *now (when not NULL) gets the

@@ -4,6 +4,7 @@
 #include "store/sm_store_pg.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +276,10 @@ static PGresult *await_result(pg_store *s, const char *what)
                 }
                 PQclear(last);
                 last = res;
+                /* COPY FROM STDIN: the data is the caller's to send
+                 * (sm_pg_copy_in); libpq would hand this result again. */
+                if (PQresultStatus(res) == PGRES_COPY_IN)
+                    return res;
             }
             if (!ok)
                 return give_up(s, what, last, PQerrorMessage(s->conn), 0);
@@ -327,6 +332,43 @@ int sm_pg_run(pg_store *s, const char *what, const char *sql,
     return 0;
 }
 
+
+/* COPY ... FROM STDIN with data, its len bytes whole (libpq queues them
+ * all in non-blocking mode: only memory bounds it), the waits those of
+ * every statement; *rows (when not NULL) gets the rows it added. */
+int sm_pg_copy_in(pg_store *s, const char *what, const char *sql,
+                  const char *data, apr_size_t len, apr_int64_t *rows)
+{
+    PGresult *res;
+
+    if (!s->conn || !PQsendQuery(s->conn, sql))
+        return sm_pg_succeeded(s, what, NULL) ? 0 : -1;
+    if (!(res = await_result(s, what)))
+        return -1;
+    if (PQresultStatus(res) != PGRES_COPY_IN) {
+        if ((res = sm_pg_succeeded(s, what, res))) {
+            PQclear(res);
+            apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg),
+                         "%s: no COPY in progress", what);
+        }
+        return -1;
+    }
+    PQclear(res);
+    if (len > INT_MAX || PQputCopyData(s->conn, data, (int)len) != 1
+        || PQputCopyEnd(s->conn, NULL) != 1) {
+        /* The connection is mid-COPY: closed, made again on next use. */
+        give_up(s, what, NULL, len > INT_MAX ? "too much data"
+                : PQerrorMessage(s->conn), 1);
+        return -1;
+    }
+    if (!(res = await_result(s, what)) || !(res = sm_pg_succeeded(s, what,
+                                                                  res)))
+        return -1;
+    if (rows)
+        *rows = apr_atoi64(PQcmdTuples(res));
+    PQclear(res);
+    return 0;
+}
 
 /* Simple-protocol text (several statements, no parameters). */
 PGresult *sm_pg_exec(pg_store *s, const char *what, const char *sql)
