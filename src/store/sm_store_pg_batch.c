@@ -63,9 +63,12 @@ int sm_pg_find_stored(pg_store *s, sm_pg_new_rows *nr,
             continue;
         p_i64(&ps, ts->row.id);
         p_str(&ps, sm_pg_text_array(nr->p, urls, k));
-        if (!(res = sm_pg_q(s, "cannot look up URLs", "SELECT url FROM"
-                            " sitemap_urls WHERE site_id = $1"
-                            " AND url = ANY($2::text[])", &ps)))
+        /* A join, not url = ANY($2): the planner estimates no element
+         * and the executor sorts none (each a cost per URL). */
+        if (!(res = sm_pg_q(s, "cannot look up URLs", "SELECT u.url FROM"
+                            " unnest($2::text[]) AS x(url) JOIN"
+                            " sitemap_urls u ON u.site_id = $1"
+                            " AND u.url = x.url", &ps)))
             return -1;
         for (i = 0; i < PQntuples(res); i++)
             apr_hash_set(nr->stored,
