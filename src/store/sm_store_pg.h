@@ -92,6 +92,11 @@ void sm_pg_set_error(pg_store *s, const char *what, const PGresult *res);
  * otherwise. */
 PGresult *sm_pg_q(pg_store *s, const char *what, const char *sql,
                   const params *ps);
+/* sm_pg_q with parameters given as libpq's PQexecParams takes them (some
+ * in binary: formats[i] 1, lengths[i] their bytes). */
+PGresult *sm_pg_q_binary(pg_store *s, const char *what, const char *sql,
+                         int n, const char *const *values,
+                         const int *lengths, const int *formats);
 /* A statement without a result worth keeping; *changed (when not NULL)
  * gets the rows it changed. */
 int sm_pg_run(pg_store *s, const char *what, const char *sql, const params *ps,

@@ -39,6 +39,77 @@ void sm_pg_new_rows_init(sm_pg_new_rows *nr, apr_pool_t *p,
 #undef STRS
 }
 
+/* ---- binary formats: the stored URLs' question, the new rows' COPY ----
+ * COPY's: a header, then per row its field count and each field as a 32-bit
+ * length (-1: NULL) and its bytes, integers big-endian, each the width
+ * of its column's type (bigint 8, integer 4: the column list below and
+ * the schema's types go together), then -1.  Against an INSERT from
+ * arrays, the server parses no array literal and keeps no tuple store:
+ * it reads the rows straight into the table, a page of them at a time. */
+
+#define COPY_COLUMNS 14
+/* Rows a COPY statement: COPY keeps a slot per row it buffers, each
+ * registered with the statement's resource owner, whose bookkeeping
+ * grows with their number (7,000 instructions a row in a COPY of 660
+ * rows, 700 in one of 64), while a statement costs about 60,000. */
+#define COPY_ROWS 64
+static const char copy_header[19] = "PGCOPY\n\377\r\n\0" "\0\0\0\0" "\0\0\0\0";
+
+static char *put_be(char *o, apr_uint64_t v, int bytes)
+{
+    int i;
+
+    for (i = bytes - 1; i >= 0; i--, v >>= 8)
+        o[i] = (char)(v & 0xff);
+    return o + bytes;
+}
+
+static char *put_int(char *o, apr_int64_t v, int bytes)
+{
+    o = put_be(o, (apr_uint64_t)bytes, 4);
+    return put_be(o, (apr_uint64_t)v, bytes);
+}
+
+static char *put_text(char *o, const char *v)
+{
+    apr_size_t n;
+
+    if (!v)
+        return put_be(o, 0xffffffffu, 4);
+    n = strlen(v);
+    o = put_be(o, (apr_uint64_t)n, 4);
+    memcpy(o, v, n);
+    return o + n;
+}
+
+/* urls as a binary text[] (array_recv's format: dimensions, flags,
+ * element type, length and lower bound, then each element's length and
+ * bytes, big-endian): the server parses no array literal.  *len its
+ * bytes. */
+static char *text_array_binary(apr_pool_t *p, const char *const *urls, int k,
+                               int *len)
+{
+    apr_size_t size = 20, *n = apr_palloc(p, sizeof(*n) * (apr_size_t)k);
+    char *out, *o;
+    int i;
+
+    for (i = 0; i < k; i++)
+        size += 4 + (n[i] = strlen(urls[i]));
+    o = out = apr_palloc(p, size);
+    o = put_be(o, 1, 4);                /* one dimension */
+    o = put_be(o, 0, 4);                /* no NULL */
+    o = put_be(o, 25, 4);               /* text's OID */
+    o = put_be(o, (apr_uint64_t)k, 4);
+    o = put_be(o, 1, 4);                /* lower bound */
+    for (i = 0; i < k; i++) {
+        o = put_be(o, (apr_uint64_t)n[i], 4);
+        memcpy(o, urls[i], n[i]);
+        o += n[i];
+    }
+    *len = (int)size;
+    return out;
+}
+
 /* Which URLs of the changes that may add one are stored: one query per
  * site (the sites are locked already). */
 int sm_pg_find_stored(pg_store *s, sm_pg_new_rows *nr,
@@ -49,7 +120,9 @@ int sm_pg_find_stored(pg_store *s, sm_pg_new_rows *nr,
     for (hi = apr_hash_first(nr->p, s->tx.sites); hi; hi = apr_hash_next(hi)) {
         sm_tx_site *ts = apr_hash_this_val(hi);
         const char **urls = apr_palloc(nr->p, sizeof(char *) * (apr_size_t)n);
-        params ps = { .n = 0 };
+        char id[24];
+        const char *v[2];
+        int lens[2] = { 0, 0 }, formats[2] = { 0, 1 };
         PGresult *res;
         int i, k = 0;
 
@@ -61,14 +134,16 @@ int sm_pg_find_stored(pg_store *s, sm_pg_new_rows *nr,
                 urls[k++] = changes[i].url;
         if (!k)
             continue;
-        p_i64(&ps, ts->row.id);
-        p_str(&ps, sm_pg_text_array(nr->p, urls, k));
+        apr_snprintf(id, sizeof(id), "%" APR_INT64_T_FMT, ts->row.id);
+        v[0] = id;
+        v[1] = text_array_binary(nr->p, urls, k, &lens[1]);
         /* A join, not url = ANY($2): the planner estimates no element
          * and the executor sorts none (each a cost per URL). */
-        if (!(res = sm_pg_q(s, "cannot look up URLs", "SELECT u.url FROM"
-                            " unnest($2::text[]) AS x(url) JOIN"
-                            " sitemap_urls u ON u.site_id = $1"
-                            " AND u.url = x.url", &ps)))
+        if (!(res = sm_pg_q_binary(s, "cannot look up URLs", "SELECT u.url"
+                                   " FROM unnest($2::text[]) AS x(url) JOIN"
+                                   " sitemap_urls u ON u.site_id = $1"
+                                   " AND u.url = x.url", 2, v, lens,
+                                   formats)))
             return -1;
         for (i = 0; i < PQntuples(res); i++)
             apr_hash_set(nr->stored,
@@ -133,49 +208,6 @@ int sm_pg_queue_new(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
         return 0;
     }
     return sm_pg_indexnow_note(s, ts, c->url);
-}
-
-/* ---- the rows in COPY's binary format ---------------------------------
- * A header, then per row its field count and each field as a 32-bit
- * length (-1: NULL) and its bytes, integers big-endian, each the width
- * of its column's type (bigint 8, integer 4: the column list below and
- * the schema's types go together), then -1.  Against an INSERT from
- * arrays, the server parses no array literal and keeps no tuple store:
- * it reads the rows straight into the table, a page of them at a time. */
-
-#define COPY_COLUMNS 14
-/* Rows a COPY statement: COPY keeps a slot per row it buffers, each
- * registered with the statement's resource owner, whose bookkeeping
- * grows with their number (7,000 instructions a row in a COPY of 660
- * rows, 700 in one of 64), while a statement costs about 60,000. */
-#define COPY_ROWS 64
-static const char copy_header[19] = "PGCOPY\n\377\r\n\0" "\0\0\0\0" "\0\0\0\0";
-
-static char *put_be(char *o, apr_uint64_t v, int bytes)
-{
-    int i;
-
-    for (i = bytes - 1; i >= 0; i--, v >>= 8)
-        o[i] = (char)(v & 0xff);
-    return o + bytes;
-}
-
-static char *put_int(char *o, apr_int64_t v, int bytes)
-{
-    o = put_be(o, (apr_uint64_t)bytes, 4);
-    return put_be(o, (apr_uint64_t)v, bytes);
-}
-
-static char *put_text(char *o, const char *v)
-{
-    apr_size_t n;
-
-    if (!v)
-        return put_be(o, 0xffffffffu, 4);
-    n = strlen(v);
-    o = put_be(o, (apr_uint64_t)n, 4);
-    memcpy(o, v, n);
-    return o + n;
 }
 
 /* nr's rows from to to as COPY data: its length in *len. */

@@ -318,6 +318,19 @@ PGresult *sm_pg_q(pg_store *s, const char *what, const char *sql,
     return res ? sm_pg_succeeded(s, what, res) : NULL;
 }
 
+PGresult *sm_pg_q_binary(pg_store *s, const char *what, const char *sql,
+                         int n, const char *const *values,
+                         const int *lengths, const int *formats)
+{
+    PGresult *res;
+
+    if (!s->conn || !PQsendQueryParams(s->conn, sql, n, NULL, values,
+                                       lengths, formats, 0))
+        return sm_pg_succeeded(s, what, NULL);
+    res = await_result(s, what);
+    return res ? sm_pg_succeeded(s, what, res) : NULL;
+}
+
 /* A statement without a result worth keeping. */
 int sm_pg_run(pg_store *s, const char *what, const char *sql,
               const params *ps, apr_int64_t *changed)
