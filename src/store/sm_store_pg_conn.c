@@ -176,6 +176,11 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
      * expiry).  A constant default: no row is rewritten. */
     ("ALTER TABLE sitemap_pages ADD COLUMN oldest_seen bigint NOT NULL"
      "  DEFAULT 0;"),
+    /* 12 -> 13: URLs compared byte by byte ("C"), as SQLite compares them:
+     * the (site_id, url) index is searched on every URL added or looked
+     * up, each comparison in the database's collation a strcoll.  Equal
+     * is equal in both (no row can clash); the index is rebuilt. */
+    "ALTER TABLE sitemap_urls ALTER COLUMN url TYPE text COLLATE \"C\";",
 };
 
 /* ---- statements -------------------------------------------------------- */
