@@ -53,7 +53,9 @@ void sm_pg_new_rows_init(sm_pg_new_rows *nr, apr_pool_t *p,
  * grows with their number (7,000 instructions a row in a COPY of 660
  * rows, 700 in one of 64), while a statement costs about 60,000. */
 #define COPY_ROWS 64
-static const char copy_header[19] = "PGCOPY\n\377\r\n\0" "\0\0\0\0" "\0\0\0\0";
+/* (its 19 bytes: the string's terminating NUL is not sent) */
+static const char copy_header[] = "PGCOPY\n\377\r\n\0" "\0\0\0\0" "\0\0\0\0";
+#define COPY_HEADER_LEN (sizeof(copy_header) - 1)
 
 static char *put_be(char *o, apr_uint64_t v, int bytes)
 {
@@ -217,15 +219,15 @@ static char *copy_data(sm_pg_new_rows *nr, int from, int to, apr_size_t *len)
 #define STR(a) APR_ARRAY_IDX(nr->a, i, const char *)
 #define TLEN(a) (4 + (STR(a) ? strlen(STR(a)) : 0))
     int i;
-    apr_size_t size = sizeof(copy_header) + 2;
+    apr_size_t size = COPY_HEADER_LEN + 2;
     char *out, *o;
 
     for (i = from; i < to; i++)
         size += 2 + 8 * (4 + 8) + (4 + 4) + TLEN(url) + TLEN(etag)
                 + TLEN(title) + TLEN(alternates) + TLEN(description);
     o = out = apr_palloc(nr->p, size);
-    memcpy(o, copy_header, sizeof(copy_header));
-    o += sizeof(copy_header);
+    memcpy(o, copy_header, COPY_HEADER_LEN);
+    o += COPY_HEADER_LEN;
     for (i = from; i < to; i++) {
         o = put_be(o, COPY_COLUMNS, 2);
         o = put_int(o, I64(id), 8);
