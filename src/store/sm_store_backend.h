@@ -49,7 +49,7 @@ apr_status_t sm_store_open_sqlite(sm_store **out, apr_pool_t *p,
  * schema when it is missing and the role may; READONLY: never write; BULK
  * and PROBE change nothing).  busy_timeout_ms bounds every wait for a lock
  * (lock_timeout); connecting and statements have their own bounds. */
-#define SM_PG_SCHEMA_VERSION 12
+#define SM_PG_SCHEMA_VERSION 13
 /* NULL when libpq can parse uri, otherwise why not (from p). */
 const char *sm_store_pg_uri_check(apr_pool_t *p, const char *uri);
 apr_status_t sm_store_open_pg(sm_store **out, apr_pool_t *p, const char *uri,

@@ -613,7 +613,7 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
     if (sm_pg_tx_start(s) != 0
         || sm_pg_tx_lock_sites(s, &changes->site, sizeof(*changes), n) != 0)
         goto fail;
-    sm_pg_new_rows_init(&nr, s->tx.pool);
+    sm_pg_new_rows_init(&nr, s->tx.pool, changes, n);
     if (sm_pg_find_stored(s, &nr, changes, n) != 0)
         goto fail;
     for (i = 0; i < n; i++) {
@@ -622,7 +622,8 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
             goto fail;
         sm_tx_held_count(&s->tx, st, stats, i);
     }
-    if (sm_pg_write_new(s, &nr) != 0 || sm_pg_news_put(s, changes, n) != 0
+    if (sm_pg_write_new(s, &nr) != 0
+        || sm_pg_news_put(s, changes, n, nr.in_row) != 0
         || sm_pg_tx_commit(s) != 0)
         goto fail;
     return APR_SUCCESS;

@@ -6,7 +6,7 @@
  *   sm_store_pg.c        writing (apply, expire, sites) and opening
  *   sm_store_pg_read.c   reading, administration, check
  *   sm_store_pg_indexnow.c  IndexNow's pending list
- *   sm_store_pg_batch.c  a transaction's new URLs in one INSERT */
+ *   sm_store_pg_batch.c  a transaction's new URLs, by COPY */
 #ifndef SM_STORE_PG_H
 #define SM_STORE_PG_H
 
@@ -56,7 +56,7 @@ typedef struct {
 
 /* ---- statements (sm_store_pg_conn.c) ----------------------------------- */
 
-#define MAX_PARAMS 11
+#define MAX_PARAMS 13
 
 typedef struct {
     const char *v[MAX_PARAMS];
@@ -92,10 +92,19 @@ void sm_pg_set_error(pg_store *s, const char *what, const PGresult *res);
  * otherwise. */
 PGresult *sm_pg_q(pg_store *s, const char *what, const char *sql,
                   const params *ps);
+/* sm_pg_q with parameters given as libpq's PQexecParams takes them (some
+ * in binary: formats[i] 1, lengths[i] their bytes). */
+PGresult *sm_pg_q_binary(pg_store *s, const char *what, const char *sql,
+                         int n, const char *const *values,
+                         const int *lengths, const int *formats);
 /* A statement without a result worth keeping; *changed (when not NULL)
  * gets the rows it changed. */
 int sm_pg_run(pg_store *s, const char *what, const char *sql, const params *ps,
               apr_int64_t *changed);
+/* COPY ... FROM STDIN (sql) of data, len bytes in COPY's format: 0 with
+ * *rows (when not NULL) the rows added, or -1 (errmsg set). */
+int sm_pg_copy_in(pg_store *s, const char *what, const char *sql,
+                  const char *data, apr_size_t len, apr_int64_t *rows);
 /* Simple-protocol text (several statements, no parameters). */
 PGresult *sm_pg_exec(pg_store *s, const char *what, const char *sql);
 /* Start a transaction with bounded waits; *now (when not NULL) gets the
@@ -170,8 +179,15 @@ typedef struct {
     apr_hash_t *stored;         /* "site id/url" of the stored URLs */
     apr_hash_t *pending;        /* "site id/url" of the rows below */
     apr_array_header_t *site, *id, *page, *lastmod, *seen, *len,
-                       *held;                                   /* int64 */
-    apr_array_header_t *url, *etag, *title, *alternates;      /* char * */
+                       *held, *published;                       /* int64 */
+    apr_array_header_t *url, *etag, *title, *alternates,
+                       *description;                            /* char * */
+    /* The transaction's changes, and which of them a new row took whole
+     * (its description and publication time too: sm_pg_news_put passes
+     * them by). */
+    const sm_change *changes;
+    int n_changes;
+    unsigned char *in_row;
 } sm_pg_new_rows;
 
 /* The writer's forget (sm_store_pg.c), and what leaves when a file's own
@@ -181,7 +197,8 @@ int sm_pg_forget(pg_store *s, const sm_change *c, sm_tx_site *ts,
 int sm_pg_copies_leave(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
                        sm_tx_site *ts, sm_apply_stats *stats);
 
-void sm_pg_new_rows_init(sm_pg_new_rows *nr, apr_pool_t *p);
+void sm_pg_new_rows_init(sm_pg_new_rows *nr, apr_pool_t *p,
+                         const sm_change *changes, int n);
 /* The key of url of ts's site in nr's tables. */
 const char *sm_pg_row_key(apr_pool_t *p, const sm_tx_site *ts,
                           const char *url);
@@ -326,8 +343,10 @@ apr_status_t sm_pg_expire(sm_store *st, const sm_site_conf *site,
 
 /* The descriptions and publication times of the batch's records (those
  * with a description), after its new rows are written; each change moves
- * its page's version. */
-int sm_pg_news_put(pg_store *s, const sm_change *changes, int n);
+ * its page's version.  Those in_row marks (when not NULL) are in their
+ * new rows already and are passed by. */
+int sm_pg_news_put(pg_store *s, const sm_change *changes, int n,
+                   const unsigned char *in_row);
 apr_status_t sm_pg_news_urls(sm_store *st, const char *base,
                              apr_time_t since, int max, sm_news_fn *fn,
                              void *baton);

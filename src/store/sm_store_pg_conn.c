@@ -4,6 +4,7 @@
 #include "store/sm_store_pg.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,11 @@ static const char *const schema_steps[SM_PG_SCHEMA_VERSION] = {
      * expiry).  A constant default: no row is rewritten. */
     ("ALTER TABLE sitemap_pages ADD COLUMN oldest_seen bigint NOT NULL"
      "  DEFAULT 0;"),
+    /* 12 -> 13: URLs compared byte by byte ("C"), as SQLite compares them:
+     * the (site_id, url) index is searched on every URL added or looked
+     * up, each comparison in the database's collation a strcoll.  Equal
+     * is equal in both (no row can clash); the index is rebuilt. */
+    "ALTER TABLE sitemap_urls ALTER COLUMN url TYPE text COLLATE \"C\";",
 };
 
 /* ---- statements -------------------------------------------------------- */
@@ -275,6 +281,10 @@ static PGresult *await_result(pg_store *s, const char *what)
                 }
                 PQclear(last);
                 last = res;
+                /* COPY FROM STDIN: the data is the caller's to send
+                 * (sm_pg_copy_in); libpq would hand this result again. */
+                if (PQresultStatus(res) == PGRES_COPY_IN)
+                    return res;
             }
             if (!ok)
                 return give_up(s, what, last, PQerrorMessage(s->conn), 0);
@@ -313,6 +323,19 @@ PGresult *sm_pg_q(pg_store *s, const char *what, const char *sql,
     return res ? sm_pg_succeeded(s, what, res) : NULL;
 }
 
+PGresult *sm_pg_q_binary(pg_store *s, const char *what, const char *sql,
+                         int n, const char *const *values,
+                         const int *lengths, const int *formats)
+{
+    PGresult *res;
+
+    if (!s->conn || !PQsendQueryParams(s->conn, sql, n, NULL, values,
+                                       lengths, formats, 0))
+        return sm_pg_succeeded(s, what, NULL);
+    res = await_result(s, what);
+    return res ? sm_pg_succeeded(s, what, res) : NULL;
+}
+
 /* A statement without a result worth keeping. */
 int sm_pg_run(pg_store *s, const char *what, const char *sql,
               const params *ps, apr_int64_t *changed)
@@ -327,6 +350,43 @@ int sm_pg_run(pg_store *s, const char *what, const char *sql,
     return 0;
 }
 
+
+/* COPY ... FROM STDIN with data, its len bytes whole (libpq queues them
+ * all in non-blocking mode: only memory bounds it), the waits those of
+ * every statement; *rows (when not NULL) gets the rows it added. */
+int sm_pg_copy_in(pg_store *s, const char *what, const char *sql,
+                  const char *data, apr_size_t len, apr_int64_t *rows)
+{
+    PGresult *res;
+
+    if (!s->conn || !PQsendQuery(s->conn, sql))
+        return sm_pg_succeeded(s, what, NULL) ? 0 : -1;
+    if (!(res = await_result(s, what)))
+        return -1;
+    if (PQresultStatus(res) != PGRES_COPY_IN) {
+        if ((res = sm_pg_succeeded(s, what, res))) {
+            PQclear(res);
+            apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg),
+                         "%s: no COPY in progress", what);
+        }
+        return -1;
+    }
+    PQclear(res);
+    if (len > INT_MAX || PQputCopyData(s->conn, data, (int)len) != 1
+        || PQputCopyEnd(s->conn, NULL) != 1) {
+        /* The connection is mid-COPY: closed, made again on next use. */
+        give_up(s, what, NULL, len > INT_MAX ? "too much data"
+                : PQerrorMessage(s->conn), 1);
+        return -1;
+    }
+    if (!(res = await_result(s, what)) || !(res = sm_pg_succeeded(s, what,
+                                                                  res)))
+        return -1;
+    if (rows)
+        *rows = apr_atoi64(PQcmdTuples(res));
+    PQclear(res);
+    return 0;
+}
 
 /* Simple-protocol text (several statements, no parameters). */
 PGresult *sm_pg_exec(pg_store *s, const char *what, const char *sql)

@@ -6,7 +6,8 @@
 
 #include <string.h>
 
-int sm_pg_news_put(pg_store *s, const sm_change *changes, int n)
+int sm_pg_news_put(pg_store *s, const sm_change *changes, int n,
+                   const unsigned char *in_row)
 {
     apr_array_header_t *site = apr_array_make(s->tx.pool, 16,
                                               sizeof(apr_int64_t));
@@ -23,6 +24,7 @@ int sm_pg_news_put(pg_store *s, const sm_change *changes, int n)
         const sm_change *c = &changes[i];
         sm_tx_site *ts;
         if (c->op != SM_CHANGE_RECORD || !c->description
+            || (in_row && in_row[i])
             || !(ts = sm_tx_site_find(&s->tx, c->site->base)))
             continue;
         APR_ARRAY_PUSH(site, apr_int64_t) = ts->row.id;
