@@ -2,7 +2,7 @@
 /* Unit tests of IndexNow's core: the key and endpoint checks, the JSON body,
  * and the pending list in the SQLite store (what is queued, the claim that
  * lets one sender at a time have a batch, what finishing removes). */
-#include "unit.h"
+#include "unit_store.h"
 
 #include "indexnow/sm_indexnow.h"
 #include "store/sm_store_backend.h"
@@ -15,17 +15,6 @@ static const sm_site_conf site_on = {
 static const sm_site_conf site_off = {
     "http://off.example", 50000, 0, 0, NULL, 0
 };
-
-static sm_store *open_at(unit_ctx *u, const char *path)
-{
-    sm_store *st;
-    char err[512];
-
-    if (sm_store_open_sqlite(&st, u->pool, path, SM_STORE_CREATE, 1000,
-                             NULL, err, sizeof(err)) != APR_SUCCESS)
-        fail_msg("open: %s", err);
-    return st;
-}
 
 /* One change, served to client (sm_change.client) at seen; *held: whether
  * it left its URL held (NULL: not asked). */
@@ -126,7 +115,7 @@ static void test_changes_are_queued(void **state)
 {
     unit_ctx *u = *state;
     char *path = apr_pstrcat(u->pool, u->dir, "/s.db", NULL);
-    sm_store *st = open_at(u, path);
+    sm_store *st = unit_sqlite_open(u, path);
     apr_time_t t1 = apr_time_from_sec(1700000000);
     sm_site_conf expiring = site_on;
     int removed;
@@ -171,7 +160,7 @@ static void test_claim_and_finish(void **state)
 {
     unit_ctx *u = *state;
     char *path = apr_pstrcat(u->pool, u->dir, "/s.db", NULL);
-    sm_store *one = open_at(u, path), *two = open_at(u, path);
+    sm_store *one = unit_sqlite_open(u, path), *two = unit_sqlite_open(u, path);
     sm_indexnow_batch b1, b2;
     sm_indexnow_result res;
     apr_time_t now = apr_time_now();
@@ -232,7 +221,7 @@ static void test_corroboration(void **state)
 {
     unit_ctx *u = *state;
     char *path = apr_pstrcat(u->pool, u->dir, "/s.db", NULL);
-    sm_store *st = open_at(u, path);
+    sm_store *st = unit_sqlite_open(u, path);
     apr_time_t day = apr_time_from_sec(86400);
     apr_time_t t = apr_time_from_sec(1700000000 / 86400 * 86400) + day / 2;
     int held;
@@ -277,7 +266,7 @@ static void test_queue_by_hand_is_bounded(void **state)
 {
     unit_ctx *u = *state;
     char *path = apr_pstrcat(u->pool, u->dir, "/s.db", NULL);
-    sm_store *st = open_at(u, path);
+    sm_store *st = unit_sqlite_open(u, path);
     int n = SM_INDEXNOW_BACKLOG_MAX + 5, i, queued;
     const char **urls = apr_palloc(u->pool, sizeof(char *) * (apr_size_t)n);
 

@@ -6,7 +6,7 @@
  * counts, whatever the run
  * meets: URLs stored already, one URL twice, a page filling up, the site
  * full, a file's own URL with a copy under it, a forget, a same_as. */
-#include "unit.h"
+#include "unit_store.h"
 
 #include "store/sm_store_backend.h"
 
@@ -78,17 +78,6 @@ static int changes(apr_pool_t *p, sm_change *out, int plain)
     return n;
 }
 
-static sm_store *open_store(unit_ctx *u, const char *path)
-{
-    sm_store *st;
-    char err[512];
-
-    if (sm_store_open_sqlite(&st, u->pool, path, SM_STORE_CREATE, 1000,
-                             NULL, err, sizeof(err)) != APR_SUCCESS)
-        fail_msg("open: %s", err);
-    return st;
-}
-
 /* What two stores must agree on, as text. */
 static char *dump(apr_pool_t *p, const char *path)
 {
@@ -143,8 +132,8 @@ static void runs_as_one_by_one(void **state, int plain)
     int n = changes(u->pool, c, plain), i;
     char *da, *db;
 
-    a = open_store(u, pa);
-    b = open_store(u, pb);
+    a = unit_sqlite_open(u, pa);
+    b = unit_sqlite_open(u, pb);
     old[0] = change(u->pool, SM_CHANGE_RECORD, "/old/1", 1);
     old[1] = change(u->pool, SM_CHANGE_RECORD, "/old/2", 2);
     old[1].etag = "\"e0\"";

@@ -7,7 +7,7 @@
  * last change says; text with the characters an array literal quotes
  * ('"', '\\', ',', '{', a "NULL") comes back as it went in; a stored
  * URL's description changes in a later batch. */
-#include "unit.h"
+#include "unit_store.h"
 
 #include "store/sm_store_backend.h"
 
@@ -63,43 +63,17 @@ static void apply(sm_store *st, sm_change *c, int n, int added)
     assert_int_equal(stats.added, added);
 }
 
-typedef struct {
-    apr_pool_t *p;
-    const char *got;
-} seen_urls;
-
-static apr_status_t news_fn(void *baton, const char *url, const char *title,
-                            apr_time_t published)
-{
-    seen_urls *s = baton;
-    s->got = apr_psprintf(s->p, "%s%s=%s@%" APR_INT64_T_FMT " ", s->got, url,
-                          title ? title : "-",
-                          (apr_int64_t)apr_time_sec(published - T0));
-    return APR_SUCCESS;
-}
-
-static apr_status_t llms_fn(void *baton, const char *url, const char *title,
-                            const char *description, apr_time_t lastmod)
-{
-    seen_urls *s = baton;
-    (void)lastmod;
-    s->got = apr_psprintf(s->p, "%s%s=%s/%s ", s->got, url,
-                          title ? title : "-",
-                          description ? description : "-");
-    return APR_SUCCESS;
-}
-
 static void expect(unit_ctx *u, sm_store *st, const char *llms,
                    const char *news)
 {
-    seen_urls s = { u->pool, "" };
+    seen_urls s = { u->pool, "", T0 };
 
     assert_int_equal(sm_store_read_begin(st), APR_SUCCESS);
-    assert_int_equal(sm_store_llms_urls(st, site.base, 100, llms_fn, &s),
+    assert_int_equal(sm_store_llms_urls(st, site.base, 100, unit_llms_row, &s),
                      APR_SUCCESS);
     assert_string_equal(s.got, llms);
     s.got = "";
-    assert_int_equal(sm_store_news_urls(st, site.base, 0, 100, news_fn, &s),
+    assert_int_equal(sm_store_news_urls(st, site.base, 0, 100, unit_news_row, &s),
                      APR_SUCCESS);
     assert_string_equal(s.got, news);
     sm_store_read_end(st);

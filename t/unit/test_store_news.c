@@ -4,7 +4,7 @@
  * page, moving its page's version but never its lastmod), and the two
  * documents' reads (sm_store_news_urls, sm_store_llms_urls); the schema
  * step from the version before. */
-#include "unit.h"
+#include "unit_store.h"
 
 #include "store/sm_store_backend.h"
 
@@ -16,17 +16,6 @@ static const sm_site_conf site = {
 
 #define T0 apr_time_from_sec(1795687200)
 #define HOUR apr_time_from_sec(3600)
-
-static sm_store *open_at(unit_ctx *u, const char *path)
-{
-    sm_store *st;
-    char err[512];
-
-    if (sm_store_open_sqlite(&st, u->pool, path, SM_STORE_CREATE, 1000,
-                             NULL, err, sizeof(err)) != APR_SUCCESS)
-        fail_msg("open: %s", err);
-    return st;
-}
 
 /* A record of url as the head reader saw it (description NULL: not
  * read). */
@@ -59,7 +48,7 @@ static void test_written_with_the_page(void **state)
 {
     unit_ctx *u = *state;
     char *path = apr_pstrcat(u->pool, u->dir, "/n.db", NULL);
-    sm_store *st = open_at(u, path);
+    sm_store *st = unit_sqlite_open(u, path);
     sqlite3_int64 v;
 
     put(st, "/a", T0 - HOUR, "A", "About a", T0);
@@ -93,38 +82,12 @@ static void test_written_with_the_page(void **state)
     sm_store_close(st);
 }
 
-typedef struct {
-    apr_pool_t *p;
-    const char *got;
-} seen_urls;
-
-static apr_status_t news_fn(void *baton, const char *url, const char *title,
-                            apr_time_t published)
-{
-    seen_urls *s = baton;
-    s->got = apr_psprintf(s->p, "%s%s=%s@%" APR_INT64_T_FMT " ", s->got, url,
-                          title ? title : "-",
-                          (apr_int64_t)apr_time_sec(published - T0));
-    return APR_SUCCESS;
-}
-
-static apr_status_t llms_fn(void *baton, const char *url, const char *title,
-                            const char *description, apr_time_t lastmod)
-{
-    seen_urls *s = baton;
-    (void)lastmod;
-    s->got = apr_psprintf(s->p, "%s%s=%s/%s ", s->got, url,
-                          title ? title : "-",
-                          description ? description : "-");
-    return APR_SUCCESS;
-}
-
 static void test_reads(void **state)
 {
     unit_ctx *u = *state;
     char *path = apr_pstrcat(u->pool, u->dir, "/n.db", NULL);
-    sm_store *st = open_at(u, path);
-    seen_urls s = { u->pool, "" };
+    sm_store *st = unit_sqlite_open(u, path);
+    seen_urls s = { u->pool, "", T0 };
 
     put(st, "/news/old", T0, "Old", "", T0 - 49 * HOUR);
     put(st, "/news/new", T0, "New", "", T0 - HOUR);
@@ -135,26 +98,26 @@ static void test_reads(void **state)
 
     assert_int_equal(sm_store_read_begin(st), APR_SUCCESS);
     assert_int_equal(sm_store_news_urls(st, site.base, T0 - 48 * HOUR, 1000,
-                                        news_fn, &s), APR_SUCCESS);
+                                        unit_news_row, &s), APR_SUCCESS);
     assert_string_equal(s.got, "/news/new=New@-3600 /news/mid=-@-7200 ");
     s.got = "";
-    assert_int_equal(sm_store_news_urls(st, site.base, 0, 2, news_fn, &s),
+    assert_int_equal(sm_store_news_urls(st, site.base, 0, 2, unit_news_row, &s),
                      APR_SUCCESS);
     assert_string_equal(s.got, "/news/new=New@-3600 /news/mid=-@-7200 ");
     s.got = "";
     assert_int_equal(sm_store_news_urls(st, "http://other.example", 0, 10,
-                                        news_fn, &s), APR_SUCCESS);
+                                        unit_news_row, &s), APR_SUCCESS);
     assert_string_equal(s.got, "");
 
     /* the home page, then by depth, then the most recently changed */
     s.got = "";
-    assert_int_equal(sm_store_llms_urls(st, site.base, 100, llms_fn, &s),
+    assert_int_equal(sm_store_llms_urls(st, site.base, 100, unit_llms_row, &s),
                      APR_SUCCESS);
     assert_string_equal(s.got, "/=Home/Start /about=About/Who "
                         "/news/old=Old/- /news/new=New/- /news/mid=-/- "
                         "/a/b/c=Deep/- ");
     s.got = "";
-    assert_int_equal(sm_store_llms_urls(st, site.base, 3, llms_fn, &s),
+    assert_int_equal(sm_store_llms_urls(st, site.base, 3, unit_llms_row, &s),
                      APR_SUCCESS);
     assert_string_equal(s.got, "/=Home/Start /about=About/Who "
                         "/news/old=Old/- ");
@@ -167,14 +130,14 @@ static void test_upgrade(void **state)
 {
     unit_ctx *u = *state;
     char *path = apr_pstrcat(u->pool, u->dir, "/n.db", NULL);
-    sm_store *st = open_at(u, path);
+    sm_store *st = unit_sqlite_open(u, path);
 
     put(st, "/kept", T0, "Kept", NULL, 0);
     sm_store_close(st);
     /* back to schema 10, before the news step (and the robots.txt step
      * after it) */
     sql_exec(path, SM_UNIT_DROP_NEWS " PRAGMA user_version = 10;");
-    st = open_at(u, path);
+    st = unit_sqlite_open(u, path);
     assert_int_equal(sql_int(path, "PRAGMA user_version"), SM_SCHEMA_VERSION);
     put(st, "/kept", T0, "Kept", "Now described", T0);
     assert_int_equal(sql_int(path, "SELECT count(*) FROM urls WHERE"
