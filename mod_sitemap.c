@@ -527,6 +527,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             || sitemap_hosts_post_config(pconf, s, conf) != OK
             || sitemap_crawl_open(pconf, s, conf) != OK)
             return HTTP_INTERNAL_SERVER_ERROR;
+        sitemap_own_urls_index(conf);
         rc = prepare_store(ptemp, s, conf, prepared, missing);
         if (rc == DECLINED)
             continue;
