@@ -731,11 +731,9 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_post_perdir_config(sitemap_authz_stand_in, NULL, NULL,
                                APR_HOOK_REALLY_FIRST);
     /* Add the Sitemap line to whatever serves robots.txt (and restore
-     * its ETags), */
-    ap_hook_insert_filter(sitemap_robots_insert_filter, NULL, NULL,
-                          APR_HOOK_MIDDLE);
-    /* read each recordable page's <head> as it is served, */
-    ap_hook_insert_filter(sitemap_head_insert_filter, NULL, NULL,
+     * its ETags), and read each recordable page's <head> as it is served:
+     * one hook (sitemap_insert_filters), */
+    ap_hook_insert_filter(sitemap_insert_filters, NULL, NULL,
                           APR_HOOK_MIDDLE);
     /* and, last, name each field of Vary once after the encoders. */
     ap_hook_insert_filter(sitemap_vary_insert_filter, NULL, NULL,

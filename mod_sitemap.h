@@ -177,7 +177,10 @@ int sitemap_map_to_storage(request_rec *r);
 /* post_perdir_config: the stand-in's lookups as a visitor's request
  * (mod_sitemap_authz.c). */
 int sitemap_authz_stand_in(request_rec *r);
-/* insert_filter. */
+/* insert_filter: sitemap_insert_filters (mod_sitemap_serve.c) calls the
+ * first two in a vhost with Sitemap On, for a main request; the Vary
+ * filter's hook runs last. */
+void sitemap_insert_filters(request_rec *r);
 void sitemap_robots_insert_filter(request_rec *r);
 void sitemap_head_insert_filter(request_rec *r);
 void sitemap_vary_insert_filter(request_rec *r);

@@ -131,6 +131,27 @@ SM_HOT int sitemap_handler(request_rec *r)
     return DECLINED;
 }
 
+/* The module's filters of the middle (insert_filter, APR_HOOK_MIDDLE):
+ * robots.txt's Sitemap lines, then the head reader, in that order as
+ * when each had its hook; one hook and one check of the vhost for both.
+ * robots.txt is the client's request's path (robots_wanted decides):
+ * "/r" rules out most before a call. */
+SM_HOT void sitemap_insert_filters(request_rec *r)
+{
+    const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    const request_rec *orig = r;
+    const char *path;
+
+    if (conf->enabled != 1 || r->main)
+        return;
+    while (orig->prev)
+        orig = orig->prev;
+    path = orig->parsed_uri.path;
+    if (path && path[0] == '/' && path[1] == 'r')
+        sitemap_robots_insert_filter(r);
+    sitemap_head_insert_filter(r);
+}
+
 /* ---- answers every document shares --------------------------------------- */
 
 int sitemap_nothing_yet(request_rec *r)
