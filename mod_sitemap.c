@@ -528,6 +528,7 @@ static int sitemap_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             || sitemap_hosts_post_config(pconf, s, conf) != OK
             || sitemap_crawl_open(pconf, s, conf) != OK)
             return HTTP_INTERNAL_SERVER_ERROR;
+        sitemap_own_urls_index(conf);
         rc = prepare_store(ptemp, s, conf, prepared, missing);
         if (rc == DECLINED)
             continue;
@@ -731,11 +732,9 @@ static void register_hooks(apr_pool_t *p)
     ap_hook_post_perdir_config(sitemap_authz_stand_in, NULL, NULL,
                                APR_HOOK_REALLY_FIRST);
     /* Add the Sitemap line to whatever serves robots.txt (and restore
-     * its ETags), */
-    ap_hook_insert_filter(sitemap_robots_insert_filter, NULL, NULL,
-                          APR_HOOK_MIDDLE);
-    /* read each recordable page's <head> as it is served, */
-    ap_hook_insert_filter(sitemap_head_insert_filter, NULL, NULL,
+     * its ETags), and read each recordable page's <head> as it is served:
+     * one hook (sitemap_insert_filters), */
+    ap_hook_insert_filter(sitemap_insert_filters, NULL, NULL,
                           APR_HOOK_MIDDLE);
     /* and, last, name each field of Vary once after the encoders. */
     ap_hook_insert_filter(sitemap_vary_insert_filter, NULL, NULL,

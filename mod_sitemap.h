@@ -116,6 +116,11 @@ typedef struct {
     /* This process's state for the vhost (see sitemap_process): never
      * NULL once post_config has run. */
     struct sitemap_process *proc;
+    /* The second bytes of the module's own URL paths (SitemapPath, the
+     * views, the CSS, news, llms.txt, the IndexNow key), a bit each:
+     * translate_name looks no further at a URI whose second byte has no
+     * bit (sitemap_own_urls_index). */
+    apr_uint32_t own_url_second[8];
 } sitemap_server_conf;
 
 /* What one process holds for a vhost, apart from its configuration: made
@@ -172,7 +177,10 @@ int sitemap_map_to_storage(request_rec *r);
 /* post_perdir_config: the stand-in's lookups as a visitor's request
  * (mod_sitemap_authz.c). */
 int sitemap_authz_stand_in(request_rec *r);
-/* insert_filter. */
+/* insert_filter: sitemap_insert_filters (mod_sitemap_serve.c) calls the
+ * first two in a vhost with Sitemap On, for a main request; the Vary
+ * filter's hook runs last. */
+void sitemap_insert_filters(request_rec *r);
 void sitemap_robots_insert_filter(request_rec *r);
 void sitemap_head_insert_filter(request_rec *r);
 void sitemap_vary_insert_filter(request_rec *r);
@@ -437,6 +445,8 @@ void sitemap_read_end(const sitemap_server_conf *conf, sm_store *st, int ok);
  * translate_name asks), and their handlers (the one handler hook
  * dispatches on r->handler). */
 int sitemap_views_claim(const sitemap_server_conf *conf, const char *uri);
+/* After post_config resolved conf's paths: own_url_second (above). */
+void sitemap_own_urls_index(sitemap_server_conf *conf);
 int sitemap_status_claim(request_rec *r);
 int sitemap_indexnow_claim(request_rec *r, const sitemap_server_conf *conf);
 int sitemap_xml_serve(request_rec *r);

@@ -60,6 +60,9 @@ typedef struct {
      * the headers again. */
     int nentries;
     const apr_table_entry_t *entries;
+    /* One of the module's own answers, whose Vary the Vary filter makes
+     * each field once (sitemap_decode_etags, mod_sitemap_http.c). */
+    int vary;
 } sitemap_head_note;
 
 /* r's note (above), made empty (SITEMAP_HEAD_NONE) when it has none. */

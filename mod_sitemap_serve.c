@@ -33,28 +33,66 @@ int sitemap_claim(request_rec *r, const char *handler)
     return OK;
 }
 
+static void index_path(sitemap_server_conf *conf, const char *path)
+{
+    unsigned char c;
+
+    if (!path || path[0] != '/')
+        return;
+    c = (unsigned char)path[1];
+    conf->own_url_second[c >> 5] |= (apr_uint32_t)1 << (c & 31);
+}
+
+/* Every path the checks below claim in a vhost with Sitemap On begins
+ * with one of these (SitemapPath's pages and .gz share its first two
+ * bytes, as the views' pages share theirs). */
+void sitemap_own_urls_index(sitemap_server_conf *conf)
+{
+    memset(conf->own_url_second, 0, sizeof(conf->own_url_second));
+    index_path(conf, conf->sitemap_path);
+    index_path(conf, conf->own_css_path);
+    index_path(conf, conf->text_path);
+    index_path(conf, conf->html_path);
+    index_path(conf, conf->news_path);
+    index_path(conf, conf->llms_path);
+    index_path(conf, conf->indexnow_key_path);
+}
+
+/* Could uri ("/...") be one of the site's own URLs?  One test for the
+ * most requests, whose URIs are none of them. */
+static APR_INLINE int maybe_own_url(const sitemap_server_conf *conf,
+                                    const char *uri)
+{
+    unsigned char c = (unsigned char)uri[1];
+
+    return (conf->own_url_second[c >> 5] >> (c & 31)) & 1;
+}
+
 /* The module's URLs belong to it, whatever the document root or later
  * rewrites, ProxyPass or a front controller would make of them: in vhosts
  * with Sitemap On, SitemapPath and its pages (and .gz), the views, the
- * CSS; a <Location> with SetHandler sitemap-status; the IndexNow key file.
- * Run first (before mod_rewrite), for every request: cheap checks. */
+ * CSS; a <Location> with SetHandler sitemap-status; the IndexNow key file
+ * (IndexNow On needs Sitemap On).  Run first (before mod_rewrite), for
+ * every request: a URI whose second byte begins none of the site's paths
+ * goes straight to the prefetch. */
 SM_HOT int sitemap_translate_name(request_rec *r)
 {
     sitemap_server_conf *conf = SITEMAP_CONF(r->server);
-    int gz, site = conf->enabled == 1 && conf->site.base;
+    int gz, site = conf->enabled == 1 && conf->site.base, maybe;
 
     if (r->main || !r->uri || r->uri[0] != '/')
         return DECLINED;
-    if (site && sm_name_parse_gz(conf->sitemap_path, r->uri, &gz)
-                != SM_NAME_NOT_OURS)
+    maybe = site && maybe_own_url(conf, r->uri);
+    if (maybe && sm_name_parse_gz(conf->sitemap_path, r->uri, &gz)
+                 != SM_NAME_NOT_OURS)
         return sitemap_claim(r, SITEMAP_XML_HANDLER);
-    if (site && sitemap_views_claim(conf, r->uri))
+    if (maybe && sitemap_views_claim(conf, r->uri))
         return sitemap_claim(r, SITEMAP_VIEW_HANDLER);
-    if (site && sitemap_news_claim(conf, r->uri))
+    if (maybe && sitemap_news_claim(conf, r->uri))
         return sitemap_claim(r, SITEMAP_NEWS_HANDLER);
     if (sitemap_status_claim(r))
         return sitemap_claim(r, SITEMAP_STATUS_HANDLER);
-    if (sitemap_indexnow_claim(r, conf))
+    if (maybe && sitemap_indexnow_claim(r, conf))
         return sitemap_claim(r, SITEMAP_KEY_HANDLER);
     if (site)
         sitemap_record_prefetch(r, conf);
@@ -65,7 +103,9 @@ SM_HOT int sitemap_translate_name(request_rec *r)
  * sitemap_claim claimed (its handler still ours: nothing replaced it). */
 SM_HOT int sitemap_map_to_storage(request_rec *r)
 {
-    if (r->filename && strncmp(r->filename, "sitemap:", 8) == 0
+    /* A file's name begins with '/': one byte decides for most. */
+    if (r->filename && r->filename[0] == 's'
+        && strncmp(r->filename, "sitemap:", 8) == 0
         && r->handler && strncmp(r->handler, "sitemap", 7) == 0)
         return OK;
     return DECLINED;
@@ -76,7 +116,7 @@ SM_HOT int sitemap_handler(request_rec *r)
 {
     const char *h = r->handler;
 
-    if (!h || strncmp(h, "sitemap", 7) != 0)
+    if (!h || h[0] != 's' || strncmp(h, "sitemap", 7) != 0)
         return DECLINED;
     if (!h[7])
         return sitemap_xml_serve(r);
@@ -89,6 +129,27 @@ SM_HOT int sitemap_handler(request_rec *r)
     if (strcmp(h, SITEMAP_NEWS_HANDLER) == 0)
         return sitemap_news_serve(r);
     return DECLINED;
+}
+
+/* The module's filters of the middle (insert_filter, APR_HOOK_MIDDLE):
+ * robots.txt's Sitemap lines, then the head reader, in that order as
+ * when each had its hook; one hook and one check of the vhost for both.
+ * robots.txt is the client's request's path (robots_wanted decides):
+ * "/r" rules out most before a call. */
+SM_HOT void sitemap_insert_filters(request_rec *r)
+{
+    const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    const request_rec *orig = r;
+    const char *path;
+
+    if (conf->enabled != 1 || r->main)
+        return;
+    while (orig->prev)
+        orig = orig->prev;
+    path = orig->parsed_uri.path;
+    if (path && path[0] == '/' && path[1] == 'r')
+        sitemap_robots_insert_filter(r);
+    sitemap_head_insert_filter(r);
 }
 
 /* ---- answers every document shares --------------------------------------- */
