@@ -120,86 +120,24 @@ typedef struct {
     const char *title;              /* llms.txt's */
 } news_doc;
 
-static apr_status_t news_row(void *baton, const char *url, const char *title,
-                             apr_time_t published)
-{
-    news_doc *d = baton;
-    apr_pool_t *p = d->items->pool;
-    sm_news_item *it = apr_array_push(d->items);
-
-    it->url = apr_pstrdup(p, url);
-    it->title = title ? apr_pstrdup(p, title) : NULL;
-    it->published = published;
-    return APR_SUCCESS;
-}
-
-static apr_status_t llms_row(void *baton, const char *url, const char *title,
-                             const char *description, apr_time_t lastmod)
-{
-    news_doc *d = baton;
-    apr_pool_t *p = d->items->pool;
-    sm_llms_item *it = apr_array_push(d->items);
-
-    it->url = apr_pstrdup(p, url);
-    it->title = title ? apr_pstrdup(p, title) : NULL;
-    it->description = description ? apr_pstrdup(p, description) : NULL;
-    it->lastmod = lastmod;
-    return APR_SUCCESS;
-}
-
-/* The first row only: the news sitemap's stand-in page. */
-static apr_status_t filler_row(void *baton, const char *url,
-                               const char *title, const char *description,
-                               apr_time_t lastmod)
-{
-    news_doc *d = baton;
-    (void)title;
-    (void)description;
-    if (!d->filler.url) {
-        d->filler.url = apr_pstrdup(d->items->pool, url);
-        d->filler.lastmod = lastmod;
-    }
-    return APR_SUCCESS;
-}
-
 /* What the document holds, read in the snapshot: what its validators
  * hash (the news sitemap changes with the clock too: its ETag is its
  * content's). */
 static apr_status_t read_rows(sitemap_reply *rp, news_doc *d)
 {
-    const sitemap_server_conf *conf = rp->conf;
-    const char *base = rp->own->base;
-    apr_status_t rv;
-
-    if (d->llms) {
-        d->items = apr_array_make(rp->r->pool, 64, sizeof(sm_llms_item));
-        return sm_store_llms_urls(rp->st, base, conf->llms_max > 0
-                                  ? conf->llms_max : SM_LLMS_MAX_DEFAULT,
-                                  llms_row, d);
-    }
-    d->items = apr_array_make(rp->r->pool, 64, sizeof(sm_news_item));
-    rv = sm_store_news_urls(rp->st, base, rp->r->request_time
-                            - SM_NEWS_WINDOW, SM_NEWS_MAX, news_row, d);
-    if (rv == APR_SUCCESS && !d->items->nelts)
-        rv = sm_store_llms_urls(rp->st, base, 1, filler_row, d);
-    return rv;
+    if (d->llms)
+        return sm_llms_read(rp->st, rp->r->pool, rp->own->base,
+                            rp->conf->llms_max, &d->items);
+    return sm_news_read(rp->st, rp->r->pool, rp->own->base,
+                        rp->r->request_time, &d->items, &d->filler);
 }
 
 /* llms.txt's title: SitemapLLMsTitle, the home page's, or the host. */
 static const char *llms_title(const sitemap_reply *rp, const news_doc *d)
 {
-    const char *scope = rp->conf->base_path ? rp->conf->base_path : "/";
-    int i;
-
-    if (rp->conf->llms_title)
-        return rp->conf->llms_title;
-    for (i = 0; i < d->items->nelts; i++) {
-        const sm_llms_item *it = &APR_ARRAY_IDX(d->items, i, sm_llms_item);
-        if (strcmp(it->url, scope) == 0 && it->title && *it->title)
-            return it->title;
-    }
-    return rp->own->base + (strncmp(rp->own->base, "https://", 8) == 0 ? 8
-                            : 7);
+    return sm_llms_title(rp->conf->llms_title, d->items,
+                         rp->conf->base_path ? rp->conf->base_path : "/",
+                         rp->own->base);
 }
 
 static apr_uint64_t hash_rows(apr_uint64_t tag, const news_doc *d)

@@ -19,45 +19,6 @@ typedef struct {
     const char *title;                  /* llms.txt's */
 } news_export;
 
-static apr_status_t news_row(void *baton, const char *url, const char *title,
-                             apr_time_t published)
-{
-    news_export *x = baton;
-    sm_news_item *it = apr_array_push(x->news);
-
-    it->url = apr_pstrdup(x->p, url);
-    it->title = title ? apr_pstrdup(x->p, title) : NULL;
-    it->published = published;
-    return APR_SUCCESS;
-}
-
-static apr_status_t llms_row(void *baton, const char *url, const char *title,
-                             const char *description, apr_time_t lastmod)
-{
-    news_export *x = baton;
-    sm_llms_item *it = apr_array_push(x->llms);
-
-    it->url = apr_pstrdup(x->p, url);
-    it->title = title ? apr_pstrdup(x->p, title) : NULL;
-    it->description = description ? apr_pstrdup(x->p, description) : NULL;
-    it->lastmod = lastmod;
-    return APR_SUCCESS;
-}
-
-static apr_status_t filler_row(void *baton, const char *url,
-                               const char *title, const char *description,
-                               apr_time_t lastmod)
-{
-    news_export *x = baton;
-    (void)title;
-    (void)description;
-    if (!x->filler.url) {
-        x->filler.url = apr_pstrdup(x->p, url);
-        x->filler.lastmod = lastmod;
-    }
-    return APR_SUCCESS;
-}
-
 /* The site's scope: its base URL's path with a '/' at the end. */
 static const char *scope_of(apr_pool_t *p, const char *base)
 {
@@ -73,17 +34,8 @@ static const char *scope_of(apr_pool_t *p, const char *base)
 /* As the module: --llms-title, the home page's title, or the host. */
 static const char *llms_title(const news_export *x)
 {
-    const char *scope = scope_of(x->p, x->base);
-    int i;
-
-    if (x->opt->llms_title)
-        return x->opt->llms_title;
-    for (i = 0; i < x->llms->nelts; i++) {
-        const sm_llms_item *it = &APR_ARRAY_IDX(x->llms, i, sm_llms_item);
-        if (strcmp(it->url, scope) == 0 && it->title && *it->title)
-            return it->title;
-    }
-    return x->base + (strncmp(x->base, "https://", 8) == 0 ? 8 : 7);
+    return sm_llms_title(x->opt->llms_title, x->llms,
+                         scope_of(x->p, x->base), x->base);
 }
 
 /* Both documents' rows, in one snapshot; *urls: the site has URLs. */
@@ -104,14 +56,10 @@ static sm_export_status read_rows(sm_store *st, news_export *x, int *urls,
     }
     *urls = rv == APR_SUCCESS && info.pages->nelts > 0;
     if (rv == APR_SUCCESS && *urls && opt->news_path)
-        rv = sm_store_news_urls(st, x->base, apr_time_now() - SM_NEWS_WINDOW,
-                                SM_NEWS_MAX, news_row, x);
-    if (rv == APR_SUCCESS && *urls && opt->news_path && !x->news->nelts)
-        rv = sm_store_llms_urls(st, x->base, 1, filler_row, x);
+        rv = sm_news_read(st, x->p, x->base, apr_time_now(), &x->news,
+                          &x->filler);
     if (rv == APR_SUCCESS && *urls && opt->llms_path)
-        rv = sm_store_llms_urls(st, x->base, opt->llms_max > 0
-                                ? opt->llms_max : SM_LLMS_MAX_DEFAULT,
-                                llms_row, x);
+        rv = sm_llms_read(st, x->p, x->base, opt->llms_max, &x->llms);
     if (rv != APR_SUCCESS)
         goto failed;
     sm_store_read_end(st);
@@ -162,8 +110,8 @@ sm_export_status sm_ctl_export_news(apr_pool_t *p, sm_store *st,
     x.p = p;
     x.base = base;
     x.opt = opt;
-    x.news = apr_array_make(p, 64, sizeof(sm_news_item));
-    x.llms = apr_array_make(p, 64, sizeof(sm_llms_item));
+    x.news = apr_array_make(p, 1, sizeof(sm_news_item));
+    x.llms = apr_array_make(p, 1, sizeof(sm_llms_item));
     if ((es = read_rows(st, &x, &urls, err, errlen)) != SM_EXPORT_OK
         || !urls)
         return es;

@@ -69,4 +69,26 @@ apr_status_t sm_llms_write(apr_pool_t *p, sm_sink *sink, void *baton,
                            const char *base, const char *title,
                            const char *summary, apr_array_header_t *items);
 
+/* ---- reading them (sm_news_read.c) --------------------------------- */
+
+struct sm_store;
+
+/* The news sitemap's rows in st (read in the caller's snapshot): the
+ * pages published in the SM_NEWS_WINDOW before now, newest first, at
+ * most SM_NEWS_MAX, as sm_news_item in *items (from p); when there is
+ * none, the site's first listed page in *filler (url NULL: none). */
+apr_status_t sm_news_read(struct sm_store *st, apr_pool_t *p,
+                          const char *base, apr_time_t now,
+                          apr_array_header_t **items, sm_llms_item *filler);
+/* llms.txt's rows: at most max pages (0: SM_LLMS_MAX_DEFAULT), as
+ * sm_llms_item in *items (from p). */
+apr_status_t sm_llms_read(struct sm_store *st, apr_pool_t *p,
+                          const char *base, int max,
+                          apr_array_header_t **items);
+/* llms.txt's title: configured (SitemapLLMsTitle), else the title of the
+ * page at scope (the site's home) among items, else base's host. */
+const char *sm_llms_title(const char *configured,
+                          const apr_array_header_t *items, const char *scope,
+                          const char *base);
+
 #endif
