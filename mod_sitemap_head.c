@@ -88,6 +88,16 @@ SM_HOT void sitemap_head_insert_filter(request_rec *r)
     ap_add_output_filter_handle(head_filter_handle, NULL, r, r->connection);
 }
 
+/* What the scanner reads beyond robots, the canonical, the alternates,
+ * <base> and the title: only what the record will keep (page_details in
+ * mod_sitemap_record.c: images with SitemapImages On, the description and
+ * publication time with a news sitemap or llms.txt). */
+static unsigned head_wants(const sitemap_server_conf *conf)
+{
+    return (conf->images == 1 ? SM_HEAD_WANT_IMAGES : 0)
+           | (conf->news_path || conf->llms_path ? SM_HEAD_WANT_NEWS : 0);
+}
+
 /* The first call: read this response's head?  The note is the request's
  * (made by the prefetch at translate_name, usually): a repeat allocates
  * nothing more here. */
@@ -116,7 +126,8 @@ static head_ctx *head_begin(ap_filter_t *f)
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "reading the head of %s",
                   r->unparsed_uri);
     note->state = SITEMAP_HEAD_UNREAD;     /* until the head is over */
-    note->scanner = sm_head_create(r->pool);
+    note->scanner = sm_head_create_ex(r->pool,
+                                       head_wants(SITEMAP_CONF(r->server)));
     if (note->fingerprinting)
         note->fp = sm_fingerprint_create(r->pool);
     ctx->rest = apr_brigade_create(r->pool, f->c->bucket_alloc);

@@ -17,7 +17,9 @@
  * With a third argument, a piece size, it only scans the page n times in
  * pieces of that size and prints nothing: for counting instructions
  * (bench/head_instr: callgrind over two page counts, subtracted).  With a
- * fourth, "memchr" or "masks", it runs a floor instead of the scanner
+ * fourth, "default", the scanner reads only what the default
+ * configuration uses (no images, no description or publication time);
+ * "memchr" or "masks" instead run a floor instead of the scanner
  * over the head (up to its "</head>"): memchr('<') from tag to tag, or
  * (x86-64) the structural pass of issue 35's design: 64 bytes at a time,
  * SSE2 masks of '<', '>', '"', '\'', '=' and blanks (bytes up to 0x20),
@@ -112,6 +114,11 @@ static void floor_only(const char *doc, size_t head_len, int n,
     }
 }
 
+/* What the scanner reads: everything (sm_head_create: SitemapImages On
+ * and a news sitemap or llms.txt), or with "default" as the fourth
+ * argument what the default configuration reads (neither). */
+static unsigned wants = SM_HEAD_WANT_ALL;
+
 static double scan(apr_pool_t *root, const char *doc, size_t len,
                    size_t piece, int n)
 {
@@ -123,7 +130,7 @@ static double scan(apr_pool_t *root, const char *doc, size_t len,
         sm_head *h;
         size_t at = 0;
         apr_pool_create(&p, root);
-        h = sm_head_create(p);
+        h = sm_head_create_ex(p, wants);
         while (at < len) {
             size_t k = len - at < piece ? len - at : piece;
             if (sm_head_feed(h, doc + at, k))
@@ -175,7 +182,9 @@ int main(int argc, char **argv)
     head_len = end ? (size_t)(end - doc) + 7 : len;
     apr_initialize();
     apr_pool_create(&root, NULL);
-    if (argc > 4) {
+    if (argc > 4 && strcmp(argv[4], "default") == 0)
+        wants = 0;
+    else if (argc > 4) {
         floor_only(doc, head_len, n, argv[4]);
         apr_terminate();
         return 0;

@@ -21,18 +21,25 @@
 #include "head/sm_head_bytes.h"
 #include "head/sm_head_images.h"
 #include "head/sm_head_news.h"
+#include "util/sm_hot.h"
 #include "util/sm_html.h"
 
 
-sm_head *sm_head_create(apr_pool_t *p)
+sm_head *sm_head_create_ex(apr_pool_t *p, unsigned wants)
 {
     sm_head *h = apr_palloc(p, sizeof(*h));
 
     memset(h, 0, offsetof(sm_head, title));
     h->p = p;
     h->state = S_DATA;
+    h->wants = wants;
     h->res.alternates = apr_array_make(p, 0, sizeof(sm_head_alternate));
     return h;
+}
+
+sm_head *sm_head_create(apr_pool_t *p)
+{
+    return sm_head_create_ex(p, SM_HEAD_WANT_ALL);
 }
 
 /* ---- values -------------------------------------------------------------- */
@@ -231,22 +238,21 @@ static const char *parse_attrs(const char *s, const char *end, attr *a)
     }
 }
 
-static void on_meta(sm_head *h, const attr *a)
+/* The image form of a meta (og:image is a property (RDFa), twitter:image
+ * a name; both are written either way in the wild), -1: none. */
+static int meta_image_form(const attr *a)
 {
-    int form;
+    int form = sm_head_image_meta_form(a[A_PROPERTY].value,
+                                       a[A_PROPERTY].len);
 
-    if (!a[A_CONTENT].value)
-        return;
-    /* og:image is a property (RDFa), twitter:image a name; both are
-     * written either way in the wild. */
-    if ((form = sm_head_image_meta_form(a[A_PROPERTY].value,
-                                        a[A_PROPERTY].len)) >= 0
-        || (form = sm_head_image_meta_form(a[A_NAME].value,
-                                           a[A_NAME].len)) >= 0) {
-        sm_head_image_add(h->p, &h->res, h->images, form,
-                          a[A_CONTENT].value, a[A_CONTENT].len);
-        return;
-    }
+    return form >= 0 ? form : sm_head_image_meta_form(a[A_NAME].value,
+                                                      a[A_NAME].len);
+}
+
+/* The description and publication time of a meta (wanted: news): 1 when
+ * it was the description. */
+static int meta_news(sm_head *h, const attr *a)
+{
     if (a[A_PROPERTY].value && !h->published_meta
         && a[A_PROPERTY].len == 22     /* '_' is no letter for ci_is */
         && strncasecmp(a[A_PROPERTY].value, "article:published_time",
@@ -254,15 +260,37 @@ static void on_meta(sm_head *h, const attr *a)
         h->published_meta = sm_iso8601_time(a[A_CONTENT].value,
                                             a[A_CONTENT].len);
     if (a[A_NAME].value && !h->res.description
-        && ci_is(a[A_NAME].value, a[A_NAME].len, "description", 11))
+        && ci_is(a[A_NAME].value, a[A_NAME].len, "description", 11)) {
         h->res.description = sm_head_text(h->p, a[A_CONTENT].value,
                                           a[A_CONTENT].len,
                                           SM_HEAD_DESCRIPTION_MAX);
-    else if (a[A_NAME].value
-             && value_tokens(h->p, a[A_NAME].value, a[A_NAME].len, 0, "robots",
-                             "googlebot", "bo")
-             && value_tokens(h->p, a[A_CONTENT].value, a[A_CONTENT].len, 1,
-                             "noindex", "none", "no"))
+        return 1;
+    }
+    return 0;
+}
+
+/* A meta: its image and news (when wanted), robots.  An image's meta is
+ * never robots, images wanted or not: its form is looked at then only
+ * for the rare meta that would say noindex. */
+static void on_meta(sm_head *h, const attr *a)
+{
+    int form;
+
+    if (!a[A_CONTENT].value)
+        return;
+    if ((h->wants & SM_HEAD_WANT_IMAGES) && (form = meta_image_form(a)) >= 0) {
+        sm_head_image_add(h->p, &h->res, h->images, form,
+                          a[A_CONTENT].value, a[A_CONTENT].len);
+        return;
+    }
+    if ((h->wants & SM_HEAD_WANT_NEWS) && meta_news(h, a))
+        return;
+    if (a[A_NAME].value
+        && value_tokens(h->p, a[A_NAME].value, a[A_NAME].len, 0, "robots",
+                        "googlebot", "bo")
+        && value_tokens(h->p, a[A_CONTENT].value, a[A_CONTENT].len, 1,
+                        "noindex", "none", "no")
+        && ((h->wants & SM_HEAD_WANT_IMAGES) || meta_image_form(a) < 0))
         h->res.noindex = 1;
 }
 
@@ -288,7 +316,8 @@ static void on_link(sm_head *h, const attr *a)
     is_canonical = rel & 1;
     is_alternate = (rel & 2) && a[A_HREFLANG].value;
     if (!is_canonical && !is_alternate) {
-        if (sm_head_image_rel(a[A_REL].value, a[A_REL].len))
+        if ((h->wants & SM_HEAD_WANT_IMAGES)
+            && sm_head_image_rel(a[A_REL].value, a[A_REL].len))
             sm_head_image_add(h->p, &h->res, h->images, SM_HEAD_IMAGE_SRC,
                               a[A_HREF].value, a[A_HREF].len);
         return;                         /* stylesheets, icons, feeds... */
@@ -391,7 +420,8 @@ void sm_head_finish_jsonld(sm_head *h)
 
 /* A whole tag was read: act on it.  a: the attributes of a tag whose
  * attributes are read (READS_ATTRS), NULL when it is too long to be read. */
-static void on_tag(sm_head *h, tag_kind kind, int is_end, const attr *a)
+static SM_NOINLINE void on_tag(sm_head *h, tag_kind kind, int is_end,
+                               const attr *a)
 {
     h->state = S_DATA;
     if (h->template_depth) {            /* only templates count in one */
@@ -412,7 +442,8 @@ static void on_tag(sm_head *h, tag_kind kind, int is_end, const attr *a)
         h->title_len = 0;
         /* JSON-LD is read only for what it may give: a time when none
          * was found yet (an article:published_time meta wins anyway) */
-        h->in_json = a && !h->published_ld && !h->published_meta
+        h->in_json = a && (h->wants & SM_HEAD_WANT_NEWS)
+                     && !h->published_ld && !h->published_meta
                      && a[A_TYPE].value
                      && sm_head_is_jsonld(a[A_TYPE].value, a[A_TYPE].len);
         if (h->in_json && !h->json)
@@ -446,7 +477,8 @@ static void on_tag(sm_head *h, tag_kind kind, int is_end, const attr *a)
 static const attr *script_attrs(const sm_head *h, const char *s,
                                 const char *gt, attr *a)
 {
-    if (h->raw_name[1] != 'c' || !memchr(s, '+', (apr_size_t)(gt - s)))
+    if (h->raw_name[1] != 'c' || !(h->wants & SM_HEAD_WANT_NEWS)
+        || !memchr(s, '+', (apr_size_t)(gt - s)))
         return NULL;
     ATTRS_CLEAR(a);
     return parse_attrs(s, gt + 1, a) ? a : NULL;

@@ -91,8 +91,20 @@ typedef struct {
 
 typedef struct sm_head sm_head;
 
-/* A scanner whose results are allocated from p (a request's pool). */
+/* A scanner whose results are allocated from p (a request's pool),
+ * reading everything above. */
 sm_head *sm_head_create(apr_pool_t *p);
+
+/* What a scanner made by sm_head_create_ex reads beyond robots, the
+ * canonical, the alternates, <base> and the title (which it always
+ * reads, exactly as sm_head_create's does): the images (SitemapImages
+ * On), the description and publication time, JSON-LD included (a news
+ * sitemap or llms.txt).  What is not wanted stays NULL (0), and its tags
+ * cost only the finding of their end. */
+#define SM_HEAD_WANT_IMAGES 1u
+#define SM_HEAD_WANT_NEWS   2u
+#define SM_HEAD_WANT_ALL    (SM_HEAD_WANT_IMAGES | SM_HEAD_WANT_NEWS)
+sm_head *sm_head_create_ex(apr_pool_t *p, unsigned wants);
 
 /* Read the next len bytes of the document.  Returns 1 once the head is
  * over (later calls do nothing), 0 while more is wanted. */

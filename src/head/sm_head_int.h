@@ -64,6 +64,7 @@ struct sm_head {
     apr_time_t published_meta, published_ld;
     int in_title;               /* raw text kept as the title */
     apr_size_t title_len;
+    unsigned wants;             /* SM_HEAD_WANT_*: set after the memset */
     char title[SM_HEAD_TITLE_MAX];
 
     char tag_buf[SM_HEAD_TAG_MAX + 1];   /* + the '>' tag_end puts */

@@ -27,8 +27,10 @@ static void tag_named(sm_head *h)
     h->name_len = h->tag_len;
     h->tag = T_BEFORE_NAME;
     if (h->tag_is_end || !READS_ATTRS(h->kind)) {
-        /* a <script>'s are kept for its type (sm_head_script_attrs) */
-        h->tag_over = h->tag_is_end || h->kind != K_RAW;
+        /* a <script>'s are kept for its type (sm_head_script_attrs),
+         * when JSON-LD is wanted */
+        h->tag_over = h->tag_is_end || h->kind != K_RAW
+                      || !(h->wants & SM_HEAD_WANT_NEWS);
         h->tag = T_SKIP;
     }
 }

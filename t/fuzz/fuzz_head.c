@@ -23,6 +23,10 @@
  *     printable ASCII without a space), and their XML
  *     (sm_xml_url_alternates) is as long as sm_xml_alternates_len says,
  *     and no '<', '>' or '"' of a value unescaped;
+ *   - a scanner reading less (sm_head_create_ex: no images, no news, or
+ *     one of them) gives the full one's answer for what it reads (robots,
+ *     canonical, base, title, alternates and what it wants), nothing for
+ *     the rest;
  *   - images are at most SM_HEAD_MAX_IMAGES of each form, none empty, each
  *     once; resolved, each is an http(s) URL of the site whose path
  *     passes sm_url_is_stored_form. */
@@ -36,17 +40,21 @@
 #include <apr_strings.h>
 #include <strings.h>
 
-static const char *answer(apr_pool_t *p, sm_head *h)
+/* The answer of h, of what wants (SM_HEAD_WANT_*) names besides what
+ * every scanner reads. */
+static const char *answer_of(apr_pool_t *p, sm_head *h, unsigned wants)
 {
     const sm_head_result *r = sm_head_result_get(h);
+    int news = (wants & SM_HEAD_WANT_NEWS) != 0;
     const char *s = apr_psprintf(p, "%d %d %d [%s] [%s] [%s] [%s] %"
                                  APR_TIME_T_FMT, r->done,
                                  r->truncated, r->noindex,
                                  r->canonical ? r->canonical : "-",
                                  r->base_href ? r->base_href : "-",
                                  r->title ? r->title : "-",
-                                 r->description ? r->description : "-",
-                                 r->published);
+                                 news && r->description ? r->description
+                                                        : "-",
+                                 news ? r->published : 0);
     int i;
 
     for (i = 0; i < r->alternates->nelts; i++) {
@@ -54,12 +62,15 @@ static const char *answer(apr_pool_t *p, sm_head *h)
             &APR_ARRAY_IDX(r->alternates, i, sm_head_alternate);
         s = apr_pstrcat(p, s, " ", a->hreflang, "=", a->href, NULL);
     }
-    for (i = 0; r->images && i < r->images->nelts; i++) {
+    for (i = 0; (wants & SM_HEAD_WANT_IMAGES) && r->images
+                && i < r->images->nelts; i++) {
         const sm_head_image *m = &APR_ARRAY_IDX(r->images, i, sm_head_image);
         s = apr_psprintf(p, "%s i%d=%s", s, m->form, m->href);
     }
     return s;
 }
+
+#define answer(p, h) answer_of(p, h, SM_HEAD_WANT_ALL)
 
 /* An XML writer's sink: the bytes appended to an array of char. */
 static apr_status_t to_array(void *baton, const char *data, apr_size_t len)
@@ -183,8 +194,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     apr_pool_t *p = fuzz_pool();
     unsigned cut1 = fuzz_take_byte(&d, &n), cut2 = fuzz_take_byte(&d, &n);
     char *doc = malloc(n ? n : 1);
-    sm_head *whole, *cut, *bytes;
+    sm_head *whole, *cut, *bytes, *part;
     size_t a, b, i;
+    unsigned w;
     const char *expected;
 
     if (!doc)
@@ -209,6 +221,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n)
     if (!sm_head_feed(cut, doc, a) && !sm_head_feed(cut, doc + a, b - a))
         sm_head_feed(cut, doc + b, n - b);
     FUZZ_ASSERT(strcmp(expected, answer(p, cut)) == 0);
+
+    /* a scanner reading less (sm_head_create_ex, as the glue makes one
+     * for a configuration without images or news) reads the rest exactly
+     * as the full one does, and leaves what it does not read unset */
+    w = (cut1 ^ cut2) & SM_HEAD_WANT_ALL;
+    part = sm_head_create_ex(p, w);
+    if (!sm_head_feed(part, doc, a) && !sm_head_feed(part, doc + a, b - a))
+        sm_head_feed(part, doc + b, n - b);
+    FUZZ_ASSERT(strcmp(answer_of(p, whole, w), answer_of(p, part, w)) == 0);
+    if (!(w & SM_HEAD_WANT_IMAGES))
+        FUZZ_ASSERT(!sm_head_result_get(part)->images);
+    if (!(w & SM_HEAD_WANT_NEWS))
+        FUZZ_ASSERT(!sm_head_result_get(part)->description
+                    && !sm_head_result_get(part)->published);
 
     if (n <= 4096) {
         bytes = sm_head_create(p);
