@@ -65,9 +65,10 @@ struct sm_head {
     int in_title;               /* raw text kept as the title */
     apr_size_t title_len;
     unsigned wants;             /* SM_HEAD_WANT_*: set after the memset */
+    /* a tag split between chunks, SM_HEAD_TAG_MAX bytes + the '>'
+     * tag_end puts: made by the first (a page fed whole makes none) */
+    char *tag_buf;
     char title[SM_HEAD_TITLE_MAX];
-
-    char tag_buf[SM_HEAD_TAG_MAX + 1];   /* + the '>' tag_end puts */
 };
 
 /* The attributes read, by name; a tag keeps the first of each. */

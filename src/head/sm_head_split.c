@@ -15,6 +15,8 @@ void sm_head_tag_begin(sm_head *h, int is_end, const char *name,
     h->tag = T_TAG_NAME;
     h->tag_is_end = is_end;
     h->tag_over = 0;
+    if (!h->tag_buf)
+        h->tag_buf = apr_palloc(h->p, SM_HEAD_TAG_MAX + 1);
     memcpy(h->tag_buf, name, len);
     h->tag_len = len;
 }
