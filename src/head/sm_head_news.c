@@ -24,10 +24,11 @@ static int is_blank(char c)
 #define ZERO_BYTES(x) (~((((x) & LOW7) + LOW7) | (x) | LOW7))
 
 /* Is v[0..len) what sm_head_text makes of it already: printable ASCII
- * without '&', words single spaces apart, no space at either end?  (Most
- * titles and descriptions are.)  Eight bytes at a time. */
-static int plain_text(const char *v, apr_size_t len)
+ * without '&' (unless amp), words single spaces apart, no space at either
+ * end?  (Most titles and descriptions are.)  Eight bytes at a time. */
+static APR_INLINE int plain_text(const char *v, apr_size_t len, int amp)
 {
+    const apr_uint64_t no_amp = amp ? 0 : ~0ULL;
     apr_uint64_t space_before = 1;      /* a leading space is not plain */
     apr_size_t i;
 
@@ -41,38 +42,49 @@ static int plain_text(const char *v, apr_size_t len)
 #endif
         sp = ZERO_BYTES(w ^ BYTES(' '));
         if (((~((w & LOW7) + BYTES(0x60)) | w) & HIGH)  /* < 0x20, >= 0x80 */
-            | ZERO_BYTES(w ^ BYTES(0x7f)) | ZERO_BYTES(w ^ BYTES('&'))
+            | ZERO_BYTES(w ^ BYTES(0x7f))
+            | (ZERO_BYTES(w ^ BYTES('&')) & no_amp)
             | (sp & ((sp << 8) | (space_before << 7))))
             return 0;
         space_before = sp >> 63;
     }
     for (; i < len; i++) {
         unsigned char c = (unsigned char)v[i];
-        if (c < 0x20 || c >= 0x7f || c == '&'
+        if (c < 0x20 || c >= 0x7f || (c == '&' && !amp)
             || (c == ' ' && (i == 0 || v[i - 1] == ' ')))
             return 0;
     }
     return 1;
 }
 
-/* Valid UTF-8 first, so that no dropped control byte leaves two spaces
- * side by side (found by fuzz_head). */
-char *sm_head_text(apr_pool_t *p, const char *v, apr_size_t len,
-                   int max_chars)
+/* The end of t (decoded from plain text but for its references: most CMS
+ * titles, "&#8211;" in them) when it needs no cleaning, else NULL.  A
+ * reference gives valid UTF-8 (sm_html_decode: U+FFFD for what is not a
+ * character), which sm_utf8_clean keeps as it is: only the ASCII it gives
+ * (a control byte, a blank, a space at an end or beside another) needs
+ * the general path. */
+static char *clean_already(char *t)
 {
-    char *t, *i, *o;
-    int space = 0, chars = 0;
+    char *i;
 
-    if (plain_text(v, len)) {           /* a character a byte */
-        if (max_chars && len > (apr_size_t)max_chars) {
-            len = (apr_size_t)max_chars;
-            if (v[len - 1] == ' ')
-                len--;
-        }
-        return apr_pstrmemdup(p, v, len);
+    if (*t == ' ')
+        return NULL;
+    for (i = t; *i; i++) {
+        unsigned char c = (unsigned char)*i;
+        if ((c < 0x20 || c == 0x7f) || (c == ' ' && i[1] == ' '))
+            return NULL;
     }
-    t = sm_utf8_clean(p, sm_html_decode(p, v, len));
-    for (i = o = t; *i; i++) {          /* collapse whitespace */
+    return i > t && i[-1] == ' ' ? NULL : i;
+}
+
+/* t's blanks collapsed (none at either end, single spaces), in place:
+ * returns its new end. */
+static char *collapse(char *t)
+{
+    char *i, *o;
+    int space = 0;
+
+    for (i = o = t; *i; i++) {
         if (is_blank(*i)) {
             space = 1;
             continue;
@@ -82,6 +94,28 @@ char *sm_head_text(apr_pool_t *p, const char *v, apr_size_t len,
         space = 0;
         *o++ = *i;
     }
+    return o;
+}
+
+/* Valid UTF-8 first, so that no dropped control byte leaves two spaces
+ * side by side (found by fuzz_head). */
+char *sm_head_text(apr_pool_t *p, const char *v, apr_size_t len,
+                   int max_chars)
+{
+    char *t, *i, *o;
+    int chars = 0;
+
+    if (plain_text(v, len, 0)) {        /* a character a byte */
+        if (max_chars && len > (apr_size_t)max_chars) {
+            len = (apr_size_t)max_chars;
+            if (v[len - 1] == ' ')
+                len--;
+        }
+        return apr_pstrmemdup(p, v, len);
+    }
+    if (!plain_text(v, len, 1)
+        || !(o = clean_already(t = sm_html_decode(p, v, len))))
+        o = collapse(t = sm_utf8_clean(p, sm_html_decode(p, v, len)));
     if (max_chars)                      /* a title is not cut: no cost */
         for (i = t; i < o; i++)         /* characters start at bytes */
             if (((unsigned char)*i & 0xc0) != 0x80    /* not 10xxxxxx */

@@ -9,6 +9,7 @@
 
 #include "head/sm_head.h"
 #include "head/sm_head_news.h"
+#include "util/sm_html.h"
 
 #define POOL(state) (((unit_ctx *)*(state))->pool)
 
@@ -230,6 +231,67 @@ static void test_published_jsonld(void **state)
 #undef LD
 }
 
+/* The general path, as sm_head_text had it alone: decoded, cleaned,
+ * blanks collapsed. */
+static const char *ref_text(apr_pool_t *p, const char *v, apr_size_t len)
+{
+    char *t = sm_utf8_clean(p, sm_html_decode(p, v, len)), *i, *o;
+    int space = 0;
+
+    for (i = o = t; *i; i++) {
+        if (*i == ' ' || *i == '\t' || *i == '\n' || *i == '\r'
+            || *i == '\f') {
+            space = 1;
+            continue;
+        }
+        if (space && o > t)
+            *o++ = ' ';
+        space = 0;
+        *o++ = *i;
+    }
+    *o = '\0';
+    return t;
+}
+
+/* Text plain but for its references (a CMS title's "&#8211;") is decoded
+ * and taken as it is when that needs no cleaning: the same as the general
+ * path on references that give blanks, controls, U+FFFD, spaces at the
+ * ends or side by side, at every place in a word. */
+static void test_referenced_text(void **state)
+{
+    apr_pool_t *p = POOL(state);
+    static const char *const parts[] = {
+        "a", "b c", " ", "&#8211;", "&amp;", "&#32;", "&#9;", "&#x0a;",
+        "&#0;", "&#xD800;", "&nbsp;", "&#127;", "&#1;", "&lt", "&x;",
+        "&", "&#128512;", "xyzw"
+    };
+    unsigned long seed = 37;
+    char v[128];
+    int k, n;
+
+    assert_string_equal(sm_head_text(p, "Page 1 &#8211; Bench Blog", 25, 0),
+                        "Page 1 \xe2\x80\x93 Bench Blog");
+    assert_string_equal(sm_head_text(p, "a &#32; b", 9, 0), "a b");
+    assert_string_equal(sm_head_text(p, "a&#32;", 6, 0), "a");
+    assert_string_equal(sm_head_text(p, "&#9;a", 5, 0), "a");
+    assert_string_equal(sm_head_text(p, "a&#1;b", 6, 0), "ab");
+    for (k = 0; k < 20000; k++) {
+        size_t len = 0;
+        for (n = 0; n < 1 + (int)(seed >> 60); n++) {
+            const char *part;
+            seed = seed * 6364136223846793005UL + 1442695040888963407UL;
+            part = parts[(seed >> 33) % (sizeof(parts) / sizeof(parts[0]))];
+            if (len + strlen(part) >= sizeof(v))
+                break;
+            memcpy(v + len, part, strlen(part));
+            len += strlen(part);
+        }
+        if (strcmp(sm_head_text(p, v, len, 0), ref_text(p, v, len)) != 0)
+            fail_msg("\"%.*s\": \"%s\", not \"%s\"", (int)len, v,
+                     sm_head_text(p, v, len, 0), ref_text(p, v, len));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +301,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_published_meta, unit_setup,
                                         unit_teardown),
         cmocka_unit_test_setup_teardown(test_published_jsonld, unit_setup,
+                                        unit_teardown),
+        cmocka_unit_test_setup_teardown(test_referenced_text, unit_setup,
                                         unit_teardown),
     };
     apr_initialize();
