@@ -962,3 +962,16 @@ def pytest_runtest_makereport(item, call):
     rep = outcome.get_result()
     setattr(item, "rep_" + rep.when, rep)
 
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "slow: takes tens of seconds; run first, so that the "
+        "suite's workers (SITEMAP_TEST_JOBS) do not wait for one at the end")
+
+
+def pytest_collection_modifyitems(config, items):
+    # Longest first: a half-minute test collected late would keep one
+    # worker busy while the others have nothing left (stable: the same
+    # order in every worker, as pytest-xdist requires).
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -111,6 +111,7 @@ def test_demo_as_another_user_from_a_checkout_it_cannot_write():
         shutil.rmtree(home, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_demo_fails_when_sitemap_is_wrong(closed_home, tmp_path):
     """An httpd that also excludes /about.html (one more SitemapExclude given
     with -c) makes the sitemap differ from what the demo expects: the demo

@@ -3,9 +3,12 @@
 keep being served stay, even though repeats are skipped in memory."""
 import time
 
+import pytest
+
 CRAWL = "RewriteEngine On\nRewriteRule ^/crawl/ /page.html [L]\n"
 
 
+@pytest.mark.slow
 def test_unserved_urls_expire_served_ones_stay(make_server):
     srv = make_server(conf=CRAWL + "SitemapExpire 4s")
     srv.start()

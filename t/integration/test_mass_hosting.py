@@ -223,6 +223,7 @@ def test_indexnow_refused_with_site_from_host(make_server):
                                           "SitemapIndexNowKey 0123456789abcdef"))
 
 
+@pytest.mark.slow
 def test_host_sites_expire(make_server):
     """A site made from a Host joins the recorder's sites: its URLs not
     served for SitemapExpire leave the store, the ones served stay."""

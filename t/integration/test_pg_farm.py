@@ -295,6 +295,7 @@ def test_settings_differ_warns(make_server, pg_db):
                r"replace them", level="warn")
 
 
+@pytest.mark.slow
 def test_slow_database(make_server, pg_db):
     """A lock held on the store's tables (a slow database): pages are
     served at once, the sitemap answers 503 after its short lock wait
@@ -450,6 +451,7 @@ def test_stop_while_database_down_keeps_the_queue(make_server, pg_db,
     assert PASSWORD not in s.log_text()
 
 
+@pytest.mark.slow
 def test_thirty_second_outage_loses_nothing(make_server, pg_db, pg_cluster):
     """The database down for 30 s under traffic on two servers: every page
     is served at once, and every URL answered 200 meanwhile is stored once

@@ -5,6 +5,7 @@ they change, from a file or from an application that makes robots.txt."""
 import os
 import time
 
+import pytest
 from protego import Protego
 
 HTML = "<html><head><title>x</title></head><body>x</body></html>\n"
@@ -52,6 +53,7 @@ def test_disallowed_pages_not_listed(make_server):
     s.wait_log(r"robots\.txt line \d+ disallows it for (\*|googlebot)")
 
 
+@pytest.mark.slow
 def test_rules_followed_when_they_change(make_server):
     s = site(make_server, robots="User-agent: *\nDisallow:\n").start()
     s.get_ok("/public/a.html")

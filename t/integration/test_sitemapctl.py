@@ -410,6 +410,7 @@ def test_export_settings_follow_the_configuration(make_server):
         assert b"<priority>0.9</priority>" in f.read()
 
 
+@pytest.mark.slow
 def test_export_index_past_50000_pages(make_server, tmp_root):
     """More non-empty pages than an index may list: the module's index
     lists the first 50,000, and so does the exported one; every page is

@@ -88,6 +88,7 @@ def writer_cpu(srv):
     return total / hz
 
 
+@pytest.mark.slow
 def test_database_down_few_attempts(make_server, pg_db, pg_cluster):
     """PostgreSQL down with a batch and more kept: over 10 s without
     traffic each process tries a few times (1 s, 2 s, 4 s ...), not
@@ -121,6 +122,7 @@ def test_database_down_few_attempts(make_server, pg_db, pg_cluster):
     assert line
 
 
+@pytest.mark.slow
 def test_disk_full_writer_sleeps(small_fs, make_server):
     """SQLite on a full disk with a batch and more kept: the writer's CPU
     time over 10 s stays small (a full core before)."""
