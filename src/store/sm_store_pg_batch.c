@@ -60,10 +60,16 @@ enum {
  * xml_len. */
 #define COPY_FIXED 8
 /* Rows a COPY statement: COPY keeps a slot per row it buffers, each
- * registered with the statement's resource owner, whose bookkeeping
- * grows with their number (7,000 instructions a row in a COPY of 660
- * rows, 700 in one of 64), while a statement costs about 60,000. */
-#define COPY_ROWS 64
+ * taking a reference to the table's row descriptor in the statement's
+ * resource owner.  Up to 64 references the owner keeps them in an array
+ * (a release finds its reference at the end: a few instructions); past
+ * 64 in a hash, where every slot's reference is the same pointer, so all
+ * collide and each release probes the lot (7,000 instructions a row in a
+ * COPY of 660 rows).  The statement itself holds one more reference: 63
+ * rows is the most that stays an array (PostgreSQL 15; a row costs the
+ * backend 27,416 at 63 rows, 28,099 at 64), 60 leaves room for a few
+ * more, while a statement costs about 60,000. */
+#define COPY_ROWS 60
 /* (its 19 bytes: the string's terminating NUL is not sent) */
 static const char copy_header[] = "PGCOPY\n\377\r\n\0" "\0\0\0\0" "\0\0\0\0";
 #define COPY_HEADER_LEN (sizeof(copy_header) - 1)
