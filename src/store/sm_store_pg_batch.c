@@ -47,12 +47,29 @@ void sm_pg_new_rows_init(sm_pg_new_rows *nr, apr_pool_t *p,
  * arrays, the server parses no array literal and keeps no tuple store:
  * it reads the rows straight into the table, a page of them at a time. */
 
-#define COPY_COLUMNS 14
+/* The columns a COPY may leave out: those whose every row of the
+ * statement is NULL (text) or 0 (held, published: their default).  Each
+ * column sent costs the server its field's reading and its receive
+ * function per row; a column left out costs nothing (NULL) or its
+ * constant default. */
+enum {
+    COL_ETAG = 1, COL_TITLE = 2, COL_ALTERNATES = 4, COL_HELD = 8,
+    COL_DESCRIPTION = 16, COL_PUBLISHED = 32
+};
+/* Always sent: id, site_id, url, page, lastmod, first_seen, last_seen,
+ * xml_len. */
+#define COPY_FIXED 8
 /* Rows a COPY statement: COPY keeps a slot per row it buffers, each
- * registered with the statement's resource owner, whose bookkeeping
- * grows with their number (7,000 instructions a row in a COPY of 660
- * rows, 700 in one of 64), while a statement costs about 60,000. */
-#define COPY_ROWS 64
+ * taking a reference to the table's row descriptor in the statement's
+ * resource owner.  Up to 64 references the owner keeps them in an array
+ * (a release finds its reference at the end: a few instructions); past
+ * 64 in a hash, where every slot's reference is the same pointer, so all
+ * collide and each release probes the lot (7,000 instructions a row in a
+ * COPY of 660 rows).  The statement itself holds one more reference: 63
+ * rows is the most that stays an array (PostgreSQL 15; a row costs the
+ * backend 27,416 at 63 rows, 28,099 at 64), 60 leaves room for a few
+ * more, while a statement costs about 60,000. */
+#define COPY_ROWS 60
 /* (its 19 bytes: the string's terminating NUL is not sent) */
 static const char copy_header[] = "PGCOPY\n\377\r\n\0" "\0\0\0\0" "\0\0\0\0";
 #define COPY_HEADER_LEN (sizeof(copy_header) - 1)
@@ -212,16 +229,53 @@ int sm_pg_queue_new(pg_store *s, sm_pg_new_rows *nr, const sm_change *c,
     return sm_pg_indexnow_note(s, ts, c->url);
 }
 
-/* nr's rows from to to as COPY data: its length in *len. */
-static char *copy_data(sm_pg_new_rows *nr, int from, int to, apr_size_t *len)
+/* Which optional columns nr's rows from to to need (COL_ bits). */
+static int copy_columns(const sm_pg_new_rows *nr, int from, int to)
+{
+#define I64(a) APR_ARRAY_IDX(nr->a, i, apr_int64_t)
+#define STR(a) APR_ARRAY_IDX(nr->a, i, const char *)
+    int i, cols = 0;
+
+    for (i = from; i < to; i++)
+        cols |= (STR(etag) ? COL_ETAG : 0) | (STR(title) ? COL_TITLE : 0)
+                | (STR(alternates) ? COL_ALTERNATES : 0)
+                | (I64(held) ? COL_HELD : 0)
+                | (STR(description) ? COL_DESCRIPTION : 0)
+                | (I64(published) ? COL_PUBLISHED : 0);
+    return cols;
+#undef I64
+#undef STR
+}
+
+/* The COPY statement for the columns cols: the column list and the
+ * fields copy_data writes go together. */
+static const char *copy_sql(apr_pool_t *p, int cols)
+{
+    return apr_pstrcat(p, "COPY sitemap_urls(id, site_id, url, page,"
+                       " lastmod, first_seen, last_seen, xml_len",
+                       cols & COL_ETAG ? ", etag" : "",
+                       cols & COL_TITLE ? ", title" : "",
+                       cols & COL_ALTERNATES ? ", alternates" : "",
+                       cols & COL_HELD ? ", held" : "",
+                       cols & COL_DESCRIPTION ? ", description" : "",
+                       cols & COL_PUBLISHED ? ", published" : "",
+                       ") FROM STDIN (FORMAT binary)", NULL);
+}
+
+/* nr's rows from to to as COPY data of the columns cols: its length in
+ * *len. */
+static char *copy_data(sm_pg_new_rows *nr, int from, int to, int cols,
+                       apr_size_t *len)
 {
 #define I64(a) APR_ARRAY_IDX(nr->a, i, apr_int64_t)
 #define STR(a) APR_ARRAY_IDX(nr->a, i, const char *)
 #define TLEN(a) (4 + (STR(a) ? strlen(STR(a)) : 0))
-    int i;
+    int i, k, fields = COPY_FIXED;
     apr_size_t size = COPY_HEADER_LEN + 2;
     char *out, *o;
 
+    for (k = 1; k <= COL_PUBLISHED; k <<= 1)
+        fields += (cols & k) != 0;
     for (i = from; i < to; i++)
         size += 2 + 8 * (4 + 8) + (4 + 4) + TLEN(url) + TLEN(etag)
                 + TLEN(title) + TLEN(alternates) + TLEN(description);
@@ -229,21 +283,27 @@ static char *copy_data(sm_pg_new_rows *nr, int from, int to, apr_size_t *len)
     memcpy(o, copy_header, COPY_HEADER_LEN);
     o += COPY_HEADER_LEN;
     for (i = from; i < to; i++) {
-        o = put_be(o, COPY_COLUMNS, 2);
+        o = put_be(o, (apr_uint64_t)fields, 2);
         o = put_int(o, I64(id), 8);
         o = put_int(o, I64(site), 8);
         o = put_text(o, STR(url));
         o = put_int(o, I64(page), 8);
         o = put_int(o, I64(lastmod), 8);
-        o = put_text(o, STR(etag));
         o = put_int(o, I64(seen), 8);             /* first_seen */
         o = put_int(o, I64(seen), 8);             /* last_seen */
         o = put_int(o, I64(len), 4);              /* xml_len: integer */
-        o = put_text(o, STR(title));
-        o = put_text(o, STR(alternates));
-        o = put_int(o, I64(held), 8);
-        o = put_text(o, STR(description));
-        o = put_int(o, I64(published), 8);
+        if (cols & COL_ETAG)
+            o = put_text(o, STR(etag));
+        if (cols & COL_TITLE)
+            o = put_text(o, STR(title));
+        if (cols & COL_ALTERNATES)
+            o = put_text(o, STR(alternates));
+        if (cols & COL_HELD)
+            o = put_int(o, I64(held), 8);
+        if (cols & COL_DESCRIPTION)
+            o = put_text(o, STR(description));
+        if (cols & COL_PUBLISHED)
+            o = put_int(o, I64(published), 8);
     }
     o = put_be(o, 0xffff, 2);
     *len = (apr_size_t)(o - out);
@@ -256,20 +316,18 @@ static char *copy_data(sm_pg_new_rows *nr, int from, int to, apr_size_t *len)
 /* Write the pending new rows, COPY_ROWS a statement. */
 int sm_pg_write_new(pg_store *s, sm_pg_new_rows *nr)
 {
-    int n = nr->url->nelts, from, to;
+    int n = nr->url->nelts, from, to, cols;
     apr_int64_t done;
     apr_size_t len;
     const char *data;
 
     for (from = 0; from < n; from = to) {
         to = n - from > COPY_ROWS ? from + COPY_ROWS : n;
-        data = copy_data(nr, from, to, &len);
+        cols = copy_columns(nr, from, to);
+        data = copy_data(nr, from, to, cols, &len);
         done = 0;
-        if (sm_pg_copy_in(s, "cannot add URLs", "COPY sitemap_urls(id,"
-                          " site_id, url, page, lastmod, etag, first_seen,"
-                          " last_seen, xml_len, title, alternates, held,"
-                          " description, published) FROM STDIN"
-                          " (FORMAT binary)", data, len, &done) != 0)
+        if (sm_pg_copy_in(s, "cannot add URLs", copy_sql(nr->p, cols),
+                          data, len, &done) != 0)
             return -1;
         if (done != to - from) {
             apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg), "cannot add"

@@ -25,3 +25,20 @@ def test_urls_compare_bytes(pg_db):
     assert pg_db.sql("SELECT count(*) FROM sitemap_urls") == [["7"]]
     r = ctl("check", pg_db.uri)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_batch_over_many_copies(pg_db):
+    """A batch of more new URLs than one COPY statement takes (60 rows,
+    sm_store_pg_batch.c) goes in by several, every row once, in the
+    batch's order (ids in turn), then adds none again."""
+    urls = [f"/many/{i:03d}" for i in range(185)]
+    r = ctl("add", pg_db.uri, "--site", BASE, *urls)
+    assert r.returncode == 0, r.stderr
+    got = [u for (u,) in pg_db.sql("SELECT url FROM sitemap_urls"
+                                   " ORDER BY id")]
+    assert got == urls, got[:5]
+    r = ctl("add", pg_db.uri, "--site", BASE, *urls)
+    assert r.returncode == 0, r.stderr
+    assert pg_db.sql("SELECT count(*) FROM sitemap_urls") == [["185"]]
+    r = ctl("check", pg_db.uri)
+    assert r.returncode == 0, r.stdout + r.stderr
