@@ -76,17 +76,22 @@ static int run_size(int cut)
            : cut >= RUN_MIN ? RUN_MIN : 0;
 }
 
-/* How many of changes[i..] make a run: 0 or a run_size. */
+/* How many of changes[i..] make a run: 0 or a run_size.  Until a file's
+ * own URL comes, no two can be entangled: the pairs are not looked at. */
 static int run_length(const sm_change *changes, int n, int i)
 {
-    int len;
+    int len, files = changes[i].file_url;
 
     if (n - i < RUN_MIN || !runnable(&changes[i], &changes[i]))
         return 0;
-    for (len = 1; len < RUN_MAX && i + len < n; len++)
-        if (!runnable(&changes[i + len], &changes[i])
-            || entangled(changes, i, i + len))
+    for (len = 1; len < RUN_MAX && i + len < n; len++) {
+        const sm_change *c = &changes[i + len];
+
+        if (!runnable(c, &changes[i])
+            || ((files || c->file_url) && entangled(changes, i, i + len)))
             break;
+        files |= c->file_url;
+    }
     return run_size(len);
 }
 
