@@ -23,12 +23,13 @@
  * run. */
 #include "store/sm_store_sqlite.h"
 
+#include <apr_strings.h>
 #include <string.h>
 
 #define RUN_MIN 4
 #define RUN_MID 16
 #define RUN_MAX 32
-#define ROW_VALUES 14
+#define ROW_VALUES 12
 #define RUNS_OFF (4 * RUN_MAX)
 
 typedef struct {
@@ -148,26 +149,61 @@ static int plan_run(const sm_change *c, const sm_tx_site *ts, int len,
     return 1;
 }
 
-static void bind_row(sqlite3_stmt *q, int k, const sm_change *c,
-                     const sm_tx_site *ts, const planned *p)
+/* A run's INSERT of len rows: ?1 is the site's id, the same for every
+ * row, and row k's ROW_VALUES values follow from ?(2 + k * ROW_VALUES) in
+ * bind_row's order, its last_seen the value of its first_seen: two binds
+ * a row fewer than one value a column. */
+static sqlite3_stmt *run_stmt(sqlite_store *s, int len)
 {
-    int b = k * ROW_VALUES;
+    int which = len == RUN_MAX ? STMT_URL_ADD_32
+                : len == RUN_MID ? STMT_URL_ADD_16 : STMT_URL_ADD_4;
+    char sql[256 + RUN_MAX * 96];     /* 2,967 bytes for RUN_MAX */
+    apr_size_t at;
+    int k;
+
+    if (s->stmt[which])
+        return s->stmt[which];
+    at = apr_cpystrn(sql, "INSERT INTO urls(id, site_id, url, page, lastmod,"
+                     " etag, first_seen, last_seen, xml_len, title,"
+                     " alternates, held, description, published) VALUES ",
+                     sizeof(sql)) - sql;
+    for (k = 0; k < len; k++) {
+        int b = 1 + k * ROW_VALUES;
+
+        at += apr_snprintf(sql + at, sizeof(sql) - at,
+                           "%s(?%d,?1,?%d,?%d,?%d,?%d,?%d,?%d,?%d,?%d,?%d,"
+                           "?%d,?%d,?%d)", k ? "," : "", b + 1, b + 2, b + 3,
+                           b + 4, b + 5, b + 6, b + 6, b + 7, b + 8, b + 9,
+                           b + 10, b + 11, b + 12);
+    }
+    apr_cpystrn(sql + at, " ON CONFLICT(site_id, url) DO NOTHING",
+                sizeof(sql) - at);
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+                           &s->stmt[which], NULL) != SQLITE_OK) {
+        sm_sqlite_set_error(&s->base, "cannot prepare a statement", s->db);
+        s->stmt[which] = NULL;
+    }
+    return s->stmt[which];
+}
+
+static void bind_row(sqlite3_stmt *q, int k, const sm_change *c,
+                     const planned *p)
+{
+    int b = 1 + k * ROW_VALUES;
 
     sqlite3_bind_int64(q, b + 1, p->id);
-    sqlite3_bind_int64(q, b + 2, ts->row.id);
-    sm_sqlite_text(q, b + 3, c->url);
-    sqlite3_bind_int64(q, b + 4, p->page);
-    sqlite3_bind_int64(q, b + 5, p->lastmod);
-    sm_sqlite_text(q, b + 6, c->etag);
-    sqlite3_bind_int64(q, b + 7, p->seen);
-    sqlite3_bind_int64(q, b + 8, p->seen);
-    sqlite3_bind_int64(q, b + 9, p->entry);
-    sm_sqlite_text(q, b + 10, SM_TX_TITLE(c));
-    sm_sqlite_text(q, b + 11, SM_TX_ALTERNATES(c));
-    sqlite3_bind_int64(q, b + 12, p->held);
-    sm_sqlite_text(q, b + 13, c->description && *c->description
+    sm_sqlite_text(q, b + 2, c->url);
+    sqlite3_bind_int64(q, b + 3, p->page);
+    sqlite3_bind_int64(q, b + 4, p->lastmod);
+    sm_sqlite_text(q, b + 5, c->etag);
+    sqlite3_bind_int64(q, b + 6, p->seen);
+    sqlite3_bind_int64(q, b + 7, p->entry);
+    sm_sqlite_text(q, b + 8, SM_TX_TITLE(c));
+    sm_sqlite_text(q, b + 9, SM_TX_ALTERNATES(c));
+    sqlite3_bind_int64(q, b + 10, p->held);
+    sm_sqlite_text(q, b + 11, c->description && *c->description
                               ? c->description : NULL);
-    sqlite3_bind_int64(q, b + 14, c->published > 0
+    sqlite3_bind_int64(q, b + 12, c->published > 0
                                   ? apr_time_sec(c->published) : 0);
 }
 
@@ -226,12 +262,11 @@ int sm_sqlite_add_run(sqlite_store *s, const sm_change *changes, int n,
         return rc;
     if (!len || !plan_run(&changes[i], ts, len, plan))
         return SQLITE_OK;
-    if (!(q = sm_sqlite_stmt(s, len == RUN_MAX ? STMT_URL_ADD_32
-                                : len == RUN_MID ? STMT_URL_ADD_16
-                                : STMT_URL_ADD_4)))
+    if (!(q = run_stmt(s, len)))
         return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, ts->row.id);
     for (k = 0; k < len; k++)
-        bind_row(q, k, &changes[i + k], ts, &plan[k]);
+        bind_row(q, k, &changes[i + k], &plan[k]);
     /* Reset without clearing the bindings: every one is bound again
      * before the statement runs next (clearing 448 cost 2-3% a URL). */
     rc = sqlite3_step(q);
