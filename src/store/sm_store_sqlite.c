@@ -282,6 +282,8 @@ static const char *const stmt_sql[STMT_COUNT] = {
     /* a run's rows taken back (its ids are new: any there went in) */
     [STMT_URL_UNDO] =
         "DELETE FROM urls WHERE id >= ?1 AND id <= ?2",
+    /* the largest id (the b-tree's last row), 0 with none */
+    [STMT_URL_MAX_ID] = "SELECT coalesce(max(id), 0) FROM urls",
 };
 
 

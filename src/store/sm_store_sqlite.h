@@ -107,6 +107,7 @@ enum {
     STMT_URL_ADD_16,
     STMT_URL_ADD_32,
     STMT_URL_UNDO,
+    STMT_URL_MAX_ID,
     STMT_COUNT
 };
 
