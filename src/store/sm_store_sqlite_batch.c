@@ -30,6 +30,7 @@
 #define RUN_MID 16
 #define RUN_MAX 32
 #define ROW_VALUES 12
+#define PLAIN_VALUES 8
 #define RUNS_OFF (4 * RUN_MAX)
 
 typedef struct {
@@ -152,8 +153,10 @@ static int plan_run(const sm_change *c, const sm_tx_site *ts, int len,
 /* A run's INSERT of len rows: ?1 is the site's id, the same for every
  * row, and row k's ROW_VALUES values follow from ?(2 + k * ROW_VALUES) in
  * bind_row's order, its last_seen the value of its first_seen: two binds
- * a row fewer than one value a column. */
-static sqlite3_stmt *run_stmt(sqlite_store *s, int len)
+ * a row fewer than one value a column.  A plain run (no row with
+ * alternates, held, a description or a publication time, as most) has
+ * those four as constants: PLAIN_VALUES a row. */
+static sqlite3_stmt *run_stmt(sqlite_store *s, int len, int plain)
 {
     int which = len == RUN_MAX ? STMT_URL_ADD_32
                 : len == RUN_MID ? STMT_URL_ADD_16 : STMT_URL_ADD_4;
@@ -161,6 +164,8 @@ static sqlite3_stmt *run_stmt(sqlite_store *s, int len)
     apr_size_t at;
     int k;
 
+    if (plain)
+        which += STMT_URL_ADD_4_PLAIN - STMT_URL_ADD_4;
     if (s->stmt[which])
         return s->stmt[which];
     at = apr_cpystrn(sql, "INSERT INTO urls(id, site_id, url, page, lastmod,"
@@ -168,13 +173,17 @@ static sqlite3_stmt *run_stmt(sqlite_store *s, int len)
                      " alternates, held, description, published) VALUES ",
                      sizeof(sql)) - sql;
     for (k = 0; k < len; k++) {
-        int b = 1 + k * ROW_VALUES;
+        int b = 1 + k * (plain ? PLAIN_VALUES : ROW_VALUES);
 
         at += apr_snprintf(sql + at, sizeof(sql) - at,
-                           "%s(?%d,?1,?%d,?%d,?%d,?%d,?%d,?%d,?%d,?%d,?%d,"
-                           "?%d,?%d,?%d)", k ? "," : "", b + 1, b + 2, b + 3,
-                           b + 4, b + 5, b + 6, b + 6, b + 7, b + 8, b + 9,
-                           b + 10, b + 11, b + 12);
+                           "%s(?%d,?1,?%d,?%d,?%d,?%d,?%d,?%d,?%d,?%d,",
+                           k ? "," : "", b + 1, b + 2, b + 3, b + 4, b + 5,
+                           b + 6, b + 6, b + 7, b + 8);
+        at += plain ? apr_snprintf(sql + at, sizeof(sql) - at,
+                                   "NULL,0,NULL,0)")
+                    : apr_snprintf(sql + at, sizeof(sql) - at,
+                                   "?%d,?%d,?%d,?%d)", b + 9, b + 10,
+                                   b + 11, b + 12);
     }
     apr_cpystrn(sql + at, " ON CONFLICT(site_id, url) DO NOTHING",
                 sizeof(sql) - at);
@@ -184,6 +193,18 @@ static sqlite3_stmt *run_stmt(sqlite_store *s, int len)
         s->stmt[which] = NULL;
     }
     return s->stmt[which];
+}
+
+/* Has changes[i..i+len) none of the rarely set columns? */
+static int run_plain(const sm_change *c, const planned *plan, int len)
+{
+    int k;
+
+    for (k = 0; k < len; k++, c++)
+        if (plan[k].held || SM_TX_ALTERNATES(c)
+            || (c->description && *c->description) || c->published > 0)
+            return 0;
+    return 1;
 }
 
 /* Does the run's first id follow the largest stored (its site the last
@@ -208,9 +229,9 @@ static int ids_follow(sqlite_store *s, sqlite3_int64 first, int *follow)
 }
 
 static void bind_row(sqlite3_stmt *q, int k, const sm_change *c,
-                     const planned *p, int follow)
+                     const planned *p, int follow, int plain)
 {
-    int b = 1 + k * ROW_VALUES;
+    int b = 1 + k * (plain ? PLAIN_VALUES : ROW_VALUES);
 
     if (follow)
         sqlite3_bind_null(q, b + 1);
@@ -223,6 +244,8 @@ static void bind_row(sqlite3_stmt *q, int k, const sm_change *c,
     sqlite3_bind_int64(q, b + 6, p->seen);
     sqlite3_bind_int64(q, b + 7, p->entry);
     sm_sqlite_text(q, b + 8, SM_TX_TITLE(c));
+    if (plain)
+        return;
     sm_sqlite_text(q, b + 9, SM_TX_ALTERNATES(c));
     sqlite3_bind_int64(q, b + 10, p->held);
     sm_sqlite_text(q, b + 11, c->description && *c->description
@@ -273,7 +296,7 @@ int sm_sqlite_add_run(sqlite_store *s, const sm_change *changes, int n,
     apr_array_header_t *found[RUN_MAX];
     sm_tx_site *ts;
     sqlite3_stmt *q;
-    int len = run_length(changes, n, i), k, rc, follow;
+    int len = run_length(changes, n, i), k, rc, follow, plain;
 
     *done = 0;
     if (!len || i < s->runs_from)
@@ -288,11 +311,12 @@ int sm_sqlite_add_run(sqlite_store *s, const sm_change *changes, int n,
         return SQLITE_OK;
     if ((rc = ids_follow(s, plan[0].id, &follow)) != SQLITE_OK)
         return rc;
-    if (!(q = run_stmt(s, len)))
+    plain = run_plain(&changes[i], plan, len);
+    if (!(q = run_stmt(s, len, plain)))
         return SQLITE_ERROR;
     sqlite3_bind_int64(q, 1, ts->row.id);
     for (k = 0; k < len; k++)
-        bind_row(q, k, &changes[i + k], &plan[k], follow);
+        bind_row(q, k, &changes[i + k], &plan[k], follow, plain);
     /* Reset without clearing the bindings: every one is bound again
      * before the statement runs next (clearing 448 cost 2-3% a URL). */
     rc = sqlite3_step(q);

@@ -5,7 +5,9 @@
  * with the same ids on the same pages, the same summaries, verdicts and
  * counts, whatever the run
  * meets: URLs stored already, one URL twice, a page filling up, the site
- * full, a file's own URL with a copy under it, a forget, a same_as. */
+ * full, a file's own URL with a copy under it, a forget, a same_as; runs
+ * with and without the rarely set columns (plain), with ids SQLite
+ * chooses and with ids of their own. */
 #include "unit_store.h"
 
 #include "store/sm_store_backend.h"
@@ -19,8 +21,9 @@ static const sm_site_conf site_a = {
     "http://a.example", 3, 200, 0, NULL, 0
 };
 
+/* with IndexNow: its new URLs are held (not plain runs) */
 static const sm_site_conf site_b = {
-    "http://b.example", 3, 200, 0, NULL, 0
+    "http://b.example", 3, 200, 0, NULL, 1
 };
 
 static sm_change change(apr_pool_t *p, int op, const char *url, int k)
@@ -35,6 +38,13 @@ static sm_change change(apr_pool_t *p, int op, const char *url, int k)
     c.seen = apr_time_from_sec(1700000000 + k);
     c.status = 200;
     c.title = k % 5 ? apr_psprintf(p, "T %d", k) : NULL;
+    /* the rarely set columns, in some runs (not plain ones) */
+    if (k % 37 == 5) {
+        c.description = apr_psprintf(p, "D %d", k);
+        c.published = apr_time_from_sec(1690000000 + k);
+    }
+    if (k % 53 == 9)
+        c.alternates = "fr http://a.example/fr/";
     return c;
 }
 
@@ -87,7 +97,8 @@ static char *dump(apr_pool_t *p, const char *path)
 {
     static const char *const q[] = {
         "SELECT url, page, id, lastmod, etag, coalesce(title, '-'), xml_len,"
-        " first_seen, last_seen FROM urls ORDER BY url",
+        " first_seen, last_seen, coalesce(alternates, '-'),"
+        " coalesce(description, '-'), published, held FROM urls ORDER BY url",
         /* a removal's time is the wall clock's: "now" for both */
         "SELECT page, url_count, xml_bytes, CASE WHEN lastmod > 1750000000"
         " THEN 'now' ELSE lastmod END, CASE WHEN oldest_seen > 1750000000"
@@ -238,6 +249,9 @@ static void test_runs_below_the_largest_id(void **state)
     sm_store_close(a);
     sm_store_close(b);
     assert_int_equal(sql_int(pa, "SELECT count(*) FROM urls"), 82);
+    /* site b's are held: not plain runs */
+    assert_int_equal(sql_int(pa, "SELECT count(*) FROM urls WHERE held > 0"),
+                     41);
     da = dump(u->pool, pa);
     db = dump(u->pool, pb);
     if (strcmp(da, db) != 0) {
