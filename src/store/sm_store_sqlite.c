@@ -37,17 +37,6 @@
     "  (id + 1) << " SITE_ID_SHIFT_SQL " AS hi FROM sites" \
     "  WHERE base = ?1) r"
 
-/* Several new URLs in one INSERT (sm_store_sqlite_batch.c): a row's 14
- * values in the column order below. */
-#define URL_ADD_ROWS \
-    "INSERT INTO urls(id, site_id, url, page, lastmod, etag, first_seen," \
-    " last_seen, xml_len, title, alternates, held, description," \
-    " published) VALUES "
-#define URL_ROW "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-#define URL_ROWS_4 URL_ROW "," URL_ROW "," URL_ROW "," URL_ROW
-#define URL_ROWS_16 URL_ROWS_4 "," URL_ROWS_4 "," URL_ROWS_4 "," URL_ROWS_4
-#define URL_ADD_END " ON CONFLICT(site_id, url) DO NOTHING"
-
 static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_SITE_GET] =
         "SELECT id, last_page, url_count, next_id FROM sites WHERE base = ?1",
@@ -287,15 +276,14 @@ static const char *const stmt_sql[STMT_COUNT] = {
     [STMT_URL_FIND] =
         "SELECT id, page, published, description FROM urls"
         " WHERE site_id = ?1 AND url = ?2",
-    /* STMT_URL_ADD's columns, 4, 16 or 32 rows a statement (64: its
-     * prepare, 1.7 million instructions at each open, outweighs it) */
-    [STMT_URL_ADD_4] = URL_ADD_ROWS URL_ROWS_4 URL_ADD_END,
-    [STMT_URL_ADD_16] = URL_ADD_ROWS URL_ROWS_16 URL_ADD_END,
-    [STMT_URL_ADD_32] = URL_ADD_ROWS URL_ROWS_16 "," URL_ROWS_16
-        URL_ADD_END,
+    /* STMT_URL_ADD_4, _16 and _32: sm_store_sqlite_batch.c writes and
+     * prepares them (64 rows: its prepare, 1.7 million instructions at
+     * each open, outweighs it) */
     /* a run's rows taken back (its ids are new: any there went in) */
     [STMT_URL_UNDO] =
         "DELETE FROM urls WHERE id >= ?1 AND id <= ?2",
+    /* the largest id (the b-tree's last row), 0 with none */
+    [STMT_URL_MAX_ID] = "SELECT coalesce(max(id), 0) FROM urls",
 };
 
 

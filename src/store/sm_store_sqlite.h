@@ -107,6 +107,11 @@ enum {
     STMT_URL_ADD_16,
     STMT_URL_ADD_32,
     STMT_URL_UNDO,
+    STMT_URL_MAX_ID,
+    /* the same without the rarely set columns (sm_store_sqlite_batch.c) */
+    STMT_URL_ADD_4_PLAIN,
+    STMT_URL_ADD_16_PLAIN,
+    STMT_URL_ADD_32_PLAIN,
     STMT_COUNT
 };
 

@@ -23,12 +23,14 @@
  * run. */
 #include "store/sm_store_sqlite.h"
 
+#include <apr_strings.h>
 #include <string.h>
 
 #define RUN_MIN 4
 #define RUN_MID 16
 #define RUN_MAX 32
-#define ROW_VALUES 14
+#define ROW_VALUES 12
+#define PLAIN_VALUES 8
 #define RUNS_OFF (4 * RUN_MAX)
 
 typedef struct {
@@ -76,17 +78,22 @@ static int run_size(int cut)
            : cut >= RUN_MIN ? RUN_MIN : 0;
 }
 
-/* How many of changes[i..] make a run: 0 or a run_size. */
+/* How many of changes[i..] make a run: 0 or a run_size.  Until a file's
+ * own URL comes, no two can be entangled: the pairs are not looked at. */
 static int run_length(const sm_change *changes, int n, int i)
 {
-    int len;
+    int len, files = changes[i].file_url;
 
     if (n - i < RUN_MIN || !runnable(&changes[i], &changes[i]))
         return 0;
-    for (len = 1; len < RUN_MAX && i + len < n; len++)
-        if (!runnable(&changes[i + len], &changes[i])
-            || entangled(changes, i, i + len))
+    for (len = 1; len < RUN_MAX && i + len < n; len++) {
+        const sm_change *c = &changes[i + len];
+
+        if (!runnable(c, &changes[i])
+            || ((files || c->file_url) && entangled(changes, i, i + len)))
             break;
+        files |= c->file_url;
+    }
     return run_size(len);
 }
 
@@ -143,26 +150,107 @@ static int plan_run(const sm_change *c, const sm_tx_site *ts, int len,
     return 1;
 }
 
-static void bind_row(sqlite3_stmt *q, int k, const sm_change *c,
-                     const sm_tx_site *ts, const planned *p)
+/* A run's INSERT of len rows: ?1 is the site's id, the same for every
+ * row, and row k's ROW_VALUES values follow from ?(2 + k * ROW_VALUES) in
+ * bind_row's order, its last_seen the value of its first_seen: two binds
+ * a row fewer than one value a column.  A plain run (no row with
+ * alternates, held, a description or a publication time, as most) has
+ * those four as constants: PLAIN_VALUES a row. */
+static sqlite3_stmt *run_stmt(sqlite_store *s, int len, int plain)
 {
-    int b = k * ROW_VALUES;
+    int which = len == RUN_MAX ? STMT_URL_ADD_32
+                : len == RUN_MID ? STMT_URL_ADD_16 : STMT_URL_ADD_4;
+    char sql[256 + RUN_MAX * 96];     /* 2,967 bytes for RUN_MAX */
+    apr_size_t at;
+    int k;
 
-    sqlite3_bind_int64(q, b + 1, p->id);
-    sqlite3_bind_int64(q, b + 2, ts->row.id);
-    sm_sqlite_text(q, b + 3, c->url);
-    sqlite3_bind_int64(q, b + 4, p->page);
-    sqlite3_bind_int64(q, b + 5, p->lastmod);
-    sm_sqlite_text(q, b + 6, c->etag);
-    sqlite3_bind_int64(q, b + 7, p->seen);
-    sqlite3_bind_int64(q, b + 8, p->seen);
-    sqlite3_bind_int64(q, b + 9, p->entry);
-    sm_sqlite_text(q, b + 10, SM_TX_TITLE(c));
-    sm_sqlite_text(q, b + 11, SM_TX_ALTERNATES(c));
-    sqlite3_bind_int64(q, b + 12, p->held);
-    sm_sqlite_text(q, b + 13, c->description && *c->description
+    if (plain)
+        which += STMT_URL_ADD_4_PLAIN - STMT_URL_ADD_4;
+    if (s->stmt[which])
+        return s->stmt[which];
+    at = apr_cpystrn(sql, "INSERT INTO urls(id, site_id, url, page, lastmod,"
+                     " etag, first_seen, last_seen, xml_len, title,"
+                     " alternates, held, description, published) VALUES ",
+                     sizeof(sql)) - sql;
+    for (k = 0; k < len; k++) {
+        int b = 1 + k * (plain ? PLAIN_VALUES : ROW_VALUES);
+
+        at += apr_snprintf(sql + at, sizeof(sql) - at,
+                           "%s(?%d,?1,?%d,?%d,?%d,?%d,?%d,?%d,?%d,?%d,",
+                           k ? "," : "", b + 1, b + 2, b + 3, b + 4, b + 5,
+                           b + 6, b + 6, b + 7, b + 8);
+        at += plain ? apr_snprintf(sql + at, sizeof(sql) - at,
+                                   "NULL,0,NULL,0)")
+                    : apr_snprintf(sql + at, sizeof(sql) - at,
+                                   "?%d,?%d,?%d,?%d)", b + 9, b + 10,
+                                   b + 11, b + 12);
+    }
+    apr_cpystrn(sql + at, " ON CONFLICT(site_id, url) DO NOTHING",
+                sizeof(sql) - at);
+    if (sqlite3_prepare_v3(s->db, sql, -1, SQLITE_PREPARE_PERSISTENT,
+                           &s->stmt[which], NULL) != SQLITE_OK) {
+        sm_sqlite_set_error(&s->base, "cannot prepare a statement", s->db);
+        s->stmt[which] = NULL;
+    }
+    return s->stmt[which];
+}
+
+/* Has changes[i..i+len) none of the rarely set columns? */
+static int run_plain(const sm_change *c, const planned *plan, int len)
+{
+    int k;
+
+    for (k = 0; k < len; k++, c++)
+        if (plan[k].held || SM_TX_ALTERNATES(c)
+            || (c->description && *c->description) || c->published > 0)
+            return 0;
+    return 1;
+}
+
+/* Does the run's first id follow the largest stored (its site the last
+ * with URLs, and its latest URL still there, as a rule)?  Then its rows
+ * go in with id NULL: SQLite gives each the largest id plus one, which
+ * is the planned id, and appends the row without the descent of the
+ * table's b-tree an explicit id's check takes (about 1,100 instructions
+ * a row, bench/RESULTS.md). */
+static int ids_follow(sqlite_store *s, sqlite3_int64 first, int *follow)
+{
+    sqlite3_stmt *q = sm_sqlite_stmt(s, STMT_URL_MAX_ID);
+    int rc;
+
+    *follow = 0;
+    if (!q)
+        return SQLITE_ERROR;
+    if ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        *follow = sqlite3_column_int64(q, 0) + 1 == first;
+        rc = SQLITE_DONE;
+    }
+    return sm_sqlite_finish(s, q, rc, "cannot read the largest URL id");
+}
+
+static void bind_row(sqlite3_stmt *q, int k, const sm_change *c,
+                     const planned *p, int follow, int plain)
+{
+    int b = 1 + k * (plain ? PLAIN_VALUES : ROW_VALUES);
+
+    if (follow)
+        sqlite3_bind_null(q, b + 1);
+    else
+        sqlite3_bind_int64(q, b + 1, p->id);
+    sm_sqlite_text(q, b + 2, c->url);
+    sqlite3_bind_int64(q, b + 3, p->page);
+    sqlite3_bind_int64(q, b + 4, p->lastmod);
+    sm_sqlite_text(q, b + 5, c->etag);
+    sqlite3_bind_int64(q, b + 6, p->seen);
+    sqlite3_bind_int64(q, b + 7, p->entry);
+    sm_sqlite_text(q, b + 8, SM_TX_TITLE(c));
+    if (plain)
+        return;
+    sm_sqlite_text(q, b + 9, SM_TX_ALTERNATES(c));
+    sqlite3_bind_int64(q, b + 10, p->held);
+    sm_sqlite_text(q, b + 11, c->description && *c->description
                               ? c->description : NULL);
-    sqlite3_bind_int64(q, b + 14, c->published > 0
+    sqlite3_bind_int64(q, b + 12, c->published > 0
                                   ? apr_time_sec(c->published) : 0);
 }
 
@@ -208,7 +296,7 @@ int sm_sqlite_add_run(sqlite_store *s, const sm_change *changes, int n,
     apr_array_header_t *found[RUN_MAX];
     sm_tx_site *ts;
     sqlite3_stmt *q;
-    int len = run_length(changes, n, i), k, rc;
+    int len = run_length(changes, n, i), k, rc, follow, plain;
 
     *done = 0;
     if (!len || i < s->runs_from)
@@ -221,12 +309,14 @@ int sm_sqlite_add_run(sqlite_store *s, const sm_change *changes, int n,
         return rc;
     if (!len || !plan_run(&changes[i], ts, len, plan))
         return SQLITE_OK;
-    if (!(q = sm_sqlite_stmt(s, len == RUN_MAX ? STMT_URL_ADD_32
-                                : len == RUN_MID ? STMT_URL_ADD_16
-                                : STMT_URL_ADD_4)))
+    if ((rc = ids_follow(s, plan[0].id, &follow)) != SQLITE_OK)
+        return rc;
+    plain = run_plain(&changes[i], plan, len);
+    if (!(q = run_stmt(s, len, plain)))
         return SQLITE_ERROR;
+    sqlite3_bind_int64(q, 1, ts->row.id);
     for (k = 0; k < len; k++)
-        bind_row(q, k, &changes[i + k], ts, &plan[k]);
+        bind_row(q, k, &changes[i + k], &plan[k], follow, plain);
     /* Reset without clearing the bindings: every one is bound again
      * before the statement runs next (clearing 448 cost 2-3% a URL). */
     rc = sqlite3_step(q);
@@ -234,6 +324,14 @@ int sm_sqlite_add_run(sqlite_store *s, const sm_change *changes, int n,
     if (rc != SQLITE_DONE) {
         sm_sqlite_set_error(&s->base, "cannot add URLs", s->db);
         return rc;
+    }
+    /* ids SQLite chose lie in the planned range: max + 1 on, one a row
+     * that went in */
+    if (follow && sqlite3_changes(s->db) == len
+        && sqlite3_last_insert_rowid(s->db) != plan[len - 1].id) {
+        apr_snprintf(s->base.errmsg, sizeof(s->base.errmsg),
+                     "new URLs did not get the ids planned");
+        return SQLITE_ERROR;
     }
     if (sqlite3_changes(s->db) != len) {
         if ((rc = undo_run(s, plan, len)) != SQLITE_OK)

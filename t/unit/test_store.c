@@ -900,6 +900,10 @@ static void test_escaped_len(void **state)
     assert_int_equal(sm_xml_escaped_len("/a"), 2);
     assert_int_equal(sm_xml_escaped_len("&"), 5);
     assert_int_equal(sm_xml_escaped_len("'\"<>"), 6 + 6 + 4 + 4);
+    assert_int_equal(sm_xml_escaped_len(""), 0);
+    assert_int_equal(sm_xml_escaped_len("/a?b=1&&c='x'"),
+                     13 + 4 + 4 + 5 + 5);
+    assert_int_equal(sm_xml_escaped_len("/p<q>r\"s"), 8 + 3 + 3 + 5);
 }
 
 /* Passwords never reach a log: sm_uri_mask hides them wherever a URI

@@ -5,7 +5,9 @@
  * with the same ids on the same pages, the same summaries, verdicts and
  * counts, whatever the run
  * meets: URLs stored already, one URL twice, a page filling up, the site
- * full, a file's own URL with a copy under it, a forget, a same_as. */
+ * full, a file's own URL with a copy under it, a forget, a same_as; runs
+ * with and without the rarely set columns (plain), with ids SQLite
+ * chooses and with ids of their own. */
 #include "unit_store.h"
 
 #include "store/sm_store_backend.h"
@@ -17,6 +19,11 @@
 
 static const sm_site_conf site_a = {
     "http://a.example", 3, 200, 0, NULL, 0
+};
+
+/* with IndexNow: its new URLs are held (not plain runs) */
+static const sm_site_conf site_b = {
+    "http://b.example", 3, 200, 0, NULL, 1
 };
 
 static sm_change change(apr_pool_t *p, int op, const char *url, int k)
@@ -31,6 +38,13 @@ static sm_change change(apr_pool_t *p, int op, const char *url, int k)
     c.seen = apr_time_from_sec(1700000000 + k);
     c.status = 200;
     c.title = k % 5 ? apr_psprintf(p, "T %d", k) : NULL;
+    /* the rarely set columns, in some runs (not plain ones) */
+    if (k % 37 == 5) {
+        c.description = apr_psprintf(p, "D %d", k);
+        c.published = apr_time_from_sec(1690000000 + k);
+    }
+    if (k % 53 == 9)
+        c.alternates = "fr http://a.example/fr/";
     return c;
 }
 
@@ -83,7 +97,8 @@ static char *dump(apr_pool_t *p, const char *path)
 {
     static const char *const q[] = {
         "SELECT url, page, id, lastmod, etag, coalesce(title, '-'), xml_len,"
-        " first_seen, last_seen FROM urls ORDER BY url",
+        " first_seen, last_seen, coalesce(alternates, '-'),"
+        " coalesce(description, '-'), published, held FROM urls ORDER BY url",
         /* a removal's time is the wall clock's: "now" for both */
         "SELECT page, url_count, xml_bytes, CASE WHEN lastmod > 1750000000"
         " THEN 'now' ELSE lastmod END, CASE WHEN oldest_seen > 1750000000"
@@ -190,12 +205,69 @@ static void test_long_runs_as_one_by_one(void **state)
     runs_as_one_by_one(state, 1);
 }
 
+/* Runs whose first id does not follow the largest stored, where the rows
+ * must not take SQLite's largest id plus one: a site below another (a
+ * later site's ids are larger), and a site whose latest URL was forgotten
+ * (its next id above the largest stored plus one).  Site b's later run
+ * follows again. */
+static void test_runs_below_the_largest_id(void **state)
+{
+    unit_ctx *u = *state;
+    char *pa = apr_pstrcat(u->pool, u->dir, "/runs.db", NULL);
+    char *pb = apr_pstrcat(u->pool, u->dir, "/one.db", NULL);
+    sm_change old[4], c[4 * 40];
+    sm_apply_stats st;
+    sm_store *a = unit_sqlite_open(u, pa), *b = unit_sqlite_open(u, pb);
+    int i, n = 0;
+    char *da, *db;
+
+    old[0] = change(u->pool, SM_CHANGE_RECORD, "/a0", 1);
+    old[1] = change(u->pool, SM_CHANGE_RECORD, "/b0", 2);
+    old[2] = change(u->pool, SM_CHANGE_RECORD, "/b1", 3);
+    old[3] = change(u->pool, SM_CHANGE_FORGET, "/b1", 4);
+    old[1].site = old[2].site = old[3].site = &site_b;
+    for (i = 0; i < 4; i++) {
+        assert_int_equal(sm_store_apply(a, &old[i], 1, &st), APR_SUCCESS);
+        assert_int_equal(sm_store_apply(b, &old[i], 1, &st), APR_SUCCESS);
+    }
+    for (i = 0; i < 40; i++) {
+        c[n++] = change(u->pool, SM_CHANGE_RECORD,
+                        apr_psprintf(u->pool, "/u/%03d", i), 10 + i);
+        c[n] = change(u->pool, SM_CHANGE_RECORD,
+                      apr_psprintf(u->pool, "/v/%03d", i), 10 + i);
+        c[n++].site = &site_b;
+    }
+    /* a, b, a, b...: one by one; sorted by site: runs of 32 */
+    for (i = 0; i < 40; i++)
+        c[n + i] = c[2 * i];
+    for (i = 0; i < 40; i++)
+        c[n + 40 + i] = c[2 * i + 1];
+    assert_int_equal(sm_store_apply(a, c + n, 80, &st), APR_SUCCESS);
+    assert_int_equal(st.added, 80);
+    for (i = 0; i < 80; i++)
+        assert_int_equal(sm_store_apply(b, &c[n + i], 1, &st), APR_SUCCESS);
+    sm_store_close(a);
+    sm_store_close(b);
+    assert_int_equal(sql_int(pa, "SELECT count(*) FROM urls"), 82);
+    /* site b's are held: not plain runs */
+    assert_int_equal(sql_int(pa, "SELECT count(*) FROM urls WHERE held > 0"),
+                     41);
+    da = dump(u->pool, pa);
+    db = dump(u->pool, pb);
+    if (strcmp(da, db) != 0) {
+        fprintf(stderr, "runs:\n%s\none by one:\n%s\n", da, db);
+        fail_msg("the stores differ");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_runs_as_one_by_one, unit_setup,
                                         unit_teardown),
         cmocka_unit_test_setup_teardown(test_long_runs_as_one_by_one,
+                                        unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_runs_below_the_largest_id,
                                         unit_setup, unit_teardown),
     };
     apr_initialize();
