@@ -680,6 +680,18 @@ const char *sitemap_crawl_url(request_rec *r, const sitemap_server_conf *conf,
     return sm_rules_note_url(r->pool, &conf->rules, &resp);
 }
 
+/* A response whose head filter was left out (SITEMAP_HEAD_SKIPPED: its
+ * file unchanged since a repeat) that is no repeat after all: its head was
+ * not read, so it is not decided now; the next request reads it. */
+static SM_NOINLINE int skipped_changed(request_rec *r,
+                                       const sitemap_head_note *note)
+{
+    sitemap_head_forget(note);
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not read, no repeat: "
+                  "left for the next request: %s", r->unparsed_uri);
+    return DECLINED;
+}
+
 static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
 {
     request_rec *orig = r, *last = r;
@@ -721,11 +733,15 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
     facts = ap_get_module_config(last->request_config, &sitemap_module);
     note = facts && facts->state != SITEMAP_HEAD_NONE ? facts : NULL;
     if (note && note->state == SITEMAP_HEAD_REPEAT && status == HTTP_OK) {
-        if (entries_unchanged(last, note))
+        if (entries_unchanged(last, note)) {
+            sitemap_head_remember(last, note);
             return OK;
+        }
         find_headers(last, &h);
-        if (same_headers(&note->headers, &h))
+        if (same_headers(&note->headers, &h)) {
+            sitemap_head_remember(last, note);
             return OK;
+        }
         have_headers = 1;
     }
 
@@ -747,6 +763,8 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
                          content_facts(last, note));
     if (sm_recorder_repeat(conf->proc->recorder, raw, r->request_time))
         return OK;
+    if (note && note->state == SITEMAP_HEAD_SKIPPED)
+        return skipped_changed(r, note);
     return decide(r, conf, site, orig, last, &resp, &h, raw, note);
 }
 

@@ -21,7 +21,9 @@ typedef enum {
                                    then, or the body broke off): never
                                    recorded from this response */
     SITEMAP_HEAD_UNREADABLE,    /* a Content-Encoding: by headers */
-    SITEMAP_HEAD_READ           /* read: head says */
+    SITEMAP_HEAD_READ,          /* read: head says */
+    SITEMAP_HEAD_SKIPPED        /* not inserted: the same file as at a
+                                   repeat before (sitemap_head_known) */
 } sitemap_head_state;
 
 /* The response headers the rules and the change read. */
@@ -75,6 +77,16 @@ sitemap_head_note *sitemap_request_note(request_rec *r);
  * note->raw and note->headers are the raw facts' hash and headers then. */
 int sitemap_record_wants_head(request_rec *r, int *repeat,
                               sitemap_head_note *note);
+
+/* The files whose last response was a confirmed repeat
+ * (mod_sitemap_head.c): a static file unchanged since (the same inode,
+ * mtime, size and content type at insert_filter) needs no head filter;
+ * log_transaction checks the repeat by the final headers.  remember:
+ * after a repeat was confirmed; forget: a skipped response was no repeat
+ * after all (it is not recorded: the next request reads its head). */
+void sitemap_head_remember(const request_rec *last,
+                           const sitemap_head_note *note);
+void sitemap_head_forget(const sitemap_head_note *note);
 
 /* A response the rules left out (why; detail: what it names, NULL:
  * nothing): its verdict is noted for sitemapctl why, unless this process
