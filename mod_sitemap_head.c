@@ -45,7 +45,7 @@ typedef struct {
 } head_ctx;
 
 /* 0: none; 1, 2: gzip, deflate (read decoded); -1: another coding. */
-static int content_coding(request_rec *r)
+static int content_coding(const request_rec *r)
 {
     const char *ce = apr_table_get(r->headers_out, "Content-Encoding");
 
@@ -144,14 +144,29 @@ SM_HOT static int known_file_unchanged(const request_rec *r,
            && k->check == known_check(first, &r->finfo, r->content_type);
 }
 
+/* Does a filter that may make the body (AP_FTYPE_RESOURCE: INCLUDES,
+ * SUBSTITUTE) run before the head reader's place?  mod_expires' own
+ * (AP_FTYPE_CONTENT_SET - 2) only sets headers. */
+static int body_made_by_filters(const request_rec *r)
+{
+    const ap_filter_t *f;
+
+    for (f = r->output_filters; f; f = f->next)
+        if (f->frec->ftype < AP_FTYPE_CONTENT_SET - 2)
+            return 1;
+    return 0;
+}
+
 void sitemap_head_remember(const request_rec *last,
                            const sitemap_head_note *note)
 {
     apr_uint64_t first = known_key(note);
     known_file *k;
 
+    /* Only what sitemap_head_read_file can read if it must. */
     if (!first || last->finfo.filetype != APR_REG || !last->content_type
-        || !sitemap_served_as_file(last))
+        || !note->headers.etag || !sitemap_served_as_file(last)
+        || content_coding(last) != 0 || body_made_by_filters(last))
         return;
     k = &known[first & (KNOWN_SLOTS - 1)];
     k->first = first;
@@ -168,6 +183,49 @@ void sitemap_head_forget(const sitemap_head_note *note)
 
     if (first)
         known[first & (KNOWN_SLOTS - 1)].check = 0;
+}
+
+int sitemap_head_read_file(request_rec *last, sitemap_head_note *note,
+                           const sitemap_response_headers *h)
+{
+    apr_file_t *f;
+    apr_finfo_t fi;
+    sm_head *scanner;
+    char buf[8192];
+    apr_size_t len;
+    apr_status_t rv;
+
+    /* What the filter would not have read as it is: a body to decode, one
+     * to fingerprint (no ETag), one the filters make. */
+    if (!h->etag || content_coding(last) != 0 || !last->filename
+        || body_made_by_filters(last))
+        return 0;
+    if (apr_file_open(&f, last->filename, APR_READ | APR_BINARY, 0,
+                      last->pool) != APR_SUCCESS)
+        return 0;
+    if (apr_file_info_get(&fi, APR_FINFO_INODE | APR_FINFO_MTIME
+                                   | APR_FINFO_SIZE | APR_FINFO_TYPE, f)
+            != APR_SUCCESS
+        || fi.filetype != APR_REG || fi.inode != last->finfo.inode
+        || fi.mtime != last->finfo.mtime || fi.size != last->finfo.size) {
+        apr_file_close(f);
+        return 0;
+    }
+    scanner = sm_head_create(last->pool);
+    do {
+        len = sizeof(buf);
+        rv = apr_file_read(f, buf, &len);
+    } while (rv == APR_SUCCESS && len && !sm_head_feed(scanner, buf, len));
+    apr_file_close(f);
+    if (rv != APR_SUCCESS && rv != APR_EOF)
+        return 0;
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, last, "read the head of %s "
+                  "from its file", last->unparsed_uri);
+    note->state = SITEMAP_HEAD_READ;
+    note->scanner = scanner;
+    note->fp = NULL;
+    note->raw = 0;
+    return 1;
 }
 
 SM_HOT void sitemap_head_insert_filter(request_rec *r)

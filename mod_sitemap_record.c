@@ -681,15 +681,21 @@ const char *sitemap_crawl_url(request_rec *r, const sitemap_server_conf *conf,
 }
 
 /* A response whose head filter was left out (SITEMAP_HEAD_SKIPPED: its
- * file unchanged since a repeat) that is no repeat after all: its head was
- * not read, so it is not decided now; the next request reads it. */
-static SM_NOINLINE int skipped_changed(request_rec *r,
-                                       const sitemap_head_note *note)
+ * file unchanged since a repeat) that is no repeat after all (a header
+ * another module set, the memory's refresh): its head is read from its
+ * file, as the filter would have read it; when it cannot be, it is not
+ * decided now, and the next request reads it.  Either way the next
+ * request goes through the filter. */
+static SM_NOINLINE int head_from_file(request_rec *r, request_rec *last,
+                                      sitemap_head_note *note,
+                                      const sitemap_response_headers *h)
 {
     sitemap_head_forget(note);
-    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not read, no repeat: "
-                  "left for the next request: %s", r->unparsed_uri);
-    return DECLINED;
+    if (sitemap_head_read_file(last, note, h))
+        return 1;
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "head not read, no "
+                  "repeat: left for the next request: %s", r->unparsed_uri);
+    return 0;
 }
 
 static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
@@ -763,8 +769,9 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
                          content_facts(last, note));
     if (sm_recorder_repeat(conf->proc->recorder, raw, r->request_time))
         return OK;
-    if (note && note->state == SITEMAP_HEAD_SKIPPED)
-        return skipped_changed(r, note);
+    if (facts && facts->state == SITEMAP_HEAD_SKIPPED
+        && !head_from_file(r, last, facts, &h))
+        return DECLINED;
     return decide(r, conf, site, orig, last, &resp, &h, raw, note);
 }
 

@@ -83,10 +83,17 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
  * mtime, size and content type at insert_filter) needs no head filter;
  * log_transaction checks the repeat by the final headers.  remember:
  * after a repeat was confirmed; forget: a skipped response was no repeat
- * after all (it is not recorded: the next request reads its head). */
+ * after all (the next request goes through the filter again). */
 void sitemap_head_remember(const request_rec *last,
                            const sitemap_head_note *note);
 void sitemap_head_forget(const sitemap_head_note *note);
+/* A response whose filter was left out (SITEMAP_HEAD_SKIPPED) that was no
+ * repeat after all: its head read from its file (h: the final headers) as
+ * the filter would have read it, the note made SITEMAP_HEAD_READ; 0 when
+ * that cannot be (a body to decode or fingerprint, filters that make the
+ * body, a file changed since it was served). */
+int sitemap_head_read_file(request_rec *last, sitemap_head_note *note,
+                           const sitemap_response_headers *h);
 
 /* A response the rules left out (why; detail: what it names, NULL:
  * nothing): its verdict is noted for sitemapctl why, unless this process
