@@ -28,7 +28,6 @@
 
 #include "head/sm_fingerprint.h"
 #include "head/sm_head.h"
-#include "util/sm_hash.h"
 #include "util/sm_inflate.h"
 
 APLOG_USE_MODULE(sitemap);
@@ -79,71 +78,6 @@ static apr_status_t head_decoded(void *baton, const char *data,
     return ctx->over ? APR_EOF : APR_SUCCESS;
 }
 
-/* The static files whose last response was a confirmed repeat, a slot
- * per raw facts' first part (the site, the method, the target, the
- * robots.txt rules' generation: sitemap_request_note's first): when the
- * request's file is still the one then (inode, mtime, size) and so is its
- * content type (mod_mime's, the same pointer: a script's, set by the
- * script, is not there yet), its response repeats as far as the file
- * tells, and the filter is not inserted (its insertion and its place in
- * the chain cost a steady request about 200 instructions).
- * log_transaction then checks the repeat by the final headers, as for a
- * request without the filter; one that is no repeat after all (a header
- * another module set, the memory's refresh) is not recorded, and its slot
- * is emptied so that the next request reads its head.  Per process (a
- * graceful restart starts empty), bounded (KNOWN_SLOTS); event's threads
- * share it without a lock: check, a hash of the rest, makes a slot torn
- * by two writers a miss. */
-#define KNOWN_SLOTS 1024
-
-typedef struct {
-    apr_uint64_t first;
-    apr_uint64_t check;
-    apr_ino_t inode;
-    apr_time_t mtime;
-    apr_off_t size;
-    const char *type;
-} known_file;
-
-static known_file known[KNOWN_SLOTS];
-
-static apr_uint64_t known_check(apr_uint64_t first, const apr_finfo_t *fi,
-                                const char *type)
-{
-    apr_uint64_t h = first ^ (apr_uint64_t)fi->inode;
-
-    h = sm_hash_u64(h, (apr_uint64_t)fi->mtime);
-    return sm_hash_u64(h ^ (apr_uint64_t)fi->size,
-                       (apr_uint64_t)(apr_uintptr_t)type) | 1;
-}
-
-/* note's first part when it is the current one (the prefetch made it at
- * translate_name), else 0. */
-static apr_uint64_t known_key(const sitemap_head_note *n)
-{
-    return n && n->first_site && n->first_generation
-                                 == sitemap_disallow_generation
-           ? n->first : 0;
-}
-
-/* Is r a static file's response whose file is the one of a confirmed
- * repeat before? */
-SM_HOT static int known_file_unchanged(const request_rec *r,
-                                       const sitemap_head_note *n)
-{
-    apr_uint64_t first = known_key(n);
-    const known_file *k;
-
-    if (!first || r->finfo.filetype != APR_REG || !r->content_type
-        || !sitemap_served_as_file(r))
-        return 0;
-    k = &known[first & (KNOWN_SLOTS - 1)];
-    return k->first == first && k->inode == r->finfo.inode
-           && k->mtime == r->finfo.mtime && k->size == r->finfo.size
-           && k->type == r->content_type
-           && k->check == known_check(first, &r->finfo, r->content_type);
-}
-
 /* Does a filter that may make the body (AP_FTYPE_RESOURCE: INCLUDES,
  * SUBSTITUTE) run before the head reader's place?  mod_expires' own
  * (AP_FTYPE_CONTENT_SET - 2) only sets headers. */
@@ -157,32 +91,9 @@ static int body_made_by_filters(const request_rec *r)
     return 0;
 }
 
-void sitemap_head_remember(const request_rec *last,
-                           const sitemap_head_note *note)
+int sitemap_head_readable(const request_rec *last)
 {
-    apr_uint64_t first = known_key(note);
-    known_file *k;
-
-    /* Only what sitemap_head_read_file can read if it must. */
-    if (!first || last->finfo.filetype != APR_REG || !last->content_type
-        || !note->headers.etag || !sitemap_served_as_file(last)
-        || content_coding(last) != 0 || body_made_by_filters(last))
-        return;
-    k = &known[first & (KNOWN_SLOTS - 1)];
-    k->first = first;
-    k->inode = last->finfo.inode;
-    k->mtime = last->finfo.mtime;
-    k->size = last->finfo.size;
-    k->type = last->content_type;
-    k->check = known_check(first, &last->finfo, last->content_type);
-}
-
-void sitemap_head_forget(const sitemap_head_note *note)
-{
-    apr_uint64_t first = known_key(note);
-
-    if (first)
-        known[first & (KNOWN_SLOTS - 1)].check = 0;
+    return content_coding(last) == 0 && !body_made_by_filters(last);
 }
 
 int sitemap_head_read_file(request_rec *last, sitemap_head_note *note,
@@ -197,8 +108,7 @@ int sitemap_head_read_file(request_rec *last, sitemap_head_note *note,
 
     /* What the filter would not have read as it is: a body to decode, one
      * to fingerprint (no ETag), one the filters make. */
-    if (!h->etag || content_coding(last) != 0 || !last->filename
-        || body_made_by_filters(last))
+    if (!h->etag || !last->filename || !sitemap_head_readable(last))
         return 0;
     if (apr_file_open(&f, last->filename, APR_READ | APR_BINARY, 0,
                       last->pool) != APR_SUCCESS)
@@ -237,7 +147,7 @@ SM_HOT void sitemap_head_insert_filter(request_rec *r)
         || r->main || r->method_number != M_GET || r->header_only)
         return;
     n = ap_get_module_config(r->request_config, &sitemap_module);
-    if (n && n->state == SITEMAP_HEAD_NONE && known_file_unchanged(r, n)) {
+    if (n && n->state == SITEMAP_HEAD_NONE && sitemap_known_file(r, n)) {
         n->state = SITEMAP_HEAD_SKIPPED;
         return;
     }

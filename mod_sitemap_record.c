@@ -690,7 +690,7 @@ static SM_NOINLINE int head_from_file(request_rec *r, request_rec *last,
                                       sitemap_head_note *note,
                                       const sitemap_response_headers *h)
 {
-    sitemap_head_forget(note);
+    sitemap_known_forget(note);
     if (sitemap_head_read_file(last, note, h))
         return 1;
     ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "head not read, no "
@@ -740,15 +740,27 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
     note = facts && facts->state != SITEMAP_HEAD_NONE ? facts : NULL;
     if (note && note->state == SITEMAP_HEAD_REPEAT && status == HTTP_OK) {
         if (entries_unchanged(last, note)) {
-            sitemap_head_remember(last, note);
+            sitemap_known_remember(last, note);
             return OK;
         }
         find_headers(last, &h);
         if (same_headers(&note->headers, &h)) {
-            sitemap_head_remember(last, note);
+            sitemap_known_remember(last, note);
             return OK;
         }
         have_headers = 1;
+    }
+
+    /* A static file served without the head filter (SITEMAP_HEAD_SKIPPED:
+     * the same as at a repeat before): the same headers are the same raw
+     * facts, which the rules passed then (mod_sitemap_known.c). */
+    if (facts && facts->state == SITEMAP_HEAD_SKIPPED && status == HTTP_OK
+        && !orig->user && !last->user) {
+        find_headers(last, &h);
+        have_headers = 1;
+        if (sitemap_known_repeat(last, facts, &h, &raw)
+            && sm_recorder_repeat(conf->proc->recorder, raw, r->request_time))
+            return OK;
     }
 
     /* A mass vhost's request whose Host has no site is not recorded. */

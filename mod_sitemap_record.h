@@ -78,15 +78,24 @@ sitemap_head_note *sitemap_request_note(request_rec *r);
 int sitemap_record_wants_head(request_rec *r, int *repeat,
                               sitemap_head_note *note);
 
-/* The files whose last response was a confirmed repeat
- * (mod_sitemap_head.c): a static file unchanged since (the same inode,
- * mtime, size and content type at insert_filter) needs no head filter;
- * log_transaction checks the repeat by the final headers.  remember:
- * after a repeat was confirmed; forget: a skipped response was no repeat
- * after all (the next request goes through the filter again). */
-void sitemap_head_remember(const request_rec *last,
-                           const sitemap_head_note *note);
-void sitemap_head_forget(const sitemap_head_note *note);
+/* The static files whose last response was a confirmed repeat
+ * (mod_sitemap_known.c).  known_file: at insert_filter, is r's file (and
+ * content type) the one of a repeat before, in n's slot?  Then the filter
+ * is left out (SITEMAP_HEAD_SKIPPED).  remember: a repeat confirmed by
+ * log_transaction (note: its headers and raw facts).  repeat: at
+ * log_transaction, are h the headers of the slot's repeat (the same type
+ * still)?  Then *raw is its raw facts' hash, for the recorder's memory.
+ * forget: the slot no longer stands (a skipped response was no repeat). */
+int sitemap_known_file(const request_rec *r, const sitemap_head_note *n);
+void sitemap_known_remember(const request_rec *last,
+                            const sitemap_head_note *note);
+int sitemap_known_repeat(const request_rec *last, const sitemap_head_note *n,
+                         const sitemap_response_headers *h,
+                         apr_uint64_t *raw);
+void sitemap_known_forget(const sitemap_head_note *note);
+/* Could sitemap_head_read_file read last's head from its file (no
+ * Content-Encoding, no filter that makes the body)? */
+int sitemap_head_readable(const request_rec *last);
 /* A response whose filter was left out (SITEMAP_HEAD_SKIPPED) that was no
  * repeat after all: its head read from its file (h: the final headers) as
  * the filter would have read it, the note made SITEMAP_HEAD_READ; 0 when

@@ -147,3 +147,33 @@ def test_known_file_late_header_keeps_head_verdict(make_server):
     assert not any(re.search(r"recording \S*/canon\.html", ln)
                    for ln in srv.log_text().splitlines()), srv.log_tail(20)
     assert "/canon.html" not in srv.urls()
+
+
+AUTH_IF = """
+<If "%{{HTTP:X-Test-Auth}} == 'yes'">
+    AuthType Basic
+    AuthName "private"
+    AuthBasicProvider file
+    AuthUserFile "{root}/htpasswd"
+    Require valid-user
+</If>
+"""
+
+
+def test_known_file_asked_with_credentials_is_refused(make_server):
+    """A known file's response to an authenticated user is refused by the
+    rules as before (not taken for the anonymous repeat it resembles)."""
+    from conftest import sha_htpasswd
+    srv = make_server(loglevel="warn sitemap:trace1")
+    srv.conf_text = AUTH_IF.format(root=srv.root)
+    srv.write("htpasswd", sha_htpasswd("alice", "secret"))
+    srv.write("htdocs/page.html", HTML)
+    srv.start()
+    srv.get_ok("/page.html")
+    srv.wait_recorded("/page.html")
+    for _ in range(4):
+        srv.get_ok("/page.html")
+    assert srv.get("/page.html", headers={"X-Test-Auth": "yes"}).status == 401
+    srv.get_ok("/page.html", headers={"X-Test-Auth": "yes",
+                                      "Authorization": "Basic YWxpY2U6c2VjcmV0"})
+    srv.wait_log(r"not recorded \(authenticated\): /page\.html")
