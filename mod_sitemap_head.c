@@ -4,7 +4,10 @@
  * (mod_sitemap_record.c: noindex and a foreign canonical are not listed).
  *
  * Inserted for main GET requests of vhosts with Sitemap On and
- * SitemapReadHead On.  When the body begins it asks whether
+ * SitemapReadHead On, unless the request's static file is the one of a
+ * repeat before (mod_sitemap_known.c: then log_transaction has the head
+ * read from the file if the response is new after all,
+ * sitemap_head_read_file).  When the body begins it asks whether
  * log_transaction would decide this response (200, a listed type, not a
  * repeat of what the recorder knows) and, when not, passes everything on
  * untouched from then on.
