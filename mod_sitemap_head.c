@@ -4,7 +4,10 @@
  * (mod_sitemap_record.c: noindex and a foreign canonical are not listed).
  *
  * Inserted for main GET requests of vhosts with Sitemap On and
- * SitemapReadHead On.  When the body begins it asks whether
+ * SitemapReadHead On, unless the request's static file is the one of a
+ * repeat before (mod_sitemap_known.c: then log_transaction has the head
+ * read from the file if the response is new after all,
+ * sitemap_head_read_file).  When the body begins it asks whether
  * log_transaction would decide this response (200, a listed type, not a
  * repeat of what the recorder knows) and, when not, passes everything on
  * untouched from then on.
@@ -44,7 +47,7 @@ typedef struct {
 } head_ctx;
 
 /* 0: none; 1, 2: gzip, deflate (read decoded); -1: another coding. */
-static int content_coding(request_rec *r)
+static int content_coding(const request_rec *r)
 {
     const char *ce = apr_table_get(r->headers_out, "Content-Encoding");
 
@@ -78,13 +81,79 @@ static apr_status_t head_decoded(void *baton, const char *data,
     return ctx->over ? APR_EOF : APR_SUCCESS;
 }
 
+/* Does a filter that may make the body (AP_FTYPE_RESOURCE: INCLUDES,
+ * SUBSTITUTE) run before the head reader's place?  mod_expires' own
+ * (AP_FTYPE_CONTENT_SET - 2) only sets headers. */
+static int body_made_by_filters(const request_rec *r)
+{
+    const ap_filter_t *f;
+
+    for (f = r->output_filters; f; f = f->next)
+        if (f->frec->ftype < AP_FTYPE_CONTENT_SET - 2)
+            return 1;
+    return 0;
+}
+
+int sitemap_head_readable(const request_rec *last)
+{
+    return content_coding(last) == 0 && !body_made_by_filters(last);
+}
+
+int sitemap_head_read_file(request_rec *last, sitemap_head_note *note,
+                           const sitemap_response_headers *h)
+{
+    apr_file_t *f;
+    apr_finfo_t fi;
+    sm_head *scanner;
+    char buf[8192];
+    apr_size_t len;
+    apr_status_t rv;
+
+    /* What the filter would not have read as it is: a body to decode, one
+     * to fingerprint (no ETag), one the filters make. */
+    if (!h->etag || !last->filename || !sitemap_head_readable(last))
+        return 0;
+    if (apr_file_open(&f, last->filename, APR_READ | APR_BINARY, 0,
+                      last->pool) != APR_SUCCESS)
+        return 0;
+    if (apr_file_info_get(&fi, APR_FINFO_INODE | APR_FINFO_MTIME
+                                   | APR_FINFO_SIZE | APR_FINFO_TYPE, f)
+            != APR_SUCCESS
+        || fi.filetype != APR_REG || fi.inode != last->finfo.inode
+        || fi.mtime != last->finfo.mtime || fi.size != last->finfo.size) {
+        apr_file_close(f);
+        return 0;
+    }
+    scanner = sm_head_create(last->pool);
+    do {
+        len = sizeof(buf);
+        rv = apr_file_read(f, buf, &len);
+    } while (rv == APR_SUCCESS && len && !sm_head_feed(scanner, buf, len));
+    apr_file_close(f);
+    if (rv != APR_SUCCESS && rv != APR_EOF)
+        return 0;
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, last, "read the head of %s "
+                  "from its file", last->unparsed_uri);
+    note->state = SITEMAP_HEAD_READ;
+    note->scanner = scanner;
+    note->fp = NULL;
+    note->raw = 0;
+    return 1;
+}
+
 SM_HOT void sitemap_head_insert_filter(request_rec *r)
 {
     const sitemap_server_conf *conf = SITEMAP_CONF(r->server);
+    sitemap_head_note *n;
 
     if (conf->enabled != 1 || conf->read_head != 1 || !conf->proc->recorder
         || r->main || r->method_number != M_GET || r->header_only)
         return;
+    n = ap_get_module_config(r->request_config, &sitemap_module);
+    if (n && n->state == SITEMAP_HEAD_NONE && sitemap_known_file(r, n)) {
+        n->state = SITEMAP_HEAD_SKIPPED;
+        return;
+    }
     ap_add_output_filter_handle(head_filter_handle, NULL, r, r->connection);
 }
 

@@ -680,6 +680,24 @@ const char *sitemap_crawl_url(request_rec *r, const sitemap_server_conf *conf,
     return sm_rules_note_url(r->pool, &conf->rules, &resp);
 }
 
+/* A response whose head filter was left out (SITEMAP_HEAD_SKIPPED: its
+ * file unchanged since a repeat) that is no repeat after all (a header
+ * another module set, the memory's refresh): its head is read from its
+ * file, as the filter would have read it; when it cannot be, it is not
+ * decided now, and the next request reads it.  Either way the next
+ * request goes through the filter. */
+static SM_NOINLINE int head_from_file(request_rec *r, request_rec *last,
+                                      sitemap_head_note *note,
+                                      const sitemap_response_headers *h)
+{
+    sitemap_known_forget(note);
+    if (sitemap_head_read_file(last, note, h))
+        return 1;
+    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "head not read, no "
+                  "repeat: left for the next request: %s", r->unparsed_uri);
+    return 0;
+}
+
 static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
 {
     request_rec *orig = r, *last = r;
@@ -721,12 +739,28 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
     facts = ap_get_module_config(last->request_config, &sitemap_module);
     note = facts && facts->state != SITEMAP_HEAD_NONE ? facts : NULL;
     if (note && note->state == SITEMAP_HEAD_REPEAT && status == HTTP_OK) {
-        if (entries_unchanged(last, note))
+        if (entries_unchanged(last, note)) {
+            sitemap_known_remember(last, note);
             return OK;
+        }
         find_headers(last, &h);
-        if (same_headers(&note->headers, &h))
+        if (same_headers(&note->headers, &h)) {
+            sitemap_known_remember(last, note);
             return OK;
+        }
         have_headers = 1;
+    }
+
+    /* A static file served without the head filter (SITEMAP_HEAD_SKIPPED:
+     * the same as at a repeat before): the same headers are the same raw
+     * facts, which the rules passed then (mod_sitemap_known.c). */
+    if (facts && facts->state == SITEMAP_HEAD_SKIPPED && status == HTTP_OK
+        && !orig->user && !last->user) {
+        find_headers(last, &h);
+        have_headers = 1;
+        if (sitemap_known_repeat(last, facts, &h, &raw)
+            && sm_recorder_repeat(conf->proc->recorder, raw, r->request_time))
+            return OK;
     }
 
     /* A mass vhost's request whose Host has no site is not recorded. */
@@ -747,6 +781,9 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
                          content_facts(last, note));
     if (sm_recorder_repeat(conf->proc->recorder, raw, r->request_time))
         return OK;
+    if (facts && facts->state == SITEMAP_HEAD_SKIPPED
+        && !head_from_file(r, last, facts, &h))
+        return DECLINED;
     return decide(r, conf, site, orig, last, &resp, &h, raw, note);
 }
 

@@ -21,7 +21,9 @@ typedef enum {
                                    then, or the body broke off): never
                                    recorded from this response */
     SITEMAP_HEAD_UNREADABLE,    /* a Content-Encoding: by headers */
-    SITEMAP_HEAD_READ           /* read: head says */
+    SITEMAP_HEAD_READ,          /* read: head says */
+    SITEMAP_HEAD_SKIPPED        /* not inserted: the same file as at a
+                                   repeat before (sitemap_head_known) */
 } sitemap_head_state;
 
 /* The response headers the rules and the change read. */
@@ -75,6 +77,32 @@ sitemap_head_note *sitemap_request_note(request_rec *r);
  * note->raw and note->headers are the raw facts' hash and headers then. */
 int sitemap_record_wants_head(request_rec *r, int *repeat,
                               sitemap_head_note *note);
+
+/* The static files whose last response was a confirmed repeat
+ * (mod_sitemap_known.c).  known_file: at insert_filter, is r's file (and
+ * content type) the one of a repeat before, in n's slot?  Then the filter
+ * is left out (SITEMAP_HEAD_SKIPPED).  remember: a repeat confirmed by
+ * log_transaction (note: its headers and raw facts).  repeat: at
+ * log_transaction, are h the headers of the slot's repeat (the same type
+ * still)?  Then *raw is its raw facts' hash, for the recorder's memory.
+ * forget: the slot no longer stands (a skipped response was no repeat). */
+int sitemap_known_file(const request_rec *r, const sitemap_head_note *n);
+void sitemap_known_remember(const request_rec *last,
+                            const sitemap_head_note *note);
+int sitemap_known_repeat(const request_rec *last, const sitemap_head_note *n,
+                         const sitemap_response_headers *h,
+                         apr_uint64_t *raw);
+void sitemap_known_forget(const sitemap_head_note *note);
+/* Could sitemap_head_read_file read last's head from its file (no
+ * Content-Encoding, no filter that makes the body)? */
+int sitemap_head_readable(const request_rec *last);
+/* A response whose filter was left out (SITEMAP_HEAD_SKIPPED) that was no
+ * repeat after all: its head read from its file (h: the final headers) as
+ * the filter would have read it, the note made SITEMAP_HEAD_READ; 0 when
+ * that cannot be (a body to decode or fingerprint, filters that make the
+ * body, a file changed since it was served). */
+int sitemap_head_read_file(request_rec *last, sitemap_head_note *note,
+                           const sitemap_response_headers *h);
 
 /* A response the rules left out (why; detail: what it names, NULL:
  * nothing): its verdict is noted for sitemapctl why, unless this process
