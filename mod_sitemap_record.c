@@ -19,6 +19,7 @@
 #include "crawl/sm_crawl.h"
 #include "head/sm_alternates.h"
 #include "util/sm_date.h"
+#include "util/sm_etag.h"
 #include "head/sm_fingerprint.h"
 #include "util/sm_hash.h"
 #include "head/sm_head.h"
@@ -182,13 +183,19 @@ static int same_value(const char *a, const char *b)
     return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-static int same_headers(const sitemap_response_headers *a,
-                        const sitemap_response_headers *b)
+/* then: the headers a repeat's note hashed as the body began; now: the
+ * final ones.  The ETag may have gained an encoding filter's suffix
+ * since (mod_deflate's "-gzip", Debian's default for HTML): the same
+ * entity, compressed, which the filter's facts already stand for (a
+ * repeat of them leads where the final facts do: decide's end). */
+static int same_headers(const sitemap_response_headers *then,
+                        const sitemap_response_headers *now)
 {
-    return same_value(a->last_modified, b->last_modified)
-           && same_value(a->etag, b->etag)
-           && same_value(a->x_robots_tag, b->x_robots_tag)
-           && same_value(a->cache_control, b->cache_control);
+    return same_value(then->last_modified, now->last_modified)
+           && (same_value(then->etag, now->etag)
+               || sm_etag_is_encoded(then->etag, now->etag))
+           && same_value(then->x_robots_tag, now->x_robots_tag)
+           && same_value(then->cache_control, now->cache_control);
 }
 
 /* sitemap_site, its usual answer (no SitemapSiteFromHost) without a call
@@ -779,8 +786,15 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
         find_headers(last, &h);
     raw = raw_facts_hash(raw_facts_first(facts, site, orig), status, &h,
                          content_facts(last, note));
-    if (sm_recorder_repeat(conf->proc->recorder, raw, r->request_time))
+    if (sm_recorder_repeat(conf->proc->recorder, raw, r->request_time)) {
+        /* Its head was read all the same (the facts at the body's start
+         * differ: mod_deflate's "-gzip", a header set later): they lead
+         * here too from now on (see decide's end). */
+        if (note && note->state == SITEMAP_HEAD_READ && note->raw)
+            sm_recorder_repeat_alias(conf->proc->recorder, raw, note->raw,
+                                     r->request_time);
         return OK;
+    }
     if (facts && facts->state == SITEMAP_HEAD_SKIPPED
         && !head_from_file(r, last, facts, &h))
         return DECLINED;

@@ -247,6 +247,20 @@ void sm_memory_alias_put(sm_memory *m, apr_uint64_t raw, apr_uint64_t key,
     memory_changed(m);
 }
 
+int sm_memory_alias_copy(sm_memory *m, apr_uint64_t known, apr_uint64_t raw,
+                         apr_uint32_t now_s)
+{
+    const alias_set *set = alias_set_of(m, known);
+    int w = alias_way(set, known);
+
+    if (w < 0 || !raw)
+        return 0;
+    sm_memory_alias_put(m, raw, LOAD(set->key_low[w]),
+                        LOAD(set->fingerprint[w]));
+    sm_memory_alias_vouch(m, raw, now_s);
+    return 1;
+}
+
 /* Is the URL way w of set leads to fresh with the alias's fingerprint in
  * the memory of written URLs? */
 static int alias_fresh(sm_memory *m, const alias_set *set, int w,

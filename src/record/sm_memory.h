@@ -84,6 +84,10 @@ int sm_memory_fresh(sm_memory *m, apr_uint64_t key, apr_uint32_t fp,
 /* raw led to key with fp; not trusted alone until vouched for. */
 void sm_memory_alias_put(sm_memory *m, apr_uint64_t raw, apr_uint64_t key,
                          apr_uint32_t fp);
+/* known's alias (if any) for raw too: the same URL and fingerprint,
+ * vouched for as known's would be.  0 when known has none. */
+int sm_memory_alias_copy(sm_memory *m, apr_uint64_t known, apr_uint64_t raw,
+                         apr_uint32_t now_s);
 /* Stamp raw's alias with the current epoch if the memory of written URLs
  * agrees with it now. */
 void sm_memory_alias_vouch(sm_memory *m, apr_uint64_t raw,

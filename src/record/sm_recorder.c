@@ -253,6 +253,19 @@ SM_HOT int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw,
     return sm_memory_repeat(&rec->w->memory, store_raw(rec, raw), seen);
 }
 
+void sm_recorder_repeat_alias(sm_recorder *rec, apr_uint64_t known,
+                              apr_uint64_t raw, apr_time_t seen)
+{
+    sm_writer *w = rec->w;
+
+    if (!known || !raw || known == raw)
+        return;
+    apr_thread_mutex_lock(w->lock);
+    sm_memory_alias_copy(&w->memory, store_raw(rec, known),
+                         store_raw(rec, raw), (apr_uint32_t)apr_time_sec(seen));
+    apr_thread_mutex_unlock(w->lock);
+}
+
 SM_HOT apr_uint64_t sm_recorder_raw(apr_uint64_t first, apr_uint64_t rest)
 {
     return sm_memory_raw(first, rest);

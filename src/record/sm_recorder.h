@@ -150,6 +150,17 @@ apr_status_t sm_recorder_start(sm_recorder *rec);
 void sm_recorder_add(sm_recorder *rec, const sm_change *change,
                      apr_uint64_t raw);
 
+/* A repeat recognised by its final raw facts (known) whose facts seen
+ * earlier in the same response (raw: the head filter's, before
+ * mod_deflate suffixed the ETag) were not: raw leads where known does
+ * from now on, so that the next such response is a repeat from its
+ * start.  Without it, an alias of raw once evicted never came back (the
+ * final facts' repeat decides nothing), and such a page's head was read
+ * on every request.  Thread-safe; takes the lock (never on a repeat
+ * whose start was known). */
+void sm_recorder_repeat_alias(sm_recorder *rec, apr_uint64_t known,
+                              apr_uint64_t raw, apr_time_t seen);
+
 /* Verdict notes: a response the rules left out.  First ask
  * sm_recorder_note_skip with a hash of its raw facts (site, request
  * target, why, detail, status): 1 (drop it) when the same facts were

@@ -24,6 +24,26 @@ static apr_size_t decoded_len(const char *opaque, apr_size_t len)
     return 0;
 }
 
+int sm_etag_is_encoded(const char *etag, const char *encoded)
+{
+    apr_size_t n, m;
+    int i;
+
+    if (!etag || !encoded)
+        return 0;
+    n = strlen(etag);
+    m = strlen(encoded);
+    /* the same up to etag's closing quote, which ends both */
+    if (n < 2 || m <= n || etag[n - 1] != '"' || encoded[m - 1] != '"'
+        || memcmp(etag, encoded, n - 1) != 0)
+        return 0;
+    for (i = 0; suffixes[i]; i++)
+        if (strlen(suffixes[i]) == m - n
+            && memcmp(encoded + n - 1, suffixes[i], m - n) == 0)
+            return 1;
+    return 0;
+}
+
 const char *sm_etag_list_decoded(apr_pool_t *p, const char *list)
 {
     apr_array_header_t *out;

@@ -26,6 +26,11 @@ const char *sm_etag_list_decoded(apr_pool_t *p, const char *list);
 const char *sm_etag_encoded_in(apr_pool_t *p, const char *list,
                                const char *etag);
 
+/* 1 when encoded is etag ("abc", W/"abc") as an encoding filter leaves
+ * it: with "-gzip" or "-br" before the closing quote ("abc-gzip").  0
+ * otherwise, for equal tags too. */
+int sm_etag_is_encoded(const char *etag, const char *encoded);
+
 /* A Vary value with each field name once (case-insensitively), in its
  * first place: "Accept-Encoding, accept-encoding,Cookie" ->
  * "Accept-Encoding, Cookie"; NULL when it has no repeat.  A handler and

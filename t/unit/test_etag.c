@@ -37,6 +37,22 @@ static void test_encoded_in(void **state)
                         "W/\"abc-br\"");
 }
 
+static void test_is_encoded(void **state)
+{
+    (void)state;
+    assert_true(sm_etag_is_encoded("\"abc\"", "\"abc-gzip\""));
+    assert_true(sm_etag_is_encoded("W/\"abc\"", "W/\"abc-br\""));
+    assert_false(sm_etag_is_encoded("\"abc\"", "\"abc\""));
+    assert_false(sm_etag_is_encoded("\"abc\"", "\"abd-gzip\""));
+    assert_false(sm_etag_is_encoded("\"abc\"", "\"abc-zip\""));
+    assert_false(sm_etag_is_encoded("\"abc\"", "\"abc-gzipx\""));
+    assert_false(sm_etag_is_encoded("\"abc\"", "W/\"abc-gzip\""));
+    assert_false(sm_etag_is_encoded("abc", "abc-gzip"));
+    assert_false(sm_etag_is_encoded("\"abc\"", "\"abc\"-gzip\""));
+    assert_false(sm_etag_is_encoded(NULL, "\"abc-gzip\""));
+    assert_false(sm_etag_is_encoded("\"abc\"", NULL));
+}
+
 static void test_vary_dedup(void **state)
 {
     apr_pool_t *p = ((unit_ctx *)*state)->pool;
@@ -56,6 +72,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_list_decoded, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_encoded_in, unit_setup, unit_teardown),
+        cmocka_unit_test_setup_teardown(test_is_encoded, unit_setup, unit_teardown),
         cmocka_unit_test_setup_teardown(test_vary_dedup, unit_setup, unit_teardown),
     };
     apr_initialize();

@@ -92,6 +92,32 @@ static void test_aliases(void **state)
     assert_false(sm_memory_repeat(m, 0, NOW));
 }
 
+/* sm_memory_alias_copy: the head filter's facts (before mod_deflate's
+ * "-gzip") made to lead where the final facts' alias does, after their
+ * own alias was evicted (sm_recorder_repeat_alias). */
+static void test_alias_copy(void **state)
+{
+    owner *o = make(*state, apr_time_from_sec(3600));
+    sm_memory *m = &o->m;
+    apr_uint64_t final = sm_memory_raw(7, 0x1111), early = sm_memory_raw(9,
+                                                                   0x2222);
+
+    sm_memory_put(m, 42, 2, NOW_S);
+    assert_false(sm_memory_alias_copy(m, final, early, NOW_S));
+    assert_false(sm_memory_repeat(m, early, NOW));
+    sm_memory_alias_put(m, final, 42, 2);
+    assert_true(sm_memory_repeat(m, final, NOW));
+    assert_false(sm_memory_repeat(m, early, NOW));
+    assert_true(sm_memory_alias_copy(m, final, early, NOW_S));
+    assert_true(sm_memory_repeat(m, early, NOW));
+    /* it leads to the same URL and fingerprint: a change of the URL
+     * stops both */
+    sm_memory_put(m, 42, 4, NOW_S);
+    assert_false(sm_memory_repeat(m, early, NOW));
+    assert_false(sm_memory_repeat(m, final, NOW));
+    assert_false(sm_memory_alias_copy(m, final, 0, NOW_S));
+}
+
 /* A writer flips 32 URLs between two fingerprints (under the lock, as
  * the recorder does); readers ask about both aliases without it.  A
  * "repeat" heard while no change of that URL was under way must be for
@@ -198,6 +224,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_set_eviction, unit_setup,
                                         unit_teardown),
         cmocka_unit_test_setup_teardown(test_aliases, unit_setup,
+                                        unit_teardown),
+        cmocka_unit_test_setup_teardown(test_alias_copy, unit_setup,
                                         unit_teardown),
         cmocka_unit_test_setup_teardown(test_readers_race_a_writer,
                                         unit_setup, unit_teardown),
