@@ -103,6 +103,23 @@ static int is_image_type(const char *ct)
     return ct && strncasecmp(ct, "image/", 6) == 0;
 }
 
+/* An image/ file served as it is, with SitemapImages On: its 200 is
+ * sitemap_image_logged's, which reads no head, so the head filter is left
+ * out (SITEMAP_HEAD_SKIPPED).  Should the response turn out to be
+ * log_page's after all (no site for it, a type changed after this hook),
+ * the skipped note has its head read from the file there, as for a known
+ * file (sitemap_head_read_file).  mod_mime's type is set by now; a
+ * script's is not, and a script is never left out here. */
+SM_HOT int sitemap_image_file(const request_rec *r,
+                              const sitemap_server_conf *conf)
+{
+    const char *ct = r->content_type;
+
+    return conf->images == 1 && ct && (ct[0] == 'i' || ct[0] == 'I')
+           && is_image_type(ct) && r->finfo.filetype == APR_REG
+           && sitemap_served_as_file(r);
+}
+
 int sitemap_image_logged(request_rec *r, sitemap_server_conf *conf)
 {
     request_rec *orig = r, *last = r;
