@@ -5,9 +5,10 @@
  *
  * Inserted for main GET requests of vhosts with Sitemap On and
  * SitemapReadHead On, unless the request's static file is the one of a
- * repeat before (mod_sitemap_known.c: then log_transaction has the head
- * read from the file if the response is new after all,
- * sitemap_head_read_file).  When the body begins it asks whether
+ * repeat before (mod_sitemap_known.c) or an image file with SitemapImages
+ * On (mod_sitemap_images.c: its 200 reads no head); then log_transaction
+ * has the head read from the file if it needs it after all
+ * (sitemap_head_read_file).  When the body begins it asks whether
  * log_transaction would decide this response (200, a listed type, not a
  * repeat of what the recorder knows) and, when not, passes everything on
  * untouched from then on.
@@ -20,6 +21,7 @@
  * a FLUSH.  Once the head is over it removes itself, unless the response
  * has no ETag: then it reads on to the end of the body for the content's
  * fingerprint (sm_fingerprint), which stands in for the missing validator. */
+#include "mod_sitemap_images.h"
 #include "mod_sitemap_record.h"
 
 #include "http_log.h"
@@ -150,7 +152,8 @@ SM_HOT void sitemap_head_insert_filter(request_rec *r)
         || r->main || r->method_number != M_GET || r->header_only)
         return;
     n = ap_get_module_config(r->request_config, &sitemap_module);
-    if (n && n->state == SITEMAP_HEAD_NONE && sitemap_known_file(r, n)) {
+    if (n && n->state == SITEMAP_HEAD_NONE
+        && (sitemap_image_file(r, conf) || sitemap_known_file(r, n))) {
         n->state = SITEMAP_HEAD_SKIPPED;
         return;
     }

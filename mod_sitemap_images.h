@@ -13,6 +13,11 @@
  * log_page goes on). */
 int sitemap_image_logged(request_rec *r, sitemap_server_conf *conf);
 
+/* At insert_filter: is r an image file served as it is (SitemapImages
+ * On), whose head filter is left out? */
+int sitemap_image_file(const request_rec *r,
+                       const sitemap_server_conf *conf);
+
 /* The images a page's head declares, as its record carries them
  * (sm_change.images; NULL: SitemapImages Off). */
 const char *sitemap_head_images(request_rec *r,

@@ -164,6 +164,28 @@ def test_referer(make_server):
     assert served[b + "/p.html"] == []
 
 
+def test_one_image_many_pages(make_server):
+    """An image on every page (a logo): each Referer is its own raw facts,
+    so the same image fetched for a second page is no repeat of the first
+    and attaches there too; fetched again for either, it is one."""
+    srv = make_server(conf=CONF)
+    b = srv.base
+    for n in "pqr":
+        srv.write(f"htdocs/{n}.html", page(""))
+    write_image(srv, "img/logo.png")
+    srv.start()
+    for n in "pqr":
+        srv.get_ok(f"/{n}.html")
+    srv.wait_recorded("/p.html", "/q.html", "/r.html")
+    flushed(srv)
+    for n in "pqpqr":
+        srv.get_ok("/img/logo.png", headers={"Referer": f"{b}/{n}.html"})
+    logo = [f"{b}/img/logo.png"]
+    wait_images(srv, {"/p.html": logo, "/q.html": logo, "/r.html": logo})
+    flushed(srv)
+    assert images(srv) == {"/p.html": logo, "/q.html": logo, "/r.html": logo}
+
+
 def test_cdn_only_from_head(make_server):
     """A CDN's images are not served by us: they come from the head's
     metas of hosts named in SitemapImageHosts, never from another one."""
