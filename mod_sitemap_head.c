@@ -84,7 +84,7 @@ static apr_status_t head_decoded(void *baton, const char *data,
 /* Does a filter that may make the body (AP_FTYPE_RESOURCE: INCLUDES,
  * SUBSTITUTE) run before the head reader's place?  mod_expires' own
  * (AP_FTYPE_CONTENT_SET - 2) only sets headers. */
-static int body_made_by_filters(const request_rec *r)
+int sitemap_body_made_by_filters(const request_rec *r)
 {
     const ap_filter_t *f;
 
@@ -96,7 +96,7 @@ static int body_made_by_filters(const request_rec *r)
 
 int sitemap_head_readable(const request_rec *last)
 {
-    return content_coding(last) == 0 && !body_made_by_filters(last);
+    return content_coding(last) == 0 && !sitemap_body_made_by_filters(last);
 }
 
 int sitemap_head_read_file(request_rec *last, sitemap_head_note *note,

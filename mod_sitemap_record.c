@@ -756,6 +756,16 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
      * facts, which the rules passed then (mod_sitemap_known.c). */
     if (facts && facts->state == SITEMAP_HEAD_SKIPPED && status == HTTP_OK
         && !orig->user && !last->user) {
+        /* A filter that makes the body came since the slot was filled
+         * (an SSI's chmod under XBitHack, a .htaccess): the file's
+         * validators no longer say what was served. */
+        if (sitemap_body_made_by_filters(last)) {
+            sitemap_known_forget(facts);
+            ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "a filter makes "
+                          "the body, head not read: left for the next "
+                          "request: %s", r->unparsed_uri);
+            return DECLINED;
+        }
         find_headers(last, &h);
         have_headers = 1;
         if (sitemap_known_repeat(last, facts, &h, &raw)
@@ -813,6 +823,7 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
     sm_response resp;
     const sm_site_conf *site;
     const char *why, *url;
+    int made;
 
     *repeat = 0;
     note->raw = 0;
@@ -832,9 +843,13 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
     /* A response without validators of its own is never a repeat before
      * its content is known: its head is read each time, so a noindex, a
      * canonical, a title or alternates it gains are seen at the next GET;
-     * without an ETag it is read to its end for its fingerprint. */
-    note->fingerprinting = !note->headers.etag;
-    if (has_validators(&note->headers, r->request_time)
+     * without an ETag it is read to its end for its fingerprint.  So is
+     * a body a filter makes (SSI, mod_substitute): its ETag and
+     * Last-Modified are the file's, which stay when the filter comes, or
+     * writes something else, so they are not its own validators. */
+    made = sitemap_body_made_by_filters(r);
+    note->fingerprinting = !note->headers.etag || made;
+    if (!made && has_validators(&note->headers, r->request_time)
         && (*repeat = sm_recorder_repeat(conf->proc->recorder, note->raw,
                                          r->request_time))) {
         keep_entries(r, note);

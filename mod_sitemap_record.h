@@ -96,6 +96,11 @@ void sitemap_known_forget(const sitemap_head_note *note);
 /* Could sitemap_head_read_file read last's head from its file (no
  * Content-Encoding, no filter that makes the body)? */
 int sitemap_head_readable(const request_rec *last);
+/* Is there a filter that may make r's body (INCLUDES, SUBSTITUTE, SED,
+ * an ext_filter or a Lua filter: AP_FTYPE_RESOURCE) among its output
+ * filters?  Such a body's ETag and Last-Modified are the file's, not the
+ * body's: it repeats only with the same content (sm_fingerprint). */
+int sitemap_body_made_by_filters(const request_rec *r);
 /* A response whose filter was left out (SITEMAP_HEAD_SKIPPED) that was no
  * repeat after all: its head read from its file (h: the final headers) as
  * the filter would have read it, the note made SITEMAP_HEAD_READ; 0 when
