@@ -116,10 +116,14 @@ int sitemap_head_read_file(request_rec *last, sitemap_head_note *note,
     if (apr_file_open(&f, last->filename, APR_READ | APR_BINARY, 0,
                       last->pool) != APR_SUCCESS)
         return 0;
-    if (apr_file_info_get(&fi, APR_FINFO_INODE | APR_FINFO_MTIME
+    /* The file the core served, not another swapped in at its path
+     * since: the same device and inode (an inode number alone repeats
+     * across file systems), mtime and size. */
+    if (apr_file_info_get(&fi, APR_FINFO_IDENT | APR_FINFO_MTIME
                                    | APR_FINFO_SIZE | APR_FINFO_TYPE, f)
             != APR_SUCCESS
         || fi.filetype != APR_REG || fi.inode != last->finfo.inode
+        || fi.device != last->finfo.device
         || fi.mtime != last->finfo.mtime || fi.size != last->finfo.size) {
         apr_file_close(f);
         return 0;
