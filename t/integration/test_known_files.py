@@ -7,6 +7,7 @@ URL of the same file) and want the change acted on as if the filter had
 run."""
 
 import os
+import time
 
 HEAD = "<html><head><title>t</title></head><body>x</body></html>\n"
 NOINDEX = '<meta name="robots" content="noindex">'
@@ -86,15 +87,45 @@ def test_known_file_other_urls_still_recorded(make_server):
     srv = make_server()
     srv.conf_text = (f'Alias /alias/ "{srv.docroot}/"\n'
                      "RewriteEngine On\n"
-                     "RewriteRule ^/rewritten$ /index.html [PT]\n")
+                     "RewriteRule ^/rewritten$ /index.html [PT]\n"
+                     "SitemapAllowQuery page\n")
     srv.write("htdocs/index.html", HEAD)
     os.symlink("index.html", srv.path("htdocs/link.html"))
     srv.start()
     known(srv, "/index.html")
-    for url in ("/", "/alias/index.html", "/link.html", "/rewritten"):
+    for url in ("/", "/alias/index.html", "/link.html", "/rewritten",
+                "/index.html?page=2"):
         srv.get_ok(url)
     srv.wait_recorded("/index.html", "/", "/alias/index.html", "/link.html",
-                      "/rewritten")
+                      "/rewritten", "/index.html?page=2")
+
+
+LATE = """
+SetEnvIf X-Test-Set "(.+)" TEST_SET=$1
+Header set X-Robots-Tag "%{TEST_SET}e" env=TEST_SET
+"""
+
+
+def test_known_files_start_empty_after_graceful(make_server):
+    """The table is the process's: after a graceful restart a response
+    that is new (a header set after the body began) is read by the filter,
+    never answered from a slot filled before."""
+    srv = make_server(conf=LATE, loglevel="warn sitemap:trace1")
+    srv.write("htdocs/page.html", HEAD)
+    srv.start()
+    known(srv, "/page.html")
+    srv.graceful()
+    before = srv.log_text().count("reading the head of /page.html")
+    recorded = srv.log_text().count("/page.html\n")
+    srv.get_ok("/page.html", headers={"X-Test-Set": "nofollow"})
+    deadline = time.monotonic() + 10
+    while srv.log_text().count("/page.html\n") < recorded + 2:
+        assert time.monotonic() < deadline, srv.log_tail(20)
+        time.sleep(0.1)
+    text = srv.log_text()
+    assert text.count("reading the head of /page.html") > before, \
+        srv.log_tail(20)
+    assert "from its file" not in text, srv.log_tail(20)
 
 
 def test_filter_made_body_repeats_only_with_its_content(make_server):
