@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_record.h: what the recording side of the glue shares
- * (mod_sitemap_record.c, mod_sitemap_head.c, mod_sitemap_why.c,
- * mod_sitemap_disallow.c): the head filter's note for log_transaction,
- * the verdict notes, the robots.txt rules' questions. */
+ * (mod_sitemap_record.c, mod_sitemap_decide.c, mod_sitemap_head.c,
+ * mod_sitemap_known.c, mod_sitemap_why.c, mod_sitemap_disallow.c): the
+ * head filter's note for log_transaction, the verdict notes, the
+ * robots.txt rules' questions. */
 #ifndef MOD_SITEMAP_RECORD_H
 #define MOD_SITEMAP_RECORD_H
 
@@ -146,5 +147,31 @@ void sitemap_disallow_refresh(request_rec *r, sitemap_server_conf *conf,
 int sitemap_disallowed(request_rec *r, sitemap_server_conf *conf,
                        const sm_site_conf *site, const char *url,
                        const char **why);
+
+/* Shared by the log hook (mod_sitemap_record.c) and the decision
+ * (mod_sitemap_decide.c).  all_values: every value of a response header
+ * of last, from headers_out and (errs) err_headers_out, comma-joined,
+ * NULL when absent.  real_last_modified: a Last-Modified that is a real
+ * modification time (not now, nor later), else 0.  client_certificate:
+ * did the client present a TLS certificate (a credential like a user)? */
+const char *sitemap_all_values(const request_rec *last, int errs,
+                               const char *name);
+apr_time_t sitemap_real_last_modified(const char *value, apr_time_t now);
+int sitemap_client_certificate(request_rec *r);
+/* Path info after what served the final request (the URL the client
+ * asked for may have had some before a rewrite took it to a front
+ * controller). */
+static APR_INLINE int sitemap_final_path_info(const request_rec *last)
+{
+    return last->path_info && *last->path_info;
+}
+/* A response that is no repeat: the rules decide, and a record or forget
+ * is handed to the recorder (raw: its raw facts' hash; note: the head
+ * filter's, NULL when none).  OK, or DECLINED when ignored. */
+int sitemap_decide(request_rec *r, sitemap_server_conf *conf,
+                   const sm_site_conf *site, request_rec *orig,
+                   request_rec *last, sm_response *resp,
+                   const sitemap_response_headers *h, apr_uint64_t raw,
+                   const sitemap_head_note *note);
 
 #endif
