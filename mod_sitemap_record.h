@@ -105,8 +105,10 @@ int sitemap_body_made_by_filters(const request_rec *r);
 /* A response whose filter was left out (SITEMAP_HEAD_SKIPPED) that was no
  * repeat after all: its head read from its file (h: the final headers) as
  * the filter would have read it, the note made SITEMAP_HEAD_READ; 0 when
- * that cannot be (a body to decode or fingerprint, filters that make the
- * body, a file changed since it was served). */
+ * that cannot be (a body to fingerprint, filters that make the body, a
+ * file that is encoded itself, a file changed since it was served).  A
+ * gzip Content-Encoding mod_deflate made from the plain file is no
+ * obstacle. */
 int sitemap_head_read_file(request_rec *last, sitemap_head_note *note,
                            const sitemap_response_headers *h);
 

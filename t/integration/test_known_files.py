@@ -145,3 +145,20 @@ def test_filter_made_body_repeats_only_with_its_content(make_server):
     r = srv.get_ok("/page.html")
     assert NOINDEX in r.body.decode(), r
     srv.wait_absent("/page.html")
+
+
+def test_known_file_gzip_client_late_noindex(make_server):
+    """mod_deflate encodes a known file for a gzip client, and a header set
+    after the body began (X-Robots-Tag noindex) makes that response new:
+    the noindex is acted on at once, as when the filter ran, although the
+    response has a Content-Encoding (the file itself has none)."""
+    srv = make_server(modules=("filter", "deflate"),
+                      conf="Include /etc/apache2/mods-available/deflate.conf\n"
+                      + LATE)
+    srv.write("htdocs/page.html", HEAD * 20)
+    srv.start()
+    known(srv, "/page.html")
+    r = srv.get_ok("/page.html", headers={"Accept-Encoding": "gzip",
+                                          "X-Test-Set": "noindex"})
+    assert r.header("Content-Encoding") == "gzip", r
+    srv.wait_absent("/page.html")
