@@ -86,7 +86,7 @@ static apr_status_t head_decoded(void *baton, const char *data,
 /* Does a filter that may make the body (AP_FTYPE_RESOURCE: INCLUDES,
  * SUBSTITUTE) run before the head reader's place?  mod_expires' own
  * (AP_FTYPE_CONTENT_SET - 2) only sets headers. */
-static int body_made_by_filters(const request_rec *r)
+int sitemap_body_made_by_filters(const request_rec *r)
 {
     const ap_filter_t *f;
 
@@ -98,7 +98,7 @@ static int body_made_by_filters(const request_rec *r)
 
 int sitemap_head_readable(const request_rec *last)
 {
-    return content_coding(last) == 0 && !body_made_by_filters(last);
+    return content_coding(last) == 0 && !sitemap_body_made_by_filters(last);
 }
 
 int sitemap_head_read_file(request_rec *last, sitemap_head_note *note,
@@ -110,27 +110,46 @@ int sitemap_head_read_file(request_rec *last, sitemap_head_note *note,
     char buf[8192];
     apr_size_t len;
     apr_status_t rv;
+    int coding;
 
-    /* What the filter would not have read as it is: a body to decode, one
-     * to fingerprint (no ETag), one the filters make. */
-    if (!h->etag || !last->filename || !sitemap_head_readable(last))
+    /* What the filter would not have read as it is: one to fingerprint
+     * (no ETag), one the filters make, a coding other than gzip (1).  A
+     * gzip one is mod_deflate's, made after the filter's place from the
+     * file as it is, unless the file itself is gzip (mod_mime's
+     * AddEncoding, or its first bytes below). */
+    coding = content_coding(last);
+    if (!h->etag || !last->filename || sitemap_body_made_by_filters(last)
+        || (coding && (coding != 1 || last->content_encoding)))
         return 0;
     if (apr_file_open(&f, last->filename, APR_READ | APR_BINARY, 0,
                       last->pool) != APR_SUCCESS)
         return 0;
-    if (apr_file_info_get(&fi, APR_FINFO_INODE | APR_FINFO_MTIME
+    /* The file the core served, not another swapped in at its path
+     * since: the same device and inode (an inode number alone repeats
+     * across file systems), mtime and size. */
+    if (apr_file_info_get(&fi, APR_FINFO_IDENT | APR_FINFO_MTIME
                                    | APR_FINFO_SIZE | APR_FINFO_TYPE, f)
             != APR_SUCCESS
         || fi.filetype != APR_REG || fi.inode != last->finfo.inode
+        || fi.device != last->finfo.device
         || fi.mtime != last->finfo.mtime || fi.size != last->finfo.size) {
         apr_file_close(f);
         return 0;
     }
     scanner = sm_head_create(last->pool);
-    do {
+    len = sizeof(buf);
+    rv = apr_file_read(f, buf, &len);
+    /* A file that is gzip itself (a precompressed one served as such):
+     * its bytes are not its head. */
+    if (coding && rv == APR_SUCCESS && len >= 2
+        && (unsigned char)buf[0] == 0x1f && (unsigned char)buf[1] == 0x8b) {
+        apr_file_close(f);
+        return 0;
+    }
+    while (rv == APR_SUCCESS && len && !sm_head_feed(scanner, buf, len)) {
         len = sizeof(buf);
         rv = apr_file_read(f, buf, &len);
-    } while (rv == APR_SUCCESS && len && !sm_head_feed(scanner, buf, len));
+    }
     apr_file_close(f);
     if (rv != APR_SUCCESS && rv != APR_EOF)
         return 0;

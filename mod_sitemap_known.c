@@ -88,6 +88,9 @@ static int slot_take(known_file *k, apr_uint32_t *seq)
                                                 __ATOMIC_ACQUIRE,
                                                 __ATOMIC_RELAXED))
         return 0;
+    /* The odd seq seen before any field written (a no-op on x86; the
+     * acquire above does not order the exchange's own store). */
+    __atomic_thread_fence(__ATOMIC_RELEASE);
     *seq = s + 2;
     return 1;
 }
@@ -220,6 +223,10 @@ SM_HOT int sitemap_known_repeat(const request_rec *last,
             return 0;
         if (!v)
             continue;
+        /* A torn read (a writer meanwhile: slot_held says so below) may
+         * mix two fills' lengths: never past the slot's values. */
+        if (len - 1 > KNOWN_VALUES - pos)
+            return 0;
         /* strncmp: v ends at its NUL, the slot's value at len - 1. */
         if (strncmp(v, k->values + pos, len - 1) != 0 || v[len - 1])
             return 0;

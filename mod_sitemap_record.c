@@ -26,12 +26,12 @@
 
 APLOG_USE_MODULE(sitemap);
 
-/* Every value of a response header, from headers_out and err_headers_out,
- * comma-joined; NULL when absent.  apr_table_get first: it is the cheap
+/* Every value of a response header, from headers_out and err_headers_out
+ * (errs: not empty), comma-joined; NULL when absent.  apr_table_get first: it is the cheap
  * answer for the usual "absent", and apr_table_getm is paid only when the
  * header is there. */
-SM_HOT static const char *all_values(const request_rec *r, int errs,
-                                     const char *name)
+SM_HOT const char *sitemap_all_values(const request_rec *r, int errs,
+                                      const char *name)
 {
     const char *a = apr_table_get(r->headers_out, name);
     const char *b = errs ? apr_table_get(r->err_headers_out, name) : NULL;
@@ -111,8 +111,8 @@ SM_HOT static void find_headers(request_rec *last,
         return;
     h->last_modified = apr_table_get(last->headers_out, "Last-Modified");
     h->etag = apr_table_get(last->headers_out, "ETag");
-    h->x_robots_tag = all_values(last, errs, "X-Robots-Tag");
-    h->cache_control = all_values(last, errs, "Cache-Control");
+    h->x_robots_tag = sitemap_all_values(last, errs, "X-Robots-Tag");
+    h->cache_control = sitemap_all_values(last, errs, "Cache-Control");
 }
 
 /* A repeat's headers_out as the body began (its entries: the key and
@@ -297,50 +297,10 @@ int sitemap_served_as_file(const request_rec *r)
     return strncasecmp(h, ct, n) == 0 && !h[n];
 }
 
-/* Path info after what served the final request (the URL the client asked
- * for may have had some before a rewrite took it to a front controller). */
-static int final_path_info(const request_rec *last)
-{
-    return last->path_info && *last->path_info;
-}
-
-/* The stored form of the URL of the script that served r, without its
- * path info (NULL when it has none). */
-static const char *script_url(apr_pool_t *p, const sitemap_server_conf *conf,
-                              const request_rec *r)
-{
-    apr_size_t n = strlen(r->uri), pi = strlen(r->path_info);
-    char *path, *url;
-
-    if (pi >= n || strcmp(r->uri + n - pi, r->path_info) != 0)
-        return NULL;
-    if (sm_url_from_target(p, apr_pstrmemdup(p, r->uri, n - pi),
-                           conf->allow_query, 0, &path, &url) != SM_URL_OK)
-        return NULL;
-    return url;
-}
-
-/* Is url (stored form) the own URL of the script that served last: no
- * path info, not rewritten (sm_change.file_url)?  Never for a file served
- * as a file: its path-info URLs are never recorded (the path-info rule),
- * so it has no copies to look for (5,600 instructions a new URL). */
-static int file_own_url(apr_pool_t *p, const sitemap_server_conf *conf,
-                        const request_rec *last, const char *url)
-{
-    char *path, *own;
-
-    if (final_path_info(last) || last->finfo.filetype != APR_REG
-        || sitemap_served_as_file(last)
-        || sm_url_from_target(p, last->uri, conf->allow_query, 0, &path,
-                              &own) != SM_URL_OK)
-        return 0;
-    return strcmp(own, url) == 0;
-}
-
 /* A Last-Modified that is a real modification time: not the time of the
  * response itself (applications that send "now"), nor later.  0 when
  * there is none, or not a real one. */
-static apr_time_t real_last_modified(const char *value, apr_time_t now)
+apr_time_t sitemap_real_last_modified(const char *value, apr_time_t now)
 {
     apr_time_t lm = sm_parse_http_date(value);
 
@@ -351,7 +311,7 @@ static apr_time_t real_last_modified(const char *value, apr_time_t now)
  * Last-Modified?  Without one it is fingerprinted (sm_fingerprint). */
 static int has_validators(const sitemap_response_headers *h, apr_time_t now)
 {
-    return h->etag || real_last_modified(h->last_modified, now);
+    return h->etag || sitemap_real_last_modified(h->last_modified, now);
 }
 
 /* What a fingerprinted response (no validators of its own) repeats with:
@@ -364,7 +324,7 @@ static apr_uint64_t content_facts(const request_rec *last,
     if (!note || !note->fp || !note->fingerprint)
         return 0;
     return sm_hash_str(note->fingerprint,
-                       all_values(last, !apr_is_empty_table(
+                       sitemap_all_values(last, !apr_is_empty_table(
                                       last->err_headers_out), "Link")) | 1;
 }
 
@@ -377,7 +337,7 @@ SM_HOT static void fill_response(const sitemap_server_conf *conf,
     resp->status = status;
     resp->target = orig->unparsed_uri;
     resp->content_type = last->content_type;
-    resp->has_path_info = final_path_info(last)
+    resp->has_path_info = sitemap_final_path_info(last)
                           && sitemap_served_as_file(last);
     resp->is_subrequest = orig->main != NULL;
     resp->base_len = site == &conf->site ? conf->base_len
@@ -385,117 +345,6 @@ SM_HOT static void fill_response(const sitemap_server_conf *conf,
     resp->authenticated = orig->user || last->user;
     resp->session = 0;
     resp->x_robots_tag = resp->cache_control = NULL;
-}
-
-/* Does a canonical name another URL than the page?  The head's <link
- * rel=canonical> (resolved against its <base href>) and a Link header's
- * rel="canonical" (against the page's URL) count alike; two that disagree
- * cancel out, as two conflicting <link>s do (sm_head). */
-static int canonical_elsewhere(request_rec *r, const sitemap_server_conf *conf,
-                               const sm_site_conf *site,
-                               const request_rec *orig,
-                               const sm_head_result *head, const char *link,
-                               const char *url)
-{
-    sm_head_result from_link;
-    int in_head = 0, in_link = 0;
-
-    if (head && head->canonical)
-        in_head = 1 + sm_head_names_other(r->pool, head, site->base,
-                                          orig->unparsed_uri, url,
-                                          conf->allow_query);
-    if (link && (from_link.canonical = sm_link_canonical(r->pool, link))) {
-        from_link.base_href = NULL;
-        in_link = 1 + sm_head_names_other(r->pool, &from_link, site->base,
-                                          orig->unparsed_uri, url,
-                                          conf->allow_query);
-    }
-    if (in_head && in_link && in_head != in_link)
-        return 0;
-    return in_head == 2 || in_link == 2;
-}
-
-/* What the page's head (and its Link header) says about a response the
- * rules would record: SM_RECORD to go on, SM_FORGET (noindex, or a
- * canonical naming another URL: removed if stored), SM_IGNORE (the head
- * was not read whole; a script's path info without its head read). */
-static sm_verdict head_says(request_rec *r, const sitemap_server_conf *conf,
-                            const sm_site_conf *site,
-                            const request_rec *orig, const request_rec *last,
-                            const sitemap_head_note *note,
-                            const char *url, const char **why)
-{
-    const sm_head_result *head = NULL;
-
-    /* Judged by its headers: no filter, a Content-Encoding, or a response
-     * whose facts when its body began had been acted on (head read) and
-     * that filters after the reader made new (mod_headers set an ETag). */
-    if (note && note->state == SITEMAP_HEAD_READ) {
-        if (note->fp && !note->fingerprint) {
-            *why = "body not read to its end";
-            return SM_IGNORE;
-        }
-        head = sm_head_result_get(note->scanner);
-    }
-    else if (note && note->state != SITEMAP_HEAD_UNREADABLE
-             && note->state != SITEMAP_HEAD_REPEAT) {
-        *why = "head not read";
-        return SM_IGNORE;
-    }
-    /* A script's path info (a front controller's route) is a page when
-     * its head says so: read, no noindex, no canonical elsewhere. */
-    if (!head && final_path_info(last)) {
-        *why = "path info, head not read";
-        return SM_IGNORE;
-    }
-    if (head && head->noindex) {
-        *why = "meta robots noindex";
-        return SM_FORGET;
-    }
-    /* The Link header is read only now: a repeat (a response with an ETag
-     * seen before) never pays for it; one without validators is never a
-     * repeat, so a Link it gains is seen at its next GET. */
-    if (canonical_elsewhere(r, conf, site, orig, head,
-                            all_values(last, !apr_is_empty_table(
-                                           last->err_headers_out), "Link"),
-                            url)) {
-        *why = "canonical names another URL";
-        return SM_FORGET;
-    }
-    return SM_RECORD;
-}
-
-/* What a canonical that took a page out names, for its verdict: the
- * head's (else the Link header's) href, resolved against the page. */
-static const char *canonical_named(request_rec *r, const sm_site_conf *site,
-                                   const request_rec *orig,
-                                   const sitemap_head_note *note,
-                                   const request_rec *last)
-{
-    const char *href = NULL, *base, *target, *link;
-
-    if (note && note->state == SITEMAP_HEAD_READ)
-        href = sm_head_result_get(note->scanner)->canonical;
-    if (!href && (link = all_values(last, !apr_is_empty_table(
-                                        last->err_headers_out), "Link")))
-        href = sm_link_canonical(r->pool, link);
-    if (href && sm_head_resolve(r->pool, site->base, orig->unparsed_uri,
-                                href, &base, &target))
-        return apr_pstrcat(r->pool, base, target, NULL);
-    return href;
-}
-
-/* Did the client present a TLS certificate?  It is a credential like a
- * user: a section that lets it in (SSLVerifyClient, Require
- * ssl-verify-client, SSLRequire) is not for anonymous visitors, and the
- * authz stand-in cannot tell, as it shares the visitor's TLS connection.
- * mod_ssl says "NONE" when none was sent; nothing without TLS. */
-static int client_certificate(request_rec *r)
-{
-    const char *verify = ap_ssl_var_lookup(r->pool, r->server, r->connection,
-                                           r, "SSL_CLIENT_VERIFY");
-
-    return verify && *verify && strcmp(verify, "NONE") != 0;
 }
 
 /* The site of a mass vhost's name that has no place in this process yet:
@@ -520,7 +369,7 @@ site_to_place(request_rec *r, const sitemap_server_conf *conf,
     find_headers(last, &h);
     resp.authenticated = resp.authenticated
         || apr_table_get(orig->headers_in, "Authorization") != NULL
-        || client_certificate(last);
+        || sitemap_client_certificate(last);
     resp.session = sm_has_session(conf->sessions,
                                   apr_table_get(orig->headers_in, "Cookie"));
     resp.x_robots_tag = h.x_robots_tag;
@@ -529,150 +378,6 @@ site_to_place(request_rec *r, const sitemap_server_conf *conf,
         != SM_RECORD)
         return NULL;
     return sitemap_site_claim(r, conf);
-}
-
-/* Not a repeat: the rules decide, and a record or forget is handed to the
- * recorder.  Apart from the hot path, as it runs for few requests. */
-/* What a page to record says of itself: its validators (or its
- * fingerprint), the script URL it repeats, its title and alternates. */
-static void page_details(request_rec *r, const sitemap_server_conf *conf,
-                         const sm_site_conf *site, request_rec *orig,
-                         request_rec *last,
-                         const sitemap_response_headers *h,
-                         const sitemap_head_note *note, sm_change *change)
-{
-    change->last_modified = real_last_modified(h->last_modified,
-                                               r->request_time);
-    change->etag = h->etag;
-    /* No ETag: the content's fingerprint in its place, so lastmod
-     * moves when the content does (sm_store_tx). */
-    if (!change->etag && note && note->fp && note->fingerprint)
-        change->etag = sm_fingerprint_tag(r->pool, note->fingerprint);
-    /* A script's path info: the same content as the script's own URL
-     * is that page again, not a second one (the writer compares). */
-    if (final_path_info(last))
-        change->same_as = script_url(r->pool, conf, last);
-    /* And the other order: the file's own URL, whose copies under path
-     * info stored before it leave (the writer compares). */
-    change->file_url = file_own_url(r->pool, conf, last, change->url);
-    /* What the head said of its title ("" for none); NULL when the
-     * head was not read, which leaves a stored title alone. */
-    if (note && note->state == SITEMAP_HEAD_READ) {
-        const sm_head_result *head = sm_head_result_get(note->scanner);
-        change->title = head->title ? head->title : "";
-        /* Its hreflang alternates likewise, normalised as its own URL
-         * ("" for none: stored ones are cleared). */
-        change->alternates = sm_alternates_from_head(
-            r->pool, head->alternates, site->base, orig->unparsed_uri,
-            conf->allow_query);
-        /* Its images (SitemapImages), resolved likewise. */
-        change->images = sitemap_head_images(r, conf, site, orig, head);
-        /* Its description and publication time likewise ("" and 0 for
-         * none), for the news sitemap and llms.txt; left unread (NULL)
-         * when the site has neither, so that the writer stores neither:
-         * a published time costs an index entry a page (urls_published),
-         * and the news sitemap or llms.txt turned on later learns them
-         * as pages are served again (bench/RESULTS.md, issue 35). */
-        if (conf->news_path || conf->llms_path) {
-            change->description = head->description ? head->description
-                                                    : "";
-            change->published = head->published;
-        }
-    }
-}
-
-static SM_NOINLINE int decide(request_rec *r, sitemap_server_conf *conf,
-                              const sm_site_conf *site,
-                              request_rec *orig, request_rec *last,
-                              sm_response *resp,
-                              const sitemap_response_headers *h,
-                              apr_uint64_t raw,
-                              const sitemap_head_note *note)
-{
-    sm_change change;
-    sm_verdict verdict;
-    const char *url, *why = NULL;
-
-    /* Credentials sent without r->user (no auth configured there, or a
-     * client certificate) are looked up only now: a repeat has the raw
-     * facts of a response already acted on, so whoever asked, there is
-     * nothing to do; anything else is decided with them (sm_rules: an
-     * authenticated 200 is not recorded). */
-    if (!resp->authenticated)
-        resp->authenticated =
-            apr_table_get(orig->headers_in, "Authorization") != NULL
-            || client_certificate(last);
-    resp->session = sm_has_session(conf->sessions,
-                                   apr_table_get(orig->headers_in, "Cookie"));
-    resp->x_robots_tag = h->x_robots_tag;
-    resp->cache_control = h->cache_control;
-    verdict = sm_rules_decide(r->pool, &conf->rules, resp, &url, &why);
-    /* Only what anyone may fetch is published: a page that Require ip,
-     * host, local, a RewriteRule or an <If> (anything beyond "all
-     * granted") keeps from an anonymous visitor elsewhere, or serves him
-     * from another file, is forgotten, in case it was stored before the
-     * rule came.  The client's URL is looked up again for him; it must
-     * end where the final request was served. */
-    if (verdict == SM_RECORD && !sitemap_anonymous_allowed(orig, last)) {
-        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (not "
-                      "for anonymous visitors from anywhere): %s",
-                      orig->unparsed_uri);
-        verdict = SM_FORGET;
-        why = "not for anonymous visitors";
-    }
-    if (verdict == SM_RECORD)
-        verdict = head_says(r, conf, site, orig, last, note, url, &why);
-    /* Never a URL the site's robots.txt keeps "*", Googlebot or Bingbot
-     * from: it goes if stored, and comes back when allowed again. */
-    if (verdict == SM_RECORD && sitemap_disallowed(r, conf, site, url, &why))
-        verdict = SM_FORGET;
-    if (verdict == SM_IGNORE) {
-        ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "not recorded (%s): %s",
-                      why ? why : "-", orig->unparsed_uri);
-        sitemap_note_verdict(r, conf, site, resp, url, why, NULL, 0);
-        return DECLINED;
-    }
-
-    /* Every field a later one adds starts zero (crawler, sitemap, ...). */
-    memset(&change, 0, sizeof(change));
-    change.op = verdict == SM_RECORD ? SM_CHANGE_RECORD : SM_CHANGE_FORGET;
-    change.site = site;
-    change.url = url;
-    change.seen = r->request_time;
-    change.last_modified = 0;
-    change.etag = NULL;
-    change.title = NULL;
-    change.alternates = NULL;
-    change.same_as = NULL;
-    change.why = change.detail = NULL;
-    change.status = resp->status;
-    /* Who was served, as a tag (IndexNow's corroboration; mod_remoteip's
-     * address when it gives one). */
-    change.client = sm_client_tag(r->useragent_ip);
-    /* A forget keeps its verdict (sitemapctl why): the reason (a 404, 410
-     * or 301 has none from the rules: its status), what it names. */
-    if (verdict == SM_FORGET && !sitemap_own_answer(r)) {
-        change.why = why ? why
-                     : apr_psprintf(r->pool, "status %d", resp->status);
-        if (why && !strcmp(why, "canonical names another URL"))
-            change.detail = canonical_named(r, site, orig, note, last);
-        else if (resp->status == HTTP_MOVED_PERMANENTLY)
-            change.detail = apr_table_get(last->headers_out, "Location");
-    }
-    if (verdict == SM_RECORD)
-        page_details(r, conf, site, orig, last, h, note, &change);
-    ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "%s %s%s%s%s",
-                  verdict == SM_RECORD ? "recording" : "forgetting",
-                  site->base, url, why ? ": " : "", why ? why : "");
-    sm_recorder_add(conf->proc->recorder, &change, raw);
-    /* The head filter's repeat check saw the headers before the filters
-     * after it: mod_deflate appends "-gzip" to the ETag, mod_headers may
-     * add more.  The facts it saw lead here too, so that the next such
-     * response is known to it and its head not read again. */
-    if (note && note->state == SITEMAP_HEAD_READ && note->raw
-        && note->raw != raw)
-        sm_recorder_add(conf->proc->recorder, &change, note->raw);
-    return OK;
 }
 
 /* The URL a crawler's fetch names: the target normalised as a verdict
@@ -763,6 +468,16 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
      * facts, which the rules passed then (mod_sitemap_known.c). */
     if (facts && facts->state == SITEMAP_HEAD_SKIPPED && status == HTTP_OK
         && !orig->user && !last->user) {
+        /* A filter that makes the body came since the slot was filled
+         * (an SSI's chmod under XBitHack, a .htaccess): the file's
+         * validators no longer say what was served. */
+        if (sitemap_body_made_by_filters(last)) {
+            sitemap_known_forget(facts);
+            ap_log_rerror(APLOG_MARK, APLOG_TRACE1, 0, r, "a filter makes "
+                          "the body, head not read: left for the next "
+                          "request: %s", r->unparsed_uri);
+            return DECLINED;
+        }
         find_headers(last, &h);
         have_headers = 1;
         if (sitemap_known_repeat(last, facts, &h, &raw)
@@ -798,7 +513,7 @@ static SM_HOT int log_page(request_rec *r, sitemap_server_conf *conf)
     if (facts && facts->state == SITEMAP_HEAD_SKIPPED
         && !head_from_file(r, last, facts, &h))
         return DECLINED;
-    return decide(r, conf, site, orig, last, &resp, &h, raw, note);
+    return sitemap_decide(r, conf, site, orig, last, &resp, &h, raw, note);
 }
 
 SM_HOT int sitemap_log_transaction(request_rec *r)
@@ -827,6 +542,7 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
     sm_response resp;
     const sm_site_conf *site;
     const char *why, *url;
+    int made;
 
     *repeat = 0;
     note->raw = 0;
@@ -846,9 +562,13 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
     /* A response without validators of its own is never a repeat before
      * its content is known: its head is read each time, so a noindex, a
      * canonical, a title or alternates it gains are seen at the next GET;
-     * without an ETag it is read to its end for its fingerprint. */
-    note->fingerprinting = !note->headers.etag;
-    if (has_validators(&note->headers, r->request_time)
+     * without an ETag it is read to its end for its fingerprint.  So is
+     * a body a filter makes (SSI, mod_substitute): its ETag and
+     * Last-Modified are the file's, which stay when the filter comes, or
+     * writes something else, so they are not its own validators. */
+    made = sitemap_body_made_by_filters(r);
+    note->fingerprinting = !note->headers.etag || made;
+    if (!made && has_validators(&note->headers, r->request_time)
         && (*repeat = sm_recorder_repeat(conf->proc->recorder, note->raw,
                                          r->request_time))) {
         keep_entries(r, note);
@@ -861,7 +581,7 @@ int sitemap_record_wants_head(request_rec *r, int *repeat,
     if (!resp.authenticated)
         resp.authenticated =
             apr_table_get(orig->headers_in, "Authorization") != NULL
-            || client_certificate(r);
+            || sitemap_client_certificate(r);
     resp.session = sm_has_session(conf->sessions,
                                   apr_table_get(orig->headers_in, "Cookie"));
     return sm_rules_decide(r->pool, &conf->rules, &resp, &url, &why)

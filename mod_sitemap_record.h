@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* mod_sitemap_record.h: what the recording side of the glue shares
- * (mod_sitemap_record.c, mod_sitemap_head.c, mod_sitemap_why.c,
- * mod_sitemap_disallow.c): the head filter's note for log_transaction,
- * the verdict notes, the robots.txt rules' questions. */
+ * (mod_sitemap_record.c, mod_sitemap_decide.c, mod_sitemap_head.c,
+ * mod_sitemap_known.c, mod_sitemap_why.c, mod_sitemap_disallow.c): the
+ * head filter's note for log_transaction, the verdict notes, the
+ * robots.txt rules' questions. */
 #ifndef MOD_SITEMAP_RECORD_H
 #define MOD_SITEMAP_RECORD_H
 
@@ -96,11 +97,18 @@ void sitemap_known_forget(const sitemap_head_note *note);
 /* Could sitemap_head_read_file read last's head from its file (no
  * Content-Encoding, no filter that makes the body)? */
 int sitemap_head_readable(const request_rec *last);
+/* Is there a filter that may make r's body (INCLUDES, SUBSTITUTE, SED,
+ * an ext_filter or a Lua filter: AP_FTYPE_RESOURCE) among its output
+ * filters?  Such a body's ETag and Last-Modified are the file's, not the
+ * body's: it repeats only with the same content (sm_fingerprint). */
+int sitemap_body_made_by_filters(const request_rec *r);
 /* A response whose filter was left out (SITEMAP_HEAD_SKIPPED) that was no
  * repeat after all: its head read from its file (h: the final headers) as
  * the filter would have read it, the note made SITEMAP_HEAD_READ; 0 when
- * that cannot be (a body to decode or fingerprint, filters that make the
- * body, a file changed since it was served). */
+ * that cannot be (a body to fingerprint, filters that make the body, a
+ * file that is encoded itself, a file changed since it was served).  A
+ * gzip Content-Encoding mod_deflate made from the plain file is no
+ * obstacle. */
 int sitemap_head_read_file(request_rec *last, sitemap_head_note *note,
                            const sitemap_response_headers *h);
 
@@ -141,5 +149,31 @@ void sitemap_disallow_refresh(request_rec *r, sitemap_server_conf *conf,
 int sitemap_disallowed(request_rec *r, sitemap_server_conf *conf,
                        const sm_site_conf *site, const char *url,
                        const char **why);
+
+/* Shared by the log hook (mod_sitemap_record.c) and the decision
+ * (mod_sitemap_decide.c).  all_values: every value of a response header
+ * of last, from headers_out and (errs) err_headers_out, comma-joined,
+ * NULL when absent.  real_last_modified: a Last-Modified that is a real
+ * modification time (not now, nor later), else 0.  client_certificate:
+ * did the client present a TLS certificate (a credential like a user)? */
+const char *sitemap_all_values(const request_rec *last, int errs,
+                               const char *name);
+apr_time_t sitemap_real_last_modified(const char *value, apr_time_t now);
+int sitemap_client_certificate(request_rec *r);
+/* Path info after what served the final request (the URL the client
+ * asked for may have had some before a rewrite took it to a front
+ * controller). */
+static APR_INLINE int sitemap_final_path_info(const request_rec *last)
+{
+    return last->path_info && *last->path_info;
+}
+/* A response that is no repeat: the rules decide, and a record or forget
+ * is handed to the recorder (raw: its raw facts' hash; note: the head
+ * filter's, NULL when none).  OK, or DECLINED when ignored. */
+int sitemap_decide(request_rec *r, sitemap_server_conf *conf,
+                   const sm_site_conf *site, request_rec *orig,
+                   request_rec *last, sm_response *resp,
+                   const sitemap_response_headers *h, apr_uint64_t raw,
+                   const sitemap_head_note *note);
 
 #endif
