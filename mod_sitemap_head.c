@@ -96,9 +96,17 @@ int sitemap_body_made_by_filters(const request_rec *r)
     return 0;
 }
 
+/* What the filter would have read as the file is: not a body the
+ * filters make, nor one with a coding other than gzip (1).  A gzip one is
+ * mod_deflate's, made after the filter's place from the file as it is,
+ * unless the file itself is gzip (mod_mime's AddEncoding; its first bytes
+ * are checked as it is read). */
 int sitemap_head_readable(const request_rec *last)
 {
-    return content_coding(last) == 0 && !sitemap_body_made_by_filters(last);
+    int coding = content_coding(last);
+
+    return !sitemap_body_made_by_filters(last)
+           && (!coding || (coding == 1 && !last->content_encoding));
 }
 
 int sitemap_head_read_file(request_rec *last, sitemap_head_note *note,
@@ -112,15 +120,11 @@ int sitemap_head_read_file(request_rec *last, sitemap_head_note *note,
     apr_status_t rv;
     int coding;
 
-    /* What the filter would not have read as it is: one to fingerprint
-     * (no ETag), one the filters make, a coding other than gzip (1).  A
-     * gzip one is mod_deflate's, made after the filter's place from the
-     * file as it is, unless the file itself is gzip (mod_mime's
-     * AddEncoding, or its first bytes below). */
-    coding = content_coding(last);
-    if (!h->etag || !last->filename || sitemap_body_made_by_filters(last)
-        || (coding && (coding != 1 || last->content_encoding)))
+    /* Not one to fingerprint (no ETag), nor what the filter would not
+     * have read as the file is (sitemap_head_readable). */
+    if (!h->etag || !last->filename || !sitemap_head_readable(last))
         return 0;
+    coding = content_coding(last);
     if (apr_file_open(&f, last->filename, APR_READ | APR_BINARY, 0,
                       last->pool) != APR_SUCCESS)
         return 0;

@@ -94,8 +94,9 @@ int sitemap_known_repeat(const request_rec *last, const sitemap_head_note *n,
                          const sitemap_response_headers *h,
                          apr_uint64_t *raw);
 void sitemap_known_forget(const sitemap_head_note *note);
-/* Could sitemap_head_read_file read last's head from its file (no
- * Content-Encoding, no filter that makes the body)? */
+/* Could sitemap_head_read_file read last's head from its file (no filter
+ * that makes the body; no Content-Encoding but mod_deflate's gzip of a
+ * file that is not encoded itself)? */
 int sitemap_head_readable(const request_rec *last);
 /* Is there a filter that may make r's body (INCLUDES, SUBSTITUTE, SED,
  * an ext_filter or a Lua filter: AP_FTYPE_RESOURCE) among its output

@@ -24,14 +24,14 @@ static apr_size_t decoded_len(const char *opaque, apr_size_t len)
     return 0;
 }
 
-int sm_etag_is_encoded(const char *etag, const char *encoded)
+int sm_etag_is_encoded_n(const char *etag, apr_size_t n,
+                         const char *encoded)
 {
-    apr_size_t n, m;
+    apr_size_t m;
     int i;
 
     if (!etag || !encoded)
         return 0;
-    n = strlen(etag);
     m = strlen(encoded);
     /* the same up to etag's closing quote, which ends both */
     if (n < 2 || m <= n || etag[n - 1] != '"' || encoded[m - 1] != '"'
@@ -42,6 +42,11 @@ int sm_etag_is_encoded(const char *etag, const char *encoded)
             && memcmp(encoded + n - 1, suffixes[i], m - n) == 0)
             return 1;
     return 0;
+}
+
+int sm_etag_is_encoded(const char *etag, const char *encoded)
+{
+    return etag && sm_etag_is_encoded_n(etag, strlen(etag), encoded);
 }
 
 const char *sm_etag_list_decoded(apr_pool_t *p, const char *list)

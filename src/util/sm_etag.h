@@ -30,6 +30,9 @@ const char *sm_etag_encoded_in(apr_pool_t *p, const char *list,
  * it: with "-gzip" or "-br" before the closing quote ("abc-gzip").  0
  * otherwise, for equal tags too. */
 int sm_etag_is_encoded(const char *etag, const char *encoded);
+/* The same, etag given as its first n bytes (not NUL-terminated). */
+int sm_etag_is_encoded_n(const char *etag, apr_size_t n,
+                         const char *encoded);
 
 /* A Vary value with each field name once (case-insensitively), in its
  * first place: "Accept-Encoding, accept-encoding,Cookie" ->

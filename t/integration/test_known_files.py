@@ -162,3 +162,27 @@ def test_known_file_gzip_client_late_noindex(make_server):
                                           "X-Test-Set": "noindex"})
     assert r.header("Content-Encoding") == "gzip", r
     srv.wait_absent("/page.html")
+
+
+def test_known_file_for_gzip_clients_only(make_server):
+    """Debian's deflate.conf and clients that all take gzip (crawlers do):
+    the file becomes known all the same (the slot keeps the ETag as the
+    head filter's place saw it, before mod_deflate's "-gzip"), so a late
+    noindex is acted on by reading the head from the file, the known
+    path's way, and the page is back with its next plain request."""
+    srv = make_server(modules=("filter", "deflate"),
+                      conf="Include /etc/apache2/mods-available/deflate.conf\n"
+                      + LATE, loglevel="warn sitemap:trace1")
+    srv.write("htdocs/page.html", HEAD * 20)
+    srv.start()
+    gz = {"Accept-Encoding": "gzip"}
+    srv.get_ok("/page.html", headers=gz)
+    srv.wait_recorded("/page.html")
+    for _ in range(5):
+        r = srv.get_ok("/page.html", headers=gz)
+        assert r.header("Content-Encoding") == "gzip", r
+    srv.get_ok("/page.html", headers={**gz, "X-Test-Set": "noindex"})
+    srv.wait_log(r"read the head of /page\.html from its file")
+    srv.wait_absent("/page.html")
+    srv.get_ok("/page.html", headers=gz)
+    srv.wait_recorded("/page.html")

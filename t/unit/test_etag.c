@@ -51,6 +51,10 @@ static void test_is_encoded(void **state)
     assert_false(sm_etag_is_encoded("\"abc\"", "\"abc\"-gzip\""));
     assert_false(sm_etag_is_encoded(NULL, "\"abc-gzip\""));
     assert_false(sm_etag_is_encoded("\"abc\"", NULL));
+    /* a slot's value: not NUL-terminated where it ends */
+    assert_true(sm_etag_is_encoded_n("\"abc\"W/\"x\"", 5, "\"abc-gzip\""));
+    assert_false(sm_etag_is_encoded_n("\"abc\"W/\"x\"", 6, "\"abc-gzip\""));
+    assert_false(sm_etag_is_encoded_n("\"abc\"", 4, "\"abc-gzip\""));
 }
 
 static void test_vary_dedup(void **state)
