@@ -196,22 +196,6 @@ static void test_random(void **state)
 
 /* ---- real heads ------------------------------------------------------------ */
 
-/* The file at TOP_SRCDIR (or .) / rel, NUL-terminated, from p; NULL when
- * it cannot be read. */
-static char *read_src(apr_pool_t *p, const char *rel, apr_size_t *len)
-{
-    const char *top = getenv("TOP_SRCDIR");
-    FILE *f = fopen(apr_pstrcat(p, top ? top : ".", "/", rel, NULL), "rb");
-    char *buf;
-
-    if (!f)
-        return NULL;
-    buf = apr_palloc(p, 256 * 1024 + 1);
-    *len = fread(buf, 1, 256 * 1024, f);
-    fclose(f);
-    buf[*len] = '\0';
-    return buf;
-}
 
 /* What the scanner answers for doc[0..len) cut at cut and at cut2 (len:
  * not cut), as one string. */
@@ -287,8 +271,8 @@ static void test_real_heads(void **state)
     const char *top = getenv("TOP_SRCDIR");
     apr_dir_t *dir;
     apr_finfo_t fi;
-    apr_size_t len;
-    char *doc = read_src(ctx->pool, "bench/cms_page.html", &len);
+    apr_size_t len = 0;
+    char *doc = unit_read_src(ctx->pool, "bench/cms_page.html", &len);
     int files = 0;
 
     assert_non_null(doc);               /* in the tarball too */
@@ -304,7 +288,7 @@ static void test_real_heads(void **state)
         if (fi.filetype != APR_REG)
             continue;
         rel = apr_pstrcat(ctx->pool, "t/fuzz/corpus/head/", fi.name, NULL);
-        doc = read_src(ctx->pool, rel, &len);
+        doc = unit_read_src(ctx->pool, rel, &len);
         assert_non_null(doc);
         real_head(ctx->pool, rel, doc, len);
         files++;

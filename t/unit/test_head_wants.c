@@ -118,20 +118,6 @@ static void test_written(void **state)
                 == 0);
 }
 
-static char *read_src(apr_pool_t *p, const char *rel, apr_size_t *len)
-{
-    const char *top = getenv("TOP_SRCDIR");
-    FILE *f = fopen(apr_pstrcat(p, top ? top : ".", "/", rel, NULL), "rb");
-    char *buf;
-
-    if (!f)
-        return NULL;
-    buf = apr_palloc(p, 256 * 1024 + 1);
-    *len = fread(buf, 1, 256 * 1024, f);
-    fclose(f);
-    buf[*len] = '\0';
-    return buf;
-}
 
 static unsigned long seed = 35;
 
@@ -190,8 +176,8 @@ static void test_real_heads(void **state)
     const char *top = getenv("TOP_SRCDIR"), *full;
     apr_dir_t *dir;
     apr_finfo_t fi;
-    apr_size_t len;
-    char *doc = read_src(ctx->pool, "bench/cms_page.html", &len);
+    apr_size_t len = 0;
+    char *doc = unit_read_src(ctx->pool, "bench/cms_page.html", &len);
     int files = 0, images = 0;
 
     assert_non_null(doc);
@@ -208,7 +194,7 @@ static void test_real_heads(void **state)
         if (fi.filetype != APR_REG)
             continue;
         rel = apr_pstrcat(ctx->pool, "t/fuzz/corpus/head/", fi.name, NULL);
-        doc = read_src(ctx->pool, rel, &len);
+        doc = unit_read_src(ctx->pool, rel, &len);
         assert_non_null(doc);
         real_head(ctx->pool, rel, doc, len, &full);
         images += strstr(full, "img=") != NULL;

@@ -51,6 +51,24 @@ static int unit_teardown(void **state)
     return 0;
 }
 
+/* The file at TOP_SRCDIR (or .) / rel, its first 256 KiB, NUL-terminated,
+ * from p; NULL when it cannot be read. */
+static inline char *unit_read_src(apr_pool_t *p, const char *rel,
+                                  apr_size_t *len)
+{
+    const char *top = getenv("TOP_SRCDIR");
+    FILE *f = fopen(apr_pstrcat(p, top ? top : ".", "/", rel, NULL), "rb");
+    char *buf;
+
+    if (!f)
+        return NULL;
+    buf = apr_palloc(p, 256 * 1024 + 1);
+    *len = fread(buf, 1, 256 * 1024, f);
+    fclose(f);
+    buf[*len] = '\0';
+    return buf;
+}
+
 /* Run test against the PostgreSQL database SM_UNIT_PG_URI names (the
  * test is skipped without it; t/integration/test_unit_pg.py sets it):
  * *pg_uri is the URI while it runs (the test opens its store there), and
