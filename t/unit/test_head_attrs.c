@@ -265,36 +265,24 @@ static void real_head(apr_pool_t *p, const char *name, const char *doc,
                   (unsigned long)len);
 }
 
+/* A corpus file's head, read as real_head does. */
+static void corpus_head(void *baton, const char *rel, const char *doc,
+                        apr_size_t len)
+{
+    real_head(baton, rel, doc, len);
+}
+
 static void test_real_heads(void **state)
 {
     unit_ctx *ctx = *state;
-    const char *top = getenv("TOP_SRCDIR");
-    apr_dir_t *dir;
-    apr_finfo_t fi;
     apr_size_t len = 0;
     char *doc = unit_read_src(ctx->pool, "bench/cms_page.html", &len);
-    int files = 0;
 
     assert_non_null(doc);               /* in the tarball too */
     real_head(ctx->pool, "bench/cms_page.html", doc, len);
     /* the fuzz corpus, in a git checkout */
-    if (apr_dir_open(&dir, apr_pstrcat(ctx->pool, top ? top : ".",
-                                       "/t/fuzz/corpus/head", NULL),
-                     ctx->pool) != APR_SUCCESS)
-        return;
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, dir)
-           == APR_SUCCESS) {
-        const char *rel;
-        if (fi.filetype != APR_REG)
-            continue;
-        rel = apr_pstrcat(ctx->pool, "t/fuzz/corpus/head/", fi.name, NULL);
-        doc = unit_read_src(ctx->pool, rel, &len);
-        assert_non_null(doc);
-        real_head(ctx->pool, rel, doc, len);
-        files++;
-    }
-    apr_dir_close(dir);
-    assert_true(files > 0);
+    assert_true(unit_each_src_file(ctx->pool, "t/fuzz/corpus/head",
+                                   corpus_head, ctx->pool) != 0);
 }
 
 /* Every name the scanner knows is found (in any case), by its own

@@ -170,39 +170,41 @@ static void real_head(apr_pool_t *p, const char *name, const char *doc,
     }
 }
 
+/* A corpus file's head: read as real_head does, its images counted. */
+typedef struct {
+    apr_pool_t *pool;
+    int images;
+} corpus_ctx;
+
+static void corpus_head(void *baton, const char *rel, const char *doc,
+                        apr_size_t len)
+{
+    corpus_ctx *c = baton;
+    const char *full;
+
+    real_head(c->pool, rel, doc, len, &full);
+    c->images += strstr(full, "img=") != NULL;
+}
+
 static void test_real_heads(void **state)
 {
     unit_ctx *ctx = *state;
-    const char *top = getenv("TOP_SRCDIR"), *full;
-    apr_dir_t *dir;
-    apr_finfo_t fi;
+    const char *full;
     apr_size_t len = 0;
     char *doc = unit_read_src(ctx->pool, "bench/cms_page.html", &len);
-    int files = 0, images = 0;
+    corpus_ctx c = { ctx->pool, 0 };
+    int files;
 
     assert_non_null(doc);
     real_head(ctx->pool, "bench/cms_page.html", doc, len, &full);
     /* what the page says is read at all: its canonical */
     assert_non_null(strstr(full, "[/p/@N@.html]"));
-    if (apr_dir_open(&dir, apr_pstrcat(ctx->pool, top ? top : ".",
-                                       "/t/fuzz/corpus/head", NULL),
-                     ctx->pool) != APR_SUCCESS)
+    files = unit_each_src_file(ctx->pool, "t/fuzz/corpus/head", corpus_head,
+                               &c);
+    if (files < 0)
         return;
-    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, dir)
-           == APR_SUCCESS) {
-        const char *rel;
-        if (fi.filetype != APR_REG)
-            continue;
-        rel = apr_pstrcat(ctx->pool, "t/fuzz/corpus/head/", fi.name, NULL);
-        doc = unit_read_src(ctx->pool, rel, &len);
-        assert_non_null(doc);
-        real_head(ctx->pool, rel, doc, len, &full);
-        images += strstr(full, "img=") != NULL;
-        files++;
-    }
-    apr_dir_close(dir);
     assert_true(files > 0);
-    assert_true(images > 0);            /* images-forms.html's at least */
+    assert_true(c.images > 0);          /* images-forms.html's at least */
 }
 
 int main(void)

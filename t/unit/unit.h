@@ -16,6 +16,7 @@
 #include <apr_pools.h>
 #include <apr_strings.h>
 #include <apr_file_io.h>
+#include <apr_file_info.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -67,6 +68,41 @@ static inline char *unit_read_src(apr_pool_t *p, const char *rel,
     fclose(f);
     buf[*len] = '\0';
     return buf;
+}
+
+/* fn(baton, rel, text, len) for each file of the source directory reldir
+ * (t/fuzz/corpus/head...), read by unit_read_src; the number of files,
+ * -1 when the directory is not there (a tarball without it). */
+static inline int unit_each_src_file(apr_pool_t *p, const char *reldir,
+                                     void (*fn)(void *baton, const char *rel,
+                                                const char *text,
+                                                apr_size_t len),
+                                     void *baton)
+{
+    const char *top = getenv("TOP_SRCDIR");
+    apr_dir_t *dir;
+    apr_finfo_t fi;
+    int files = 0;
+
+    if (apr_dir_open(&dir, apr_pstrcat(p, top ? top : ".", "/", reldir,
+                                       NULL), p) != APR_SUCCESS)
+        return -1;
+    while (apr_dir_read(&fi, APR_FINFO_NAME | APR_FINFO_TYPE, dir)
+           == APR_SUCCESS) {
+        const char *rel;
+        apr_size_t len = 0;
+        char *text;
+
+        if (fi.filetype != APR_REG)
+            continue;
+        rel = apr_pstrcat(p, reldir, "/", fi.name, NULL);
+        text = unit_read_src(p, rel, &len);
+        assert_non_null(text);
+        fn(baton, rel, text, len);
+        files++;
+    }
+    apr_dir_close(dir);
+    return files;
 }
 
 /* Run test against the PostgreSQL database SM_UNIT_PG_URI names (the
