@@ -33,6 +33,12 @@ void sm_recorder_share(sm_recorder *rec, sm_recorder_shared *shared)
 {
     apr_thread_mutex_lock(rec->w->lock);
     rec->shared = shared;
+    if (shared)
+        __atomic_store_n(&rec->forget_seen,
+                         __atomic_load_n(&shared->forget_seq,
+                                         __ATOMIC_ACQUIRE), __ATOMIC_RELAXED);
+    rec->forget_stuck = 0;
+    __atomic_store_n(&rec->forget_from, shared, __ATOMIC_RELEASE);
     apr_thread_mutex_unlock(rec->w->lock);
 }
 
@@ -250,6 +256,9 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
 SM_HOT int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw,
                               apr_time_t seen)
 {
+    /* URLs another process removed from the store: dropped first. */
+    if (__builtin_expect(sm_rec_forget_due(rec), 0))
+        sm_rec_forget_follow(rec);
     return sm_memory_repeat(&rec->w->memory, store_raw(rec, raw), seen);
 }
 
@@ -303,6 +312,8 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
     apr_uint32_t now_s = (apr_uint32_t)apr_time_sec(c->seen);
 
     apr_thread_mutex_lock(w->lock);
+    if (sm_rec_forget_due(rec))
+        sm_rec_forget_follow_locked(rec, apr_time_now());
     mkey = sm_rec_memory_key(rec, key);
     raw = store_raw(rec, raw);
     rec->stats.offered++;

@@ -268,13 +268,15 @@ static int write_part(sm_recorder *rec, apr_pool_t *p, const char **why,
         return 0;
     }
     rec->out_held = apr_pcalloc(p, (apr_size_t)(unsigned)n + 1);
+    rec->out_removed = apr_pcalloc(p, (apr_size_t)(unsigned)n + 1);
     for (done = 0; done < n; done += chunk) {
         sm_apply_stats part;
         int k = n - done < chunk ? n - done : chunk;
 
         memset(&part, 0, sizeof(part));
-        if (sm_store_apply_held(rec->store, changes + done, k, &part,
-                                rec->out_held + done) != APR_SUCCESS) {
+        if (sm_store_apply_marks(rec->store, changes + done, k, &part,
+                                 rec->out_held + done,
+                                 rec->out_removed + done) != APR_SUCCESS) {
             apr_cpystrn(rec->reason, sm_store_error(rec->store),
                         sizeof(rec->reason));
             *why = rec->reason;
@@ -284,6 +286,7 @@ static int write_part(sm_recorder *rec, apr_pool_t *p, const char **why,
             return done;
         }
         rec->out_tx++;
+        sm_rec_forget_publish(rec, done, k);   /* committed: tell all */
         stats->added += part.added;
         stats->updated += part.updated;
         stats->touched += part.touched;
@@ -455,7 +458,7 @@ int sm_rec_flush_locked(sm_writer *w, int how)
         apr_thread_mutex_unlock(w->lock);
         all_ok &= done == rec->out_n;
         rec->out = NULL;
-        rec->out_held = NULL;
+        rec->out_held = rec->out_removed = NULL;
         rec->out_n = 0;
     }
 
