@@ -251,6 +251,30 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
     item->change.image = c->image ? apr_pstrdup(b->pool, c->image) : NULL;
 }
 
+/* (sm_recorder_int.h) */
+sm_recorder **sm_rec_split_batch(sm_rec_batch *b, int *touched)
+{
+    int i, k = 0, n = b->items->nelts;
+    sm_recorder **recs = apr_palloc(b->pool, sizeof(*recs) * (apr_size_t)n);
+
+    for (i = 0; i < n; i++) {
+        sm_recorder *rec = APR_ARRAY_IDX(b->items, i, sm_rec_item).rec;
+        if (!rec->out_n++)
+            recs[k++] = rec;
+    }
+    for (i = 0; i < k; i++) {
+        recs[i]->out = apr_palloc(b->pool, sizeof(*recs[i]->out)
+                                           * (apr_size_t)recs[i]->out_n);
+        recs[i]->out_n = 0;
+    }
+    for (i = 0; i < n; i++) {
+        sm_rec_item *item = &APR_ARRAY_IDX(b->items, i, sm_rec_item);
+        item->rec->out[item->rec->out_n++] = item;
+    }
+    *touched = k;
+    return recs;
+}
+
 /* ---- the public side ------------------------------------------------------ */
 
 SM_HOT int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw,

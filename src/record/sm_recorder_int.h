@@ -225,6 +225,9 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
 apr_size_t sm_rec_batch_find(const sm_rec_batch *b, apr_uint64_t key);
 void sm_rec_batch_reset(sm_rec_batch *b);
 apr_uint64_t sm_rec_change_key(const sm_recorder *rec, const sm_change *c);
+/* Hand each store its items of b (rec->out, in order): the stores
+ * touched (writer thread, without lock). */
+sm_recorder **sm_rec_split_batch(sm_rec_batch *b, int *touched);
 /* Changes of rec are forgotten (the generation moves).  Holds lock. */
 void sm_rec_forget_locked(sm_recorder *rec);
 int sm_rec_should_log(apr_time_t *last, apr_time_t now);

@@ -400,30 +400,6 @@ static void settle_part(sm_recorder *rec, int done, const char *why,
 
 /* ---- a batch, store by store ---------------------------------------------- */
 
-/* Hand each store its items of b, in order: the stores touched. */
-static sm_recorder **split_batch(sm_rec_batch *b, int *touched)
-{
-    int i, k = 0, n = b->items->nelts;
-    sm_recorder **recs = apr_palloc(b->pool, sizeof(*recs) * (apr_size_t)n);
-
-    for (i = 0; i < n; i++) {
-        sm_recorder *rec = APR_ARRAY_IDX(b->items, i, sm_rec_item).rec;
-        if (!rec->out_n++)
-            recs[k++] = rec;
-    }
-    for (i = 0; i < k; i++) {
-        recs[i]->out = apr_palloc(b->pool, sizeof(*recs[i]->out)
-                                           * (apr_size_t)recs[i]->out_n);
-        recs[i]->out_n = 0;
-    }
-    for (i = 0; i < n; i++) {
-        sm_rec_item *item = &APR_ARRAY_IDX(b->items, i, sm_rec_item);
-        item->rec->out[item->rec->out_n++] = item;
-    }
-    *touched = k;
-    return recs;
-}
-
 int sm_rec_flush_locked(sm_writer *w, int how)
 {
     sm_rec_batch *b = w->pending;
@@ -436,7 +412,7 @@ int sm_rec_flush_locked(sm_writer *w, int how)
     apr_thread_cond_broadcast(w->room);
     apr_thread_mutex_unlock(w->lock);
 
-    recs = split_batch(b, &touched);
+    recs = sm_rec_split_batch(b, &touched);
     for (i = 0; i < touched; i++) {
         sm_recorder *rec = recs[i];
         sm_apply_stats stats;
@@ -587,7 +563,7 @@ void sm_rec_spill_and_close(sm_writer *w)
     int i, touched;
 
     if (b->items->nelts)
-        split_batch(b, &touched);
+        sm_rec_split_batch(b, &touched);
     for (i = 0; i < w->rec_n; i++) {
         sm_recorder *rec = w->rec_v[i];
         spill_part(rec, b->pool);
