@@ -277,12 +277,20 @@ sm_recorder **sm_rec_split_batch(sm_rec_batch *b, int *touched)
 
 /* ---- the public side ------------------------------------------------------ */
 
+/* URLs another process removed from the store: dropped first.  Out of
+ * line, so that the steady path saves no registers for it. */
+static SM_NOINLINE int repeat_after_forgets(sm_recorder *rec,
+                                            apr_uint64_t raw, apr_time_t seen)
+{
+    sm_rec_forget_follow(rec);
+    return sm_memory_repeat(&rec->w->memory, store_raw(rec, raw), seen);
+}
+
 SM_HOT int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw,
                               apr_time_t seen)
 {
-    /* URLs another process removed from the store: dropped first. */
     if (__builtin_expect(sm_rec_forget_due(rec), 0))
-        sm_rec_forget_follow(rec);
+        return repeat_after_forgets(rec, raw, seen);
     return sm_memory_repeat(&rec->w->memory, store_raw(rec, raw), seen);
 }
 
