@@ -248,10 +248,12 @@ void sm_recorder_robots_watch(sm_recorder *rec, sm_recorder_robots_fn *fn,
 /* 1 when a response with these raw facts was handed to sm_recorder_add
  * before and what it changed is still fresh in the memory: nothing to do.
  * 0 (the caller decides and adds) when unknown, when the URL has since
- * been written with other facts, when its refresh is due, when raw is 0,
- * or when the memory changed while it looked.  Thread-safe and lock-free
- * (with GCC's atomic builtins); not counted in the stats, which count
- * what sm_recorder_add is given. */
+ * been written with other facts or removed from the store by any process
+ * sharing rec's sm_recorder_shared, when its refresh is due, when raw is
+ * 0, or when the memory changed while it looked.  Thread-safe and
+ * lock-free (with GCC's atomic builtins) except once after other
+ * processes removed URLs (it takes the lock to drop them); not counted in
+ * the stats, which count what sm_recorder_add is given. */
 int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw, apr_time_t seen);
 
 /* The raw facts' hash in two parts.  first, a hash of what is known when
