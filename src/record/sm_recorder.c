@@ -33,12 +33,13 @@ void sm_recorder_share(sm_recorder *rec, sm_recorder_shared *shared)
 {
     apr_thread_mutex_lock(rec->w->lock);
     rec->shared = shared;
-    if (shared)
+    if (shared && shared->forget)
         __atomic_store_n(&rec->forget_seen,
-                         __atomic_load_n(&shared->forget_seq,
+                         __atomic_load_n(&shared->forget->seq,
                                          __ATOMIC_ACQUIRE), __ATOMIC_RELAXED);
     rec->forget_stuck = 0;
-    __atomic_store_n(&rec->forget_from, shared, __ATOMIC_RELEASE);
+    __atomic_store_n(&rec->forget_from, shared ? shared->forget : NULL,
+                     __ATOMIC_RELEASE);
     apr_thread_mutex_unlock(rec->w->lock);
 }
 

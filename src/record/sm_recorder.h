@@ -82,12 +82,22 @@ typedef struct {
                                    no room */
 } sm_recorder_stats;
 
-/* Forgotten URLs kept in shared memory for every process to drop. */
+/* Forgotten URLs kept in shared memory for every process to drop: the
+ * count ever published, on a line of its own (every request reads it),
+ * and the latest SM_REC_FORGET_RING keys, entry n at
+ * n % SM_REC_FORGET_RING with mark n + 1 once its key is written.  To be
+ * allocated on a cache line (sm_cache_lines; the module's segment is
+ * aligned so). */
 #define SM_REC_FORGET_RING 128
 typedef struct {
     apr_uint64_t key;           /* sm_rec_change_key: the same everywhere */
     apr_uint64_t mark;          /* n + 1 once entry n's key is written */
 } sm_rec_forget_entry;
+typedef struct sm_rec_forget_ring {
+    apr_uint64_t seq __attribute__((aligned(64)));
+    sm_rec_forget_entry entry[SM_REC_FORGET_RING]
+        __attribute__((aligned(64)));
+} sm_rec_forget_ring;
 
 /* The same counts kept where every process of the server sees them (the
  * module puts this struct in shared memory; several recorders may add to
@@ -105,14 +115,12 @@ typedef struct {
     apr_uint64_t last_fault;    /* apr_time_t of the last failed write */
     char last_fault_why[256];   /* its reason (last writer wins) */
     /* URLs whose stored row a FORGET removed, as every process's writer
-     * publishes them after its commit (sm_recorder_forget.c): the count
-     * ever published, on a line of its own (every request reads it), and
-     * the latest SM_REC_FORGET_RING keys, entry n at n % SM_REC_FORGET_RING
-     * with mark n + 1 once its key is written.  Each process drops them
-     * from its memory at its next repeat check (sm_recorder_repeat). */
-    apr_uint64_t forget_seq __attribute__((aligned(64)));
-    sm_rec_forget_entry forget_ring[SM_REC_FORGET_RING]
-        __attribute__((aligned(64)));
+     * publishes them after its commit, for every process to drop from its
+     * memory at its next repeat check (sm_recorder_forget.c); NULL: none.
+     * Apart, so that a copy of the counters (the status page's) does not
+     * copy it; in the same shared memory, mapped at the same address in
+     * every child. */
+    struct sm_rec_forget_ring *forget;
 } sm_recorder_shared;
 
 /* From now on also count into shared (NULL: stop), and follow the URLs
@@ -121,16 +129,16 @@ void sm_recorder_share(sm_recorder *rec, sm_recorder_shared *shared);
 
 /* The ring of forgotten URLs alone (sm_recorder_forget.c; for tests).
  * put: publish key as the next entry (any process, any thread).  take:
- * hand fn the keys of the entries from *seen to forget_seq, moving *seen
- * past each; returns SM_REC_FORGET_OK when it reached forget_seq,
+ * hand fn the keys of the entries from *seen to seq, moving *seen past
+ * each; returns SM_REC_FORGET_OK when it reached seq,
  * SM_REC_FORGET_UNWRITTEN when it stopped at an entry counted but not yet
  * written (*seen left on it: try again later), SM_REC_FORGET_LAPPED when
- * entries were overwritten before they were read (*seen moved to
- * forget_seq: the caller forgets everything of the store). */
+ * entries were overwritten before they were read (*seen moved to seq:
+ * the caller forgets everything of the store). */
 enum { SM_REC_FORGET_OK, SM_REC_FORGET_UNWRITTEN, SM_REC_FORGET_LAPPED };
 typedef void sm_rec_forget_fn(void *baton, apr_uint64_t key);
-void sm_rec_forget_put(sm_recorder_shared *sh, apr_uint64_t key);
-int sm_rec_forget_take(sm_recorder_shared *sh, apr_uint64_t *seen,
+void sm_rec_forget_put(sm_rec_forget_ring *sh, apr_uint64_t key);
+int sm_rec_forget_take(sm_rec_forget_ring *sh, apr_uint64_t *seen,
                        sm_rec_forget_fn *fn, void *baton);
 
 /* fn(baton, now) runs in the writer's thread every half minute (or half

@@ -8,11 +8,11 @@
  * its hourly refresh.  So the writer that committed a FORGET which
  * removed a row publishes the URL's key (only those: a bot's thousands of
  * never-stored dead URLs publish nothing) into a ring in the store's
- * shared memory, and each process, at its next repeat check, sees the
+ * shared memory (sm_rec_forget_ring), and each process, at its next repeat check, sees the
  * ring's counter move and drops those keys from its memory.
  *
  * Writers of several processes publish at once: each claims entry n by
- * an atomic add on forget_seq, then writes it as a seqlock would (mark 0,
+ * an atomic add on seq, then writes it as a seqlock would (mark 0,
  * the key, mark n + 1 with release), so that a reader takes entry n only
  * when its mark was n + 1 both before and after it read the key.  A mark
  * below n + 1 is an entry claimed but not written yet (wait for it); one
@@ -22,10 +22,10 @@
 
 #include <string.h>
 
-void sm_rec_forget_put(sm_recorder_shared *sh, apr_uint64_t key)
+void sm_rec_forget_put(sm_rec_forget_ring *sh, apr_uint64_t key)
 {
-    apr_uint64_t n = __atomic_fetch_add(&sh->forget_seq, 1, __ATOMIC_RELAXED);
-    sm_rec_forget_entry *e = &sh->forget_ring[n % SM_REC_FORGET_RING];
+    apr_uint64_t n = __atomic_fetch_add(&sh->seq, 1, __ATOMIC_RELAXED);
+    sm_rec_forget_entry *e = &sh->entry[n % SM_REC_FORGET_RING];
 
     __atomic_store_n(&e->mark, 0, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
@@ -33,10 +33,10 @@ void sm_rec_forget_put(sm_recorder_shared *sh, apr_uint64_t key)
     __atomic_store_n(&e->mark, n + 1, __ATOMIC_RELEASE);
 }
 
-int sm_rec_forget_take(sm_recorder_shared *sh, apr_uint64_t *seen,
+int sm_rec_forget_take(sm_rec_forget_ring *sh, apr_uint64_t *seen,
                        sm_rec_forget_fn *fn, void *baton)
 {
-    apr_uint64_t end = __atomic_load_n(&sh->forget_seq, __ATOMIC_ACQUIRE);
+    apr_uint64_t end = __atomic_load_n(&sh->seq, __ATOMIC_ACQUIRE);
 
     if (end - *seen > SM_REC_FORGET_RING) {
         *seen = end;
@@ -44,7 +44,7 @@ int sm_rec_forget_take(sm_recorder_shared *sh, apr_uint64_t *seen,
     }
     while (*seen != end) {
         const sm_rec_forget_entry *e =
-            &sh->forget_ring[*seen % SM_REC_FORGET_RING];
+            &sh->entry[*seen % SM_REC_FORGET_RING];
         apr_uint64_t want = *seen + 1, before, after, key;
 
         before = __atomic_load_n(&e->mark, __ATOMIC_ACQUIRE);
@@ -60,7 +60,7 @@ int sm_rec_forget_take(sm_recorder_shared *sh, apr_uint64_t *seen,
          * or written while it was read: again later. */
         if (before < want && after <= want)
             return SM_REC_FORGET_UNWRITTEN;
-        *seen = __atomic_load_n(&sh->forget_seq, __ATOMIC_ACQUIRE);
+        *seen = __atomic_load_n(&sh->seq, __ATOMIC_ACQUIRE);
         return SM_REC_FORGET_LAPPED;
     }
     return SM_REC_FORGET_OK;
@@ -89,7 +89,7 @@ void sm_rec_forget_follow_locked(sm_recorder *rec, apr_time_t now)
             return;
         }
         /* Its writer never finished it: skip all, as lapped. */
-        seen = __atomic_load_n(&rec->forget_from->forget_seq,
+        seen = __atomic_load_n(&rec->forget_from->seq,
                                __ATOMIC_ACQUIRE);
         how = SM_REC_FORGET_LAPPED;
     }
@@ -108,7 +108,7 @@ void sm_rec_forget_follow(sm_recorder *rec)
 
 void sm_rec_forget_publish(sm_recorder *rec, int from, int n)
 {
-    sm_recorder_shared *sh = __atomic_load_n(&rec->forget_from,
+    sm_rec_forget_ring *sh = __atomic_load_n(&rec->forget_from,
                                              __ATOMIC_RELAXED);
     int i;
 

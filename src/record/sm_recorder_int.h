@@ -144,7 +144,7 @@ struct sm_recorder {
     /* The forgotten URLs of other processes (sm_recorder_forget.c): the
      * shared ring followed (NULL: none) and the count of its entries this
      * process took (lock; read without it by sm_recorder_repeat). */
-    sm_recorder_shared *forget_from;
+    sm_rec_forget_ring *forget_from;
     apr_uint64_t forget_seen;
 
     sm_recorder_conf conf;
@@ -271,17 +271,17 @@ apr_time_t sm_rec_robots_upkeep(sm_recorder *rec, apr_time_t now);
  * relaxed load each (the repeat path). */
 static inline int sm_rec_forget_due(const sm_recorder *rec)
 {
-    const sm_recorder_shared *sh = __atomic_load_n(&rec->forget_from,
+    const sm_rec_forget_ring *sh = __atomic_load_n(&rec->forget_from,
                                                    __ATOMIC_RELAXED);
 
-    return sh && __atomic_load_n(&sh->forget_seq, __ATOMIC_RELAXED)
+    return sh && __atomic_load_n(&sh->seq, __ATOMIC_RELAXED)
                  != __atomic_load_n(&rec->forget_seen, __ATOMIC_RELAXED);
 }
 /* Drop them from the memory (lock held / not held). */
 void sm_rec_forget_follow_locked(sm_recorder *rec, apr_time_t now);
 void sm_rec_forget_follow(sm_recorder *rec);
-/* After a commit (write_lock held): publish the keys of the first n of
- * rec->out whose out_removed is set. */
+/* After a commit (write_lock held): publish the keys of rec->out[from]
+ * to rec->out[from + n - 1] whose out_removed is set. */
 void sm_rec_forget_publish(sm_recorder *rec, int from, int n);
 
 /* ---- sm_recorder_crawl_days.c (the writer's upkeep) ---- */

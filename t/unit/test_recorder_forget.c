@@ -21,12 +21,12 @@ static sm_site_conf site = { "http://f.example", 50000, 0, 0, NULL, 0 };
 static const char *pg_uri;
 
 /* On a cache line, as the module's shared memory is. */
-static sm_recorder_shared *new_shared(void)
+static sm_rec_forget_ring *new_ring(void)
 {
     void *p = NULL;
 
-    assert_int_equal(posix_memalign(&p, 64, sizeof(sm_recorder_shared)), 0);
-    memset(p, 0, sizeof(sm_recorder_shared));
+    assert_int_equal(posix_memalign(&p, 64, sizeof(sm_rec_forget_ring)), 0);
+    memset(p, 0, sizeof(sm_rec_forget_ring));
     return p;
 }
 
@@ -44,7 +44,7 @@ static void take_key(void *baton, apr_uint64_t key)
 
 static void test_ring_take(void **state)
 {
-    sm_recorder_shared *sh = new_shared();
+    sm_rec_forget_ring *sh = new_ring();
     apr_uint64_t seen = 0;
     taken t = { { 0 }, 0 };
     (void)state;
@@ -69,26 +69,26 @@ static void test_ring_take(void **state)
 
 static void test_ring_unwritten(void **state)
 {
-    sm_recorder_shared *sh = new_shared();
+    sm_rec_forget_ring *sh = new_ring();
     apr_uint64_t seen = 0;
     taken t = { { 0 }, 0 };
     (void)state;
 
     sm_rec_forget_put(sh, 21);
     /* Entry 1 counted by a writer that has not written it yet. */
-    __atomic_fetch_add(&sh->forget_seq, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&sh->seq, 1, __ATOMIC_RELAXED);
     assert_int_equal(sm_rec_forget_take(sh, &seen, take_key, &t),
                      SM_REC_FORGET_UNWRITTEN);
     assert_int_equal(t.n, 1);
     assert_int_equal(seen, 1);
     /* Being written (mark 0): still waits. */
-    sh->forget_ring[1].mark = 0;
-    sh->forget_ring[1].key = 22;
+    sh->entry[1].mark = 0;
+    sh->entry[1].key = 22;
     assert_int_equal(sm_rec_forget_take(sh, &seen, take_key, &t),
                      SM_REC_FORGET_UNWRITTEN);
     assert_int_equal(t.n, 1);
     /* Written: taken. */
-    sh->forget_ring[1].mark = 2;
+    sh->entry[1].mark = 2;
     assert_int_equal(sm_rec_forget_take(sh, &seen, take_key, &t),
                      SM_REC_FORGET_OK);
     assert_int_equal(t.n, 2);
@@ -99,7 +99,7 @@ static void test_ring_unwritten(void **state)
 
 static void test_ring_lapped(void **state)
 {
-    sm_recorder_shared *sh = new_shared();
+    sm_rec_forget_ring *sh = new_ring();
     apr_uint64_t seen = 0, i;
     taken t = { { 0 }, 0 };
     (void)state;
@@ -123,12 +123,12 @@ static void test_ring_lapped(void **state)
      * ahead, the counter not yet): lapped. */
     t.n = 0;
     sm_rec_forget_put(sh, 500);
-    sh->forget_ring[seen % SM_REC_FORGET_RING].mark
+    sh->entry[seen % SM_REC_FORGET_RING].mark
         += SM_REC_FORGET_RING;
     assert_int_equal(sm_rec_forget_take(sh, &seen, take_key, &t),
                      SM_REC_FORGET_LAPPED);
     assert_int_equal(t.n, 0);
-    assert_int_equal(seen, sh->forget_seq);
+    assert_int_equal(seen, sh->seq);
     free(sh);
 }
 
@@ -136,7 +136,7 @@ static void test_ring_lapped(void **state)
  * the one published as that entry (key n * 7 + 1 for entry n). */
 #define RACE_N 20000
 typedef struct {
-    sm_recorder_shared *sh;
+    sm_rec_forget_ring *sh;
     apr_uint64_t *seen;
     apr_uint64_t progress;      /* the reader's *seen, for the writers */
     int wrong, got;
@@ -151,14 +151,14 @@ static void *race_put(void *data)
         apr_uint64_t n;
 
         /* Never a lap ahead of the reader: it is to take every key. */
-        while (__atomic_load_n(&r->sh->forget_seq, __ATOMIC_RELAXED)
+        while (__atomic_load_n(&r->sh->seq, __ATOMIC_RELAXED)
                - __atomic_load_n(&r->progress, __ATOMIC_RELAXED)
                >= SM_REC_FORGET_RING / 2)
             sched_yield();
         /* Claimed and written in one go, as sm_rec_forget_put does, but
          * with the key its entry's number tells. */
-        n = __atomic_fetch_add(&r->sh->forget_seq, 1, __ATOMIC_RELAXED);
-        sm_rec_forget_entry *e = &r->sh->forget_ring[n % SM_REC_FORGET_RING];
+        n = __atomic_fetch_add(&r->sh->seq, 1, __ATOMIC_RELAXED);
+        sm_rec_forget_entry *e = &r->sh->entry[n % SM_REC_FORGET_RING];
         __atomic_store_n(&e->mark, 0, __ATOMIC_RELAXED);
         __atomic_thread_fence(__ATOMIC_RELEASE);
         __atomic_store_n(&e->key, n * 7 + 1, __ATOMIC_RELAXED);
@@ -178,7 +178,7 @@ static void race_take(void *baton, apr_uint64_t key)
 
 static void test_ring_race(void **state)
 {
-    sm_recorder_shared *sh = new_shared();
+    sm_rec_forget_ring *sh = new_ring();
     apr_uint64_t seen = 0;
     race r = { sh, &seen, 0, 0, 0 };
     pthread_t t1, t2;
@@ -273,8 +273,9 @@ static void test_other_process_follows(void **state)
 {
     unit_ctx *u = *state;
     const char *path = apr_pstrcat(u->pool, u->dir, "/p.db", NULL);
-    sm_recorder_shared *sh = sm_cache_lines(u->pool,
-                                           (sizeof(*sh) + 63) / 64);
+    sm_recorder_shared *shared = apr_pcalloc(u->pool, sizeof(*shared));
+    sm_rec_forget_ring *sh = sm_cache_lines(u->pool,
+                                            (sizeof(*sh) + 63) / 64);
     sm_recorder *a, *b;
     apr_time_t now = apr_time_now();
     apr_uint64_t ok = sm_hash_str(SM_HASH_SEED, "/p 200");
@@ -284,8 +285,9 @@ static void test_other_process_follows(void **state)
 
     a = make(u, path);
     b = make(u, path);
-    sm_recorder_share(a, sh);
-    sm_recorder_share(b, sh);
+    shared->forget = sh;
+    sm_recorder_share(a, shared);
+    sm_recorder_share(b, shared);
     c = change(SM_CHANGE_RECORD, "/p", now);
     sm_recorder_add(b, &c, ok);
     c = change(SM_CHANGE_RECORD, "/q", now);
@@ -298,13 +300,13 @@ static void test_other_process_follows(void **state)
     c = change(SM_CHANGE_FORGET, "/dead", now);
     sm_recorder_add(a, &c, 0);
     assert_int_equal(sm_recorder_flush(a), APR_SUCCESS);
-    assert_int_equal(sh->forget_seq, 0);
+    assert_int_equal(sh->seq, 0);
 
     c = change(SM_CHANGE_FORGET, "/p", now);
     sm_recorder_add(a, &c, gone);
     assert_int_equal(sm_recorder_repeat(b, ok, now), 1);   /* not yet */
     assert_int_equal(sm_recorder_flush(a), APR_SUCCESS);
-    assert_int_equal(sh->forget_seq, 1);
+    assert_int_equal(sh->seq, 1);
     assert_int_equal(sm_recorder_repeat(b, ok, now), 0);
     assert_int_equal(sm_recorder_repeat(b, other, now), 1);
     /* b records it again, and knows it from then on. */
@@ -323,15 +325,17 @@ static void test_lapped_forgets_all(void **state)
 {
     unit_ctx *u = *state;
     const char *path = apr_pstrcat(u->pool, u->dir, "/l.db", NULL);
-    sm_recorder_shared *sh = sm_cache_lines(u->pool,
-                                           (sizeof(*sh) + 63) / 64);
+    sm_recorder_shared *shared = apr_pcalloc(u->pool, sizeof(*shared));
+    sm_rec_forget_ring *sh = sm_cache_lines(u->pool,
+                                            (sizeof(*sh) + 63) / 64);
     sm_recorder *b = make(u, path);
     apr_time_t now = apr_time_now();
     apr_uint64_t ok = sm_hash_str(SM_HASH_SEED, "/k 200");
     sm_change c;
     int i;
 
-    sm_recorder_share(b, sh);
+    shared->forget = sh;
+    sm_recorder_share(b, shared);
     c = change(SM_CHANGE_RECORD, "/k", now);
     sm_recorder_add(b, &c, ok);
     assert_int_equal(sm_recorder_repeat(b, ok, now), 1);
