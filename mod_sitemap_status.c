@@ -25,6 +25,7 @@
 #include <apr_shm.h>
 #include <apr_strings.h>
 
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "crawl/sm_crawl.h"
@@ -61,7 +62,9 @@ int sitemap_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
 {
     apr_hash_t *slots = apr_hash_make(ptemp);
     sm_recorder_shared *base;
-    apr_size_t n = 0;
+    sm_rec_forget_ring *rings;
+    void *raw;
+    apr_size_t i, n = 0;
     server_rec *s;
     (void)plog;
 
@@ -75,10 +78,20 @@ int sitemap_status_post_config(apr_pool_t *pconf, apr_pool_t *plog,
             apr_hash_set(slots, conf->db_path, APR_HASH_KEY_STRING,
                          (void *)++n);
     }
-    if (!n || !(base = sitemap_shared_zeroed(pconf, main_s,
-                                             n * sizeof(sm_recorder_shared),
-                                             "the sitemap counters")))
+    /* Each store's ring of forgotten URLs, then its counters.  APR's
+     * anonymous segment starts 8 bytes into its mapping: a line more, and
+     * the rings (their counter on a cache line of its own) start on a
+     * line. */
+    if (!n || !(raw = sitemap_shared_zeroed(pconf, main_s,
+                                            n * (sizeof(sm_rec_forget_ring)
+                                                 + sizeof(sm_recorder_shared))
+                                            + 64, "the sitemap counters")))
         return OK;
+    rings = (sm_rec_forget_ring *)(void *)((char *)raw
+                                           + (64 - (uintptr_t)raw % 64) % 64);
+    base = (sm_recorder_shared *)(void *)(rings + n);
+    for (i = 0; i < n; i++)
+        base[i].forget = rings + i;
     for (s = main_s; s; s = s->next) {
         sitemap_server_conf *conf = SITEMAP_CONF(s);
         if (conf->enabled == 1 && conf->db_path)

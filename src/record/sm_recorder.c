@@ -33,6 +33,13 @@ void sm_recorder_share(sm_recorder *rec, sm_recorder_shared *shared)
 {
     apr_thread_mutex_lock(rec->w->lock);
     rec->shared = shared;
+    if (shared && shared->forget)
+        __atomic_store_n(&rec->forget_seen,
+                         __atomic_load_n(&shared->forget->seq,
+                                         __ATOMIC_ACQUIRE), __ATOMIC_RELAXED);
+    rec->forget_stuck = 0;
+    __atomic_store_n(&rec->forget_from, shared ? shared->forget : NULL,
+                     __ATOMIC_RELEASE);
     apr_thread_mutex_unlock(rec->w->lock);
 }
 
@@ -245,11 +252,46 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
     item->change.image = c->image ? apr_pstrdup(b->pool, c->image) : NULL;
 }
 
+/* (sm_recorder_int.h) */
+sm_recorder **sm_rec_split_batch(sm_rec_batch *b, int *touched)
+{
+    int i, k = 0, n = b->items->nelts;
+    sm_recorder **recs = apr_palloc(b->pool, sizeof(*recs) * (apr_size_t)n);
+
+    for (i = 0; i < n; i++) {
+        sm_recorder *rec = APR_ARRAY_IDX(b->items, i, sm_rec_item).rec;
+        if (!rec->out_n++)
+            recs[k++] = rec;
+    }
+    for (i = 0; i < k; i++) {
+        recs[i]->out = apr_palloc(b->pool, sizeof(*recs[i]->out)
+                                           * (apr_size_t)recs[i]->out_n);
+        recs[i]->out_n = 0;
+    }
+    for (i = 0; i < n; i++) {
+        sm_rec_item *item = &APR_ARRAY_IDX(b->items, i, sm_rec_item);
+        item->rec->out[item->rec->out_n++] = item;
+    }
+    *touched = k;
+    return recs;
+}
+
 /* ---- the public side ------------------------------------------------------ */
+
+/* URLs another process removed from the store: dropped first.  Out of
+ * line, so that the steady path saves no registers for it. */
+static SM_NOINLINE int repeat_after_forgets(sm_recorder *rec,
+                                            apr_uint64_t raw, apr_time_t seen)
+{
+    sm_rec_forget_follow(rec);
+    return sm_memory_repeat(&rec->w->memory, store_raw(rec, raw), seen);
+}
 
 SM_HOT int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw,
                               apr_time_t seen)
 {
+    if (__builtin_expect(sm_rec_forget_due(rec), 0))
+        return repeat_after_forgets(rec, raw, seen);
     return sm_memory_repeat(&rec->w->memory, store_raw(rec, raw), seen);
 }
 
@@ -303,6 +345,8 @@ void sm_recorder_add(sm_recorder *rec, const sm_change *c, apr_uint64_t raw)
     apr_uint32_t now_s = (apr_uint32_t)apr_time_sec(c->seen);
 
     apr_thread_mutex_lock(w->lock);
+    if (sm_rec_forget_due(rec))
+        sm_rec_forget_follow_locked(rec, apr_time_now());
     mkey = sm_rec_memory_key(rec, key);
     raw = store_raw(rec, raw);
     rec->stats.offered++;

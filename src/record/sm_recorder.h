@@ -82,6 +82,23 @@ typedef struct {
                                    no room */
 } sm_recorder_stats;
 
+/* Forgotten URLs kept in shared memory for every process to drop: the
+ * count ever published, on a line of its own (every request reads it),
+ * and the latest SM_REC_FORGET_RING keys, entry n at
+ * n % SM_REC_FORGET_RING with mark n + 1 once its key is written.  To be
+ * allocated on a cache line (sm_cache_lines; the module's segment is
+ * aligned so). */
+#define SM_REC_FORGET_RING 128
+typedef struct {
+    apr_uint64_t key;           /* sm_rec_change_key: the same everywhere */
+    apr_uint64_t mark;          /* n + 1 once entry n's key is written */
+} sm_rec_forget_entry;
+typedef struct sm_rec_forget_ring {
+    apr_uint64_t seq __attribute__((aligned(64)));
+    sm_rec_forget_entry entry[SM_REC_FORGET_RING]
+        __attribute__((aligned(64)));
+} sm_rec_forget_ring;
+
 /* The same counts kept where every process of the server sees them (the
  * module puts this struct in shared memory; several recorders may add to
  * one).  Added to with atomic adds, only where the recorder already holds
@@ -97,10 +114,32 @@ typedef struct {
     apr_uint64_t last_write;    /* apr_time_t of the last good write */
     apr_uint64_t last_fault;    /* apr_time_t of the last failed write */
     char last_fault_why[256];   /* its reason (last writer wins) */
+    /* URLs whose stored row a FORGET removed, as every process's writer
+     * publishes them after its commit, for every process to drop from its
+     * memory at its next repeat check (sm_recorder_forget.c); NULL: none.
+     * Apart, so that a copy of the counters (the status page's) does not
+     * copy it; in the same shared memory, mapped at the same address in
+     * every child. */
+    struct sm_rec_forget_ring *forget;
 } sm_recorder_shared;
 
-/* From now on also count into shared (NULL: stop). */
+/* From now on also count into shared (NULL: stop), and follow the URLs
+ * other processes forget (from those forgotten after this call on). */
 void sm_recorder_share(sm_recorder *rec, sm_recorder_shared *shared);
+
+/* The ring of forgotten URLs alone (sm_recorder_forget.c; for tests).
+ * put: publish key as the next entry (any process, any thread).  take:
+ * hand fn the keys of the entries from *seen to seq, moving *seen past
+ * each; returns SM_REC_FORGET_OK when it reached seq,
+ * SM_REC_FORGET_UNWRITTEN when it stopped at an entry counted but not yet
+ * written (*seen left on it: try again later), SM_REC_FORGET_LAPPED when
+ * entries were overwritten before they were read (*seen moved to seq:
+ * the caller forgets everything of the store). */
+enum { SM_REC_FORGET_OK, SM_REC_FORGET_UNWRITTEN, SM_REC_FORGET_LAPPED };
+typedef void sm_rec_forget_fn(void *baton, apr_uint64_t key);
+void sm_rec_forget_put(sm_rec_forget_ring *sh, apr_uint64_t key);
+int sm_rec_forget_take(sm_rec_forget_ring *sh, apr_uint64_t *seen,
+                       sm_rec_forget_fn *fn, void *baton);
 
 /* fn(baton, now) runs in the writer's thread every half minute (or half
  * idle_close, when shorter), traffic or not: for upkeep that must not wait
@@ -217,10 +256,12 @@ void sm_recorder_robots_watch(sm_recorder *rec, sm_recorder_robots_fn *fn,
 /* 1 when a response with these raw facts was handed to sm_recorder_add
  * before and what it changed is still fresh in the memory: nothing to do.
  * 0 (the caller decides and adds) when unknown, when the URL has since
- * been written with other facts, when its refresh is due, when raw is 0,
- * or when the memory changed while it looked.  Thread-safe and lock-free
- * (with GCC's atomic builtins); not counted in the stats, which count
- * what sm_recorder_add is given. */
+ * been written with other facts or removed from the store by any process
+ * sharing rec's sm_recorder_shared, when its refresh is due, when raw is
+ * 0, or when the memory changed while it looked.  Thread-safe and
+ * lock-free (with GCC's atomic builtins) except once after other
+ * processes removed URLs (it takes the lock to drop them); not counted in
+ * the stats, which count what sm_recorder_add is given. */
 int sm_recorder_repeat(sm_recorder *rec, apr_uint64_t raw, apr_time_t seen);
 
 /* The raw facts' hash in two parts.  first, a hash of what is known when

@@ -141,6 +141,11 @@ struct sm_recorder {
     apr_uint64_t mix;
     apr_uint64_t id_seed;       /* the store's identity alone */
     apr_uint64_t generation;
+    /* The forgotten URLs of other processes (sm_recorder_forget.c): the
+     * shared ring followed (NULL: none) and the count of its entries this
+     * process took (lock; read without it by sm_recorder_repeat). */
+    sm_rec_forget_ring *forget_from;
+    apr_uint64_t forget_seen;
 
     sm_recorder_conf conf;
     apr_pool_t *pool;
@@ -200,6 +205,11 @@ struct sm_recorder {
     /* The site's robots.txt rules as stored (sm_recorder_robots.c);
      * NULL: not followed (no memory for them). */
     struct sm_rec_robots *robots;
+    /* (lock) Since when an entry of the ring was counted but not written
+     * (0: none); after SM_REC_FORGET_STUCK it is taken as lapped. */
+    apr_time_t forget_stuck;
+    /* (write_lock) Of rec->out: which removed a stored row. */
+    unsigned char *out_removed;
 };
 
 /* ---- sm_recorder.c ---- */
@@ -215,6 +225,9 @@ void sm_rec_batch_put(sm_rec_batch *b, sm_recorder *rec, const sm_change *c,
 apr_size_t sm_rec_batch_find(const sm_rec_batch *b, apr_uint64_t key);
 void sm_rec_batch_reset(sm_rec_batch *b);
 apr_uint64_t sm_rec_change_key(const sm_recorder *rec, const sm_change *c);
+/* Hand each store its items of b (rec->out, in order): the stores
+ * touched (writer thread, without lock). */
+sm_recorder **sm_rec_split_batch(sm_rec_batch *b, int *touched);
 /* Changes of rec are forgotten (the generation moves).  Holds lock. */
 void sm_rec_forget_locked(sm_recorder *rec);
 int sm_rec_should_log(apr_time_t *last, apr_time_t now);
@@ -249,6 +262,27 @@ apr_time_t sm_rec_robots_upkeep(sm_recorder *rec, apr_time_t now);
     do { if ((rec)->shared && (n)) \
              __atomic_fetch_add(&(rec)->shared->field, (apr_uint64_t)(n), \
                                 __ATOMIC_RELAXED); } while (0)
+
+/* ---- sm_recorder_forget.c ---- */
+/* An entry counted but not written for this long is taken as lapped (its
+ * writer died between the two): the store's memory is forgotten. */
+#define SM_REC_FORGET_STUCK apr_time_from_sec(1)
+/* Did other processes forget URLs this one has not dropped yet?  One
+ * relaxed load each (the repeat path). */
+static inline int sm_rec_forget_due(const sm_recorder *rec)
+{
+    const sm_rec_forget_ring *sh = __atomic_load_n(&rec->forget_from,
+                                                   __ATOMIC_RELAXED);
+
+    return sh && __atomic_load_n(&sh->seq, __ATOMIC_RELAXED)
+                 != __atomic_load_n(&rec->forget_seen, __ATOMIC_RELAXED);
+}
+/* Drop them from the memory (lock held / not held). */
+void sm_rec_forget_follow_locked(sm_recorder *rec, apr_time_t now);
+void sm_rec_forget_follow(sm_recorder *rec);
+/* After a commit (write_lock held): publish the keys of rec->out[from]
+ * to rec->out[from + n - 1] whose out_removed is set. */
+void sm_rec_forget_publish(sm_recorder *rec, int from, int n);
 
 /* ---- sm_recorder_crawl_days.c (the writer's upkeep) ---- */
 /* Is the day's crawl coverage to be taken (once a UTC day a store), or

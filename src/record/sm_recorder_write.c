@@ -268,13 +268,15 @@ static int write_part(sm_recorder *rec, apr_pool_t *p, const char **why,
         return 0;
     }
     rec->out_held = apr_pcalloc(p, (apr_size_t)(unsigned)n + 1);
+    rec->out_removed = apr_pcalloc(p, (apr_size_t)(unsigned)n + 1);
     for (done = 0; done < n; done += chunk) {
         sm_apply_stats part;
         int k = n - done < chunk ? n - done : chunk;
 
         memset(&part, 0, sizeof(part));
-        if (sm_store_apply_held(rec->store, changes + done, k, &part,
-                                rec->out_held + done) != APR_SUCCESS) {
+        if (sm_store_apply_marks(rec->store, changes + done, k, &part,
+                                 rec->out_held + done,
+                                 rec->out_removed + done) != APR_SUCCESS) {
             apr_cpystrn(rec->reason, sm_store_error(rec->store),
                         sizeof(rec->reason));
             *why = rec->reason;
@@ -284,6 +286,7 @@ static int write_part(sm_recorder *rec, apr_pool_t *p, const char **why,
             return done;
         }
         rec->out_tx++;
+        sm_rec_forget_publish(rec, done, k);   /* committed: tell all */
         stats->added += part.added;
         stats->updated += part.updated;
         stats->touched += part.touched;
@@ -397,30 +400,6 @@ static void settle_part(sm_recorder *rec, int done, const char *why,
 
 /* ---- a batch, store by store ---------------------------------------------- */
 
-/* Hand each store its items of b, in order: the stores touched. */
-static sm_recorder **split_batch(sm_rec_batch *b, int *touched)
-{
-    int i, k = 0, n = b->items->nelts;
-    sm_recorder **recs = apr_palloc(b->pool, sizeof(*recs) * (apr_size_t)n);
-
-    for (i = 0; i < n; i++) {
-        sm_recorder *rec = APR_ARRAY_IDX(b->items, i, sm_rec_item).rec;
-        if (!rec->out_n++)
-            recs[k++] = rec;
-    }
-    for (i = 0; i < k; i++) {
-        recs[i]->out = apr_palloc(b->pool, sizeof(*recs[i]->out)
-                                           * (apr_size_t)recs[i]->out_n);
-        recs[i]->out_n = 0;
-    }
-    for (i = 0; i < n; i++) {
-        sm_rec_item *item = &APR_ARRAY_IDX(b->items, i, sm_rec_item);
-        item->rec->out[item->rec->out_n++] = item;
-    }
-    *touched = k;
-    return recs;
-}
-
 int sm_rec_flush_locked(sm_writer *w, int how)
 {
     sm_rec_batch *b = w->pending;
@@ -433,7 +412,7 @@ int sm_rec_flush_locked(sm_writer *w, int how)
     apr_thread_cond_broadcast(w->room);
     apr_thread_mutex_unlock(w->lock);
 
-    recs = split_batch(b, &touched);
+    recs = sm_rec_split_batch(b, &touched);
     for (i = 0; i < touched; i++) {
         sm_recorder *rec = recs[i];
         sm_apply_stats stats;
@@ -455,7 +434,7 @@ int sm_rec_flush_locked(sm_writer *w, int how)
         apr_thread_mutex_unlock(w->lock);
         all_ok &= done == rec->out_n;
         rec->out = NULL;
-        rec->out_held = NULL;
+        rec->out_held = rec->out_removed = NULL;
         rec->out_n = 0;
     }
 
@@ -584,7 +563,7 @@ void sm_rec_spill_and_close(sm_writer *w)
     int i, touched;
 
     if (b->items->nelts)
-        split_batch(b, &touched);
+        sm_rec_split_batch(b, &touched);
     for (i = 0; i < w->rec_n; i++) {
         sm_recorder *rec = w->rec_v[i];
         spill_part(rec, b->pool);

@@ -22,15 +22,29 @@ apr_status_t sm_store_apply_held(sm_store *st, const sm_change *changes,
                                  int n, sm_apply_stats *stats,
                                  unsigned char *held_v)
 {
+    return sm_store_apply_marks(st, changes, n, stats, held_v, NULL);
+}
+
+apr_status_t sm_store_apply_marks(sm_store *st, const sm_change *changes,
+                                  int n, sm_apply_stats *stats,
+                                  unsigned char *held_v,
+                                  unsigned char *removed_v)
+{
     apr_status_t rv;
 
     if (held_v && n > 0)
         memset(held_v, 0, (apr_size_t)n);
+    if (removed_v && n > 0)
+        memset(removed_v, 0, (apr_size_t)n);
     st->held_v = held_v;
+    st->removed_v = removed_v;
     rv = st->ops->apply(st, changes, n, stats);
     st->held_v = NULL;
+    st->removed_v = NULL;
     if (rv != APR_SUCCESS && held_v && n > 0)
         memset(held_v, 0, (apr_size_t)n);
+    if (rv != APR_SUCCESS && removed_v && n > 0)
+        memset(removed_v, 0, (apr_size_t)n);
     return rv;
 }
 

@@ -526,6 +526,8 @@ struct sm_store {
     const volatile int *stopping;
     /* During sm_store_apply_held: its held_v (NULL: not wanted). */
     unsigned char *held_v;
+    /* During sm_store_apply_marks: its removed_v (NULL: not wanted). */
+    unsigned char *removed_v;
 };
 
 /* Once per process, before any store is opened (later calls change
@@ -616,6 +618,14 @@ apr_status_t sm_store_apply(sm_store *st, const sm_change *changes, int n,
 apr_status_t sm_store_apply_held(sm_store *st, const sm_change *changes,
                                  int n, sm_apply_stats *stats,
                                  unsigned char *held_v);
+/* The same, and removed_v[i] (n bytes; NULL: not wanted) is 1 when
+ * changes[i] removed a stored row (a FORGET of a stored URL), 0 otherwise
+ * (all 0 when the write failed): the recorder tells every process, whose
+ * memories may still vouch for the URL (sm_recorder_forget.c). */
+apr_status_t sm_store_apply_marks(sm_store *st, const sm_change *changes,
+                                  int n, sm_apply_stats *stats,
+                                  unsigned char *held_v,
+                                  unsigned char *removed_v);
 /* Remove the site's URLs not served since now - site->expire.  every > 0:
  * only when no process of any generation did it for that long (the store
  * records when it last ran); 0: now.  Walks the site in short

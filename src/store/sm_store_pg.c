@@ -617,10 +617,13 @@ static apr_status_t pg_apply(sm_store *st, const sm_change *changes, int n,
     if (sm_pg_find_stored(s, &nr, changes, n) != 0)
         goto fail;
     for (i = 0; i < n; i++) {
+        int removed = stats->removed;
+
         if (apply_one(s, &nr, &changes[i], stats) != 0
             || sm_pg_images_after(s, &nr, &changes[i]) != 0)
             goto fail;
         sm_tx_held_count(&s->tx, st, stats, i);
+        sm_tx_removed_mark(st, stats, removed, i);
     }
     if (sm_pg_write_new(s, &nr) != 0
         || sm_pg_news_put(s, changes, n, nr.in_row) != 0

@@ -650,7 +650,7 @@ static int robots(sqlite_store *s, const sm_change *c)
 int sm_sqlite_apply_one(sqlite_store *s, const sm_change *c, int i,
                         sm_apply_stats *stats)
 {
-    int added = stats->added, rc;
+    int added = stats->added, removed = stats->removed, rc;
 
     rc = c->op == SM_CHANGE_FORGET ? forget(s, c, stats)
        : c->op == SM_CHANGE_NOTE ? note(s, c)
@@ -664,8 +664,10 @@ int sm_sqlite_apply_one(sqlite_store *s, const sm_change *c, int i,
     if (rc == SQLITE_OK && c->op == SM_CHANGE_RECORD && c->description
         && stats->added == added)
         rc = news(s, c);
-    if (rc == SQLITE_OK)
+    if (rc == SQLITE_OK) {
         sm_tx_held_count(&s->tx, &s->base, stats, i);
+        sm_tx_removed_mark(&s->base, stats, removed, i);
+    }
     return rc;
 }
 

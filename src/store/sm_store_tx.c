@@ -236,6 +236,13 @@ void sm_tx_held_count(sm_tx *tx, sm_store *st, sm_apply_stats *stats,
     tx->held = 0;
 }
 
+void sm_tx_removed_mark(sm_store *st, const sm_apply_stats *stats,
+                        int before, int i)
+{
+    if (st->removed_v && stats->removed > before)
+        st->removed_v[i] = 1;
+}
+
 unsigned sm_client_tag(const char *addr)
 {
     apr_uint64_t h;

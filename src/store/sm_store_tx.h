@@ -139,5 +139,9 @@ int sm_tx_corroborates(const sm_change *c, apr_int64_t held);
  * it in stats and mark it in st's held_v; tx->held cleared. */
 void sm_tx_held_count(sm_tx *tx, sm_store *st, sm_apply_stats *stats,
                       int i);
+/* After changes[i] of a write: if it removed rows (stats->removed grew
+ * from before), mark it in st's removed_v. */
+void sm_tx_removed_mark(sm_store *st, const sm_apply_stats *stats,
+                        int before, int i);
 
 #endif

@@ -15,7 +15,8 @@ from pg import pg_cluster, pg_db  # noqa: F401 (fixtures)
 # *_pg tests must pass.  test_robots_store's run one a process: a
 # recorder's stop stops every store of its process.
 PROGRAMS = [("test_coverage", None, 6), ("test_store_images", None, 2),
-            ("test_store_expire", None, 3), ("test_store_newrows", None, 1)] + [
+            ("test_store_expire", None, 3), ("test_store_newrows", None, 1),
+            ("test_recorder_forget", None, 1)] + [
     ("test_robots_store", name, 1)
     for name in ("test_kept_when_changed_pg", "test_urls_after_pg",
                  "test_sweep_and_refuse_pg", "test_other_process_learns_pg")]
