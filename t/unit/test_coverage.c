@@ -582,11 +582,6 @@ int main(void)
          * after it gives up on any answer slower than its busy timeout. */
         cmocka_unit_test_setup_teardown(test_recorder_crawl, unit_setup, unit_teardown),
     };
-    int rc;
 
-    apr_initialize();
-    sm_store_init();
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    apr_terminate();
-    return rc;
+    UNIT_STORE_RUN(tests);
 }

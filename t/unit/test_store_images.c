@@ -293,11 +293,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_recorder, unit_setup,
                                         unit_teardown),
     };
-    int rc;
 
-    apr_initialize();
-    sm_store_init();
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    apr_terminate();
-    return rc;
+    UNIT_STORE_RUN(tests);
 }

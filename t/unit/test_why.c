@@ -410,11 +410,6 @@ int main(void)
         cmocka_unit_test(test_page_like),
         cmocka_unit_test_setup_teardown(test_note_url, unit_setup, unit_teardown),
     };
-    int rc;
 
-    apr_initialize();
-    sm_store_init();
-    rc = cmocka_run_group_tests(tests, NULL, NULL);
-    apr_terminate();
-    return rc;
+    UNIT_STORE_RUN(tests);
 }

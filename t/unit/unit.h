@@ -105,6 +105,18 @@ static inline int unit_each_src_file(apr_pool_t *p, const char *reldir,
     return files;
 }
 
+/* main()'s body for a test of the store (its file includes the store's
+ * header): APR and the store set up, the tests run, APR ended. */
+#define UNIT_STORE_RUN(tests)                                               \
+    do {                                                                    \
+        int rc_;                                                            \
+        apr_initialize();                                                   \
+        sm_store_init();                                                    \
+        rc_ = cmocka_run_group_tests(tests, NULL, NULL);                    \
+        apr_terminate();                                                    \
+        return rc_;                                                         \
+    } while (0)
+
 /* Run test against the PostgreSQL database SM_UNIT_PG_URI names (the
  * test is skipped without it; t/integration/test_unit_pg.py sets it):
  * *pg_uri is the URI while it runs (the test opens its store there), and
